@@ -1,0 +1,417 @@
+"""The operator configuration: ECK's keys in a YAML file, overridable by environment variables.
+
+``load_config(path, environ)`` reads the file (kebab-case keys, as ECK's ``eck.yaml``), applies
+``STACKFLOW_<KEY_IN_UPPER_SNAKE>`` overrides and validates the result. Every problem becomes a
+`ConfigError` whose message is one line naming the key and the problem, so that ``stackflow run``
+can print it and exit with status 2 before anything starts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from stackflow.scope.matcher import MUTUALLY_EXCLUSIVE_MESSAGE, ScopeConfig, ScopeMode
+from stackflow.scope.selector import LabelSelector, SelectorError, selector_data_from_string
+from stackflow.scope.validation import describe_validation_error, quote
+
+ENV_PREFIX = "STACKFLOW_"
+REDACTED = "<redacted>"
+
+# ECK settings that Stackflow does not implement: named as such instead of "unknown key".
+_ECK_ONLY_KEYS = frozenset(
+    {
+        "webhook-name",
+        "webhook-secret",
+        "webhook-cert-dir",
+        "distribution-channel",
+        "enforce-rbac-on-refs",
+        "restrict-watched-resources",
+        "max-concurrent-reconciles",
+        "ca-cert-validity",
+        "ca-cert-rotate-before",
+        "cert-validity",
+        "cert-rotate-before",
+        "container-registry",
+        "container-repository",
+        "container-suffix",
+        "ubi-only",
+        "set-default-security-context",
+        "validate-storage-class",
+        "exposed-node-labels",
+        "password-length",
+        "kube-client-timeout",
+        "kube-client-qps",
+        "elasticsearch-client-timeout",
+        "elasticsearch-observation-interval",
+        "metrics-host",
+        "metrics-secure",
+        "metrics-cert-dir",
+        "probes-bind-address",
+        "enable-tracing",
+        "disable-config-watch",
+    }
+)
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_DURATION_UNITS = {
+    "ns": 1e-3,
+    "us": 1.0,
+    "µs": 1.0,
+    "ms": 1e3,
+    "s": 1e6,
+    "m": 60e6,
+    "h": 3600e6,
+}
+
+
+class ConfigError(Exception):
+    """An invalid operator configuration; the message is one line naming the key and problem."""
+
+    def __init__(self, message: str) -> None:
+        """Keep the message on one line whatever produced it."""
+        super().__init__(" ".join(message.splitlines()))
+
+
+def parse_duration(text: str) -> timedelta:
+    """Parse a Go duration (``1h``, ``90s``, ``1h30m``, ``1.5h``, ``500ms``); ValueError if not."""
+    stripped = text.strip()
+    if stripped == "0":
+        return timedelta(0)
+    position = 0
+    microseconds = 0.0
+    for match in _DURATION_PART.finditer(stripped):
+        if match.start() != position:
+            break
+        microseconds += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        position = match.end()
+    if position == 0 or position != len(stripped):
+        raise ValueError(f"must be a duration such as 1h, 30m or 90s, got {quote(text)}")
+    return timedelta(microseconds=microseconds)
+
+
+def format_duration(duration: timedelta) -> str:
+    """Render `duration` in the compact Go form `parse_duration` reads (``1h30m``, ``45s``)."""
+    microseconds = round(duration.total_seconds() * 1e6)
+    if microseconds == 0:
+        return "0s"
+    hours, rest = divmod(microseconds, 3600 * 10**6)
+    minutes, rest = divmod(rest, 60 * 10**6)
+    text = (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "")
+    if rest:
+        seconds = f"{rest / 1e6:.6f}".rstrip("0").rstrip(".")
+        text += f"{seconds}s" if rest >= 10**6 or text else f"{rest / 1e3:g}ms"
+    return text
+
+
+def _check_pem_file(path: Path | None) -> Path | None:
+    if path is None:
+        return None
+    if not path.exists():
+        raise ValueError(f"file {quote(str(path))} does not exist")
+    if not path.is_file():
+        raise ValueError(f"{quote(str(path))} is not a file")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ValueError(f"cannot read {quote(str(path))}: {exc.strerror}") from None
+    if "-----BEGIN " not in text:
+        raise ValueError(f"{quote(str(path))} is not a PEM file (no -----BEGIN line)")
+    return path
+
+
+def _selector_input(value: object) -> object:
+    """Accept a selector as a mapping, as YAML/JSON text, or in the string form ``a=b,c``."""
+    if not isinstance(value, str):
+        return value
+    if not value.strip():
+        return {}
+    try:
+        decoded = yaml.safe_load(value)
+    except yaml.YAMLError:
+        decoded = None  # e.g. "!a", a YAML tag to the YAML parser, a selector to us
+    if isinstance(decoded, dict):
+        return decoded
+    try:
+        return selector_data_from_string(value)
+    except SelectorError as exc:
+        raise ValueError(f"invalid selector {quote(value)}: {exc}") from None
+
+
+class OperatorConfig(BaseModel):
+    """Every operator setting, with ECK's defaults; attribute names are the keys in snake_case."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        populate_by_name=True,
+        alias_generator=lambda name: name.replace("_", "-"),
+    )
+
+    operator_namespace: str = "elastic-system"
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    enable_webhook: bool = False
+    webhook_port: int = 9443
+    manage_webhook_certs: bool = True
+    metrics_port: int = 0
+    enable_leader_election: bool = True
+    disable_telemetry: bool = False
+    telemetry_interval: timedelta = timedelta(hours=1)
+    log_verbosity: int = Field(default=0)
+    temporal_address: str = "localhost:7233"
+    temporal_namespace: str = "default"
+    temporal_task_queue: str = "stackflow"
+    temporal_tls_cert: Path | None = None
+    temporal_tls_key: Path | None = None
+    temporal_tls_ca: Path | None = None
+    temporal_api_key: SecretStr | None = None
+    license_public_key: Path | None = None
+
+    @field_validator(
+        "temporal_tls_cert",
+        "temporal_tls_key",
+        "temporal_tls_ca",
+        "temporal_api_key",
+        "license_public_key",
+        mode="before",
+    )
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator(
+        "temporal_tls_cert", "temporal_tls_key", "temporal_tls_ca", "license_public_key"
+    )
+    @classmethod
+    def _pem_file(cls, value: Path | None) -> Path | None:
+        return _check_pem_file(value)
+
+    @field_validator("namespaces", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("operator_namespace")
+    @classmethod
+    def _valid_operator_namespace(cls, value: str) -> str:
+        return _namespace_name(value)
+
+    @field_validator("namespaces")
+    @classmethod
+    def _valid_namespaces(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for index, name in enumerate(value):
+            try:
+                _namespace_name(name)
+            except ValueError as exc:
+                raise ValueError(f"entry {index}: {exc}") from None
+        return value
+
+    @field_validator("namespace_selector", mode="before")
+    @classmethod
+    def _selector_forms(cls, value: object) -> object:
+        return _selector_input(value)
+
+    @field_validator("webhook_port")
+    @classmethod
+    def _valid_webhook_port(cls, value: int) -> int:
+        if not 1 <= value <= 65535:
+            raise ValueError(f"must be a port between 1 and 65535, got {value}")
+        return value
+
+    @field_validator("metrics_port")
+    @classmethod
+    def _valid_metrics_port(cls, value: int) -> int:
+        if not 0 <= value <= 65535:
+            raise ValueError(
+                f"must be a port between 1 and 65535 (0 disables metrics), got {value}"
+            )
+        return value
+
+    @field_validator("telemetry_interval", mode="before")
+    @classmethod
+    def _go_duration(cls, value: object) -> object:
+        if isinstance(value, timedelta):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"must be a duration such as 1h, 30m or 90s, got {value!r}")
+        duration = parse_duration(value)
+        if duration <= timedelta(0):
+            raise ValueError(f"must be a positive duration, got {quote(value)}")
+        return duration
+
+    @field_validator("log_verbosity")
+    @classmethod
+    def _valid_verbosity(cls, value: int) -> int:
+        if value < -2:
+            raise ValueError(f"must be -2 (errors only) or more, got {value}")
+        return value
+
+    @field_validator("temporal_address")
+    @classmethod
+    def _host_and_port(cls, value: str) -> str:
+        host, _, port = value.rpartition(":")
+        if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(f"must be host:port (e.g. localhost:7233), got {quote(value)}")
+        return value
+
+    @field_validator("temporal_namespace", "temporal_task_queue")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> OperatorConfig:
+        selector = self.namespace_selector
+        if selector is not None and not selector.is_empty() and self.namespaces:
+            raise ValueError(MUTUALLY_EXCLUSIVE_MESSAGE)
+        if (self.temporal_tls_cert is None) != (self.temporal_tls_key is None):
+            raise ValueError(
+                '"temporal-tls-cert" and "temporal-tls-key" must be set together (mutual TLS)'
+            )
+        return self
+
+    def scope(self) -> ScopeConfig:
+        """The namespace scope (an empty selector turns dynamic mode off)."""
+        selector = self.namespace_selector
+        return ScopeConfig(
+            operator_namespace=self.operator_namespace,
+            namespace_selector=None if selector is None or selector.is_empty() else selector,
+            namespaces=self.namespaces or None,
+        )
+
+    @property
+    def dynamic_namespaces_enabled(self) -> bool:
+        """Whether a non-empty ``namespace-selector`` turns dynamic namespace scoping on."""
+        return self.scope().mode is ScopeMode.DYNAMIC
+
+
+def _namespace_name(value: str) -> str:
+    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
+        raise ValueError(
+            f"must be a namespace name (lowercase alphanumerics and '-', at most 63 characters, "
+            f"starting and ending with an alphanumeric), got {quote(value)}"
+        )
+    return value
+
+
+def config_keys() -> list[str]:
+    """Every configuration key, kebab-case, in declaration order."""
+    return [field.alias or name for name, field in OperatorConfig.model_fields.items()]
+
+
+def env_var_name(key: str) -> str:
+    """The environment variable that overrides `key` (``webhook-port`` → STACKFLOW_WEBHOOK_PORT)."""
+    return ENV_PREFIX + key.upper().replace("-", "_")
+
+
+def empty_selector_log_line(config: OperatorConfig) -> str | None:
+    """The start-up log line for ``namespace-selector: {}`` (dynamic mode off), else None."""
+    selector = config.namespace_selector
+    if selector is None or not selector.is_empty():
+        return None
+    managed = "the configured namespaces" if config.namespaces else "all namespaces"
+    return (
+        f"namespace-selector is empty: dynamic namespace selection is disabled, managing {managed}"
+    )
+
+
+def _unknown_key_message(key: object) -> str:
+    if not isinstance(key, str):
+        return f"{key!r}: configuration keys must be strings"
+    if key in _ECK_ONLY_KEYS:
+        return f"{key}: an ECK setting that Stackflow does not support"
+    message = f"{key}: unknown configuration key"
+    close = difflib.get_close_matches(key, config_keys(), n=1)
+    return f"{message} (did you mean {quote(close[0])}?)" if close else message
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    shown = quote(str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {shown}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {shown}: is a directory, not a file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {shown}: cannot be read: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"config file {shown}: invalid YAML{where}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {shown}: invalid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        raise ConfigError(
+            f"config file {shown}: must be a mapping of configuration keys, got {kind}"
+        )
+    return data
+
+
+def load_config(path: Path | None, environ: Mapping[str, str]) -> OperatorConfig:
+    """Read the config file at `path` (None: defaults only), apply environment overrides.
+
+    Raises ConfigError with a one-line message on any problem. Environment variables with the
+    ``STACKFLOW_`` prefix that name no key are left alone (other tools share the prefix).
+    """
+    data: dict[Any, Any] = _read_file(path) if path is not None else {}
+    for key in data:
+        if key not in config_keys():
+            raise ConfigError(_unknown_key_message(key))
+    from_env: dict[str, str] = {}
+    for key in config_keys():
+        variable = env_var_name(key)
+        if variable in environ:
+            data[key] = environ[variable]
+            from_env[key] = variable
+    try:
+        return OperatorConfig.model_validate(data)
+    except ValidationError as exc:
+        line = describe_validation_error(exc)
+        errors = exc.errors()
+        root = errors[0]["loc"][0] if errors[0]["loc"] else None
+        if isinstance(root, str) and root in from_env:
+            line = f"{line} (from {from_env[root]})"
+        raise ConfigError(line) from None
+
+
+def describe_effective(config: OperatorConfig) -> str:
+    """YAML of the effective configuration (secrets redacted), headed by the scope mode."""
+    values: dict[str, Any] = config.model_dump(mode="json", by_alias=True)
+    values["telemetry-interval"] = format_duration(config.telemetry_interval)
+    if config.temporal_api_key is not None:
+        values["temporal-api-key"] = REDACTED
+    scope = config.scope()
+    header = f"# scope: {scope.mode.value}"
+    if scope.namespace_selector is not None:
+        header += f" (selector {quote(scope.namespace_selector.to_string())})"
+    body = yaml.safe_dump(values, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return f"{header}\n{body}"
