@@ -1,0 +1,53 @@
+"""Stackflow's Kubernetes layer: the only package that talks to kubernetes_asyncio.
+
+Modules: ``client`` (ApiClient set-up), ``errors`` (the error taxonomy), ``resources`` (generic
+access by group/version/plural), ``cache`` and ``informer`` (list/watch caches), ``scoped``
+(the scoped client and scoped informer — the choke point for namespaced reads).
+"""
+
+from __future__ import annotations
+
+from stackflow.kube.client import api_client_session, close_api_client, make_api_client
+from stackflow.kube.errors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    KubeError,
+    NotFound,
+    TooManyRequests,
+    Unauthorized,
+    Unavailable,
+    translate_errors,
+)
+from stackflow.kube.informer import Backoff, Informer, NamespaceInformer
+from stackflow.kube.resources import ResourceClient, ResourceRef
+from stackflow.kube.scoped import ScopedClient, ScopedInformer, UnscopedClient
+
+__all__ = [
+    "AlreadyExists",
+    "Backoff",
+    "BadRequest",
+    "Conflict",
+    "Forbidden",
+    "Gone",
+    "Informer",
+    "Invalid",
+    "KubeError",
+    "NamespaceInformer",
+    "NotFound",
+    "ResourceClient",
+    "ResourceRef",
+    "ScopedClient",
+    "ScopedInformer",
+    "TooManyRequests",
+    "Unauthorized",
+    "Unavailable",
+    "UnscopedClient",
+    "api_client_session",
+    "close_api_client",
+    "make_api_client",
+    "translate_errors",
+]

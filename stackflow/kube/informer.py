@@ -1,0 +1,244 @@
+"""Informers: list, then watch, keeping an ``ObjectCache`` and calling handlers in order.
+
+One informer per (resource, optional namespace). The loop:
+
+1. LIST (all pages); diff against the cache and apply the differences as synthetic events
+   (the first list is all ADDED; a relist emits only what changed, so nothing is lost or
+   duplicated); remember the list's resourceVersion; mark the informer synced.
+2. WATCH from that resourceVersion with bookmarks; apply each event, then call the handlers.
+   A stream the server ends normally is re-opened from the last seen resourceVersion.
+3. 410 Expired → back to 1. A dropped connection, a server that is down, any other error →
+   wait (exponential backoff, capped) and re-watch from the last resourceVersion (or relist
+   when the list itself failed).
+
+Only the informer's task mutates its cache, and handlers run in that task one after the
+other, so a handler sees events of each object in resourceVersion order. A slow handler slows
+the informer: hand work off to a queue rather than doing I/O inline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from stackflow.kube import errors
+from stackflow.kube.cache import (
+    CacheEvent,
+    EventType,
+    NamespaceView,
+    ObjectCache,
+    object_key,
+    relist_events,
+)
+from stackflow.kube.resources import NAMESPACES, ResourceClient, ResourceRef
+
+__all__ = ["Backoff", "EventHandler", "Informer", "NamespaceInformer"]
+
+EventHandler = Callable[
+    [EventType, dict[str, Any] | None, dict[str, Any] | None], Awaitable[None] | None
+]
+"""``handler(event_type, old, new)``; may be sync or async."""
+
+_log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff between reconnect attempts, capped."""
+
+    initial: float = 0.1
+    factor: float = 2.0
+    maximum: float = 10.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry number ``attempt`` (0-based)."""
+        return float(min(self.maximum, self.initial * self.factor ** max(0, attempt)))
+
+
+def _resource_version(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+
+
+class Informer:
+    """Keeps a cache of one resource (in one namespace or all) and dispatches its changes."""
+
+    def __init__(
+        self,
+        client: ResourceClient,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        watch_timeout_seconds: int = 300,
+        backoff: Backoff | None = None,
+    ) -> None:
+        """Configure the informer; nothing runs until ``start()``."""
+        self.client = client
+        self.resource = resource
+        self.namespace = namespace if resource.namespaced else None
+        self.label_selector = label_selector
+        self.watch_timeout_seconds = watch_timeout_seconds
+        self.backoff = backoff or Backoff()
+        self.cache = ObjectCache()
+        self.resource_version: str | None = None
+        self.relist_count = 0
+        self._handlers: list[EventHandler] = []
+        self._synced = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._log = _log.bind(resource=resource.group_resource, namespace=self.namespace or "")
+
+    def add_handler(self, handler: EventHandler) -> None:
+        """Register a handler; add handlers before ``start()`` to see the initial ADDs."""
+        self._handlers.append(handler)
+
+    @property
+    def has_synced(self) -> bool:
+        """Whether the first LIST has been applied to the cache."""
+        return self._synced.is_set()
+
+    async def wait_synced(self) -> None:
+        """Wait until the first LIST is applied (bound it with ``asyncio.timeout``)."""
+        await self._synced.wait()
+
+    def start(self) -> None:
+        """Start the list/watch task (idempotent); after ``stop()`` it resumes the watch."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(
+                self._run(), name=f"informer:{self.resource.group_resource}"
+            )
+
+    async def stop(self) -> None:
+        """Stop the task and wait for it to end; the cache stays readable."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+
+    async def __aenter__(self) -> Informer:
+        """Start the informer."""
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Stop the informer."""
+        await self.stop()
+
+    async def _run(self) -> None:
+        # A restarted informer resumes watching from where it stopped; if that is too old
+        # the server answers 410 and the relist below reconciles the cache.
+        must_list = self.resource_version is None
+        attempt = 0
+        while True:
+            try:
+                if must_list:
+                    await self._relist()
+                    must_list = False
+                    attempt = 0
+                async for raw_event in self.client.watch(
+                    self.resource,
+                    namespace=self.namespace,
+                    resource_version=self.resource_version,
+                    timeout_seconds=self.watch_timeout_seconds,
+                    label_selector=self.label_selector,
+                ):
+                    attempt = 0
+                    await self._on_watch_event(raw_event)
+            except errors.Gone as exc:
+                self._log.info(
+                    "informer.expired", resource_version=self.resource_version, error=str(exc)
+                )
+                must_list = True
+            except Exception as exc:
+                delay = self.backoff.delay(attempt)
+                attempt += 1
+                self._log.warning("informer.retry", error=repr(exc), delay=delay, relist=must_list)
+                await asyncio.sleep(delay)
+
+    async def _relist(self) -> None:
+        listed = await self.client.list(
+            self.resource, namespace=self.namespace, label_selector=self.label_selector
+        )
+        if self.has_synced:
+            self.relist_count += 1
+        for event in relist_events(self.cache.snapshot(), listed["items"]):
+            await self._apply_and_dispatch(event)
+        self.resource_version = str(listed.get("metadata", {}).get("resourceVersion") or "") or None
+        self._synced.set()
+
+    async def _on_watch_event(self, raw_event: Mapping[str, Any]) -> None:
+        event_type = raw_event.get("type")
+        obj = raw_event.get("object")
+        if not isinstance(obj, dict):
+            return
+        new_rv = _resource_version(obj)
+        if event_type == "BOOKMARK":
+            self.resource_version = new_rv or self.resource_version
+            return
+        key = object_key(obj)
+        cached = self.cache.get(namespace=key[0], name=key[1])
+        if event_type in ("ADDED", "MODIFIED"):
+            if cached is not None and _resource_version(cached) == new_rv:
+                pass  # already applied (a duplicate after a reconnect)
+            elif cached is None:
+                await self._apply_and_dispatch(("ADDED", None, obj))
+            else:
+                await self._apply_and_dispatch(("MODIFIED", cached, obj))
+        elif event_type == "DELETED" and cached is not None:
+            await self._apply_and_dispatch(("DELETED", cached, None))
+        if new_rv:
+            self.resource_version = new_rv
+
+    async def _apply_and_dispatch(self, event: CacheEvent) -> None:
+        event_type, old, new = event
+        if new is not None:
+            self.cache.upsert(new)
+        elif old is not None:
+            key = object_key(old)
+            self.cache.remove(namespace=key[0], name=key[1])
+        for handler in self._handlers:
+            try:
+                result = handler(event_type, old, new)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                # A failing handler must not stop the informer nor starve the other handlers.
+                self._log.exception("informer.handler_failed", event_type=event_type)
+
+
+class NamespaceInformer(Informer):
+    """The cluster-wide Namespace informer; it is also a ``stackflow.scope`` NamespaceSource."""
+
+    def __init__(
+        self,
+        client: ResourceClient,
+        *,
+        watch_timeout_seconds: int = 300,
+        backoff: Backoff | None = None,
+    ) -> None:
+        """Watch every Namespace (scope decisions need all of them, always)."""
+        super().__init__(
+            client,
+            NAMESPACES,
+            watch_timeout_seconds=watch_timeout_seconds,
+            backoff=backoff,
+        )
+        self.view = NamespaceView(self.cache)
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        """The labels of a Namespace as last seen, or None if it is unknown."""
+        return self.view.namespace_labels(name)
+
+    def namespace_names(self) -> Iterable[str]:
+        """Names of every Namespace currently known."""
+        return self.view.namespace_names()

@@ -1,0 +1,360 @@
+"""Generic access to any Kubernetes kind by (group, version, plural, namespaced).
+
+Works the same for built-ins (core group ``""`` under ``/api/v1``) and custom resources, speaks
+JSON, and returns plain dicts. Every call goes through ``errors.translate_errors``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+from kubernetes_asyncio import client as k8s_client
+
+from stackflow.kube import errors
+
+__all__ = [
+    "CONFIGMAPS",
+    "EVENTS",
+    "LEASES",
+    "NAMESPACES",
+    "PODS",
+    "SECRETS",
+    "SERVICES",
+    "ResourceClient",
+    "ResourceRef",
+]
+
+_JSON = "application/json"
+_MERGE_PATCH = "application/merge-patch+json"
+_APPLY_PATCH = "application/apply-patch+yaml"
+_RESPONSE_TYPES = {200: "object", 201: "object", 202: "object"}
+_AUTH_SETTINGS = ["BearerToken"]
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """Which resource a call addresses: group ("" for core), version, plural, scope."""
+
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+    kind: str = ""
+
+    @property
+    def api_version(self) -> str:
+        """``v1`` for core, else ``group/version``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """``configmaps`` or ``elasticsearches.elasticsearch.k8s.elastic.co`` (error texts)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def collection_path(self, namespace: str | None) -> str:
+        """URL path of the collection (all namespaces when ``namespace`` is None)."""
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            return f"{root}/namespaces/{quote(namespace, safe='')}/{self.plural}"
+        return f"{root}/{self.plural}"
+
+    def object_path(self, namespace: str | None, name: str, subresource: str | None = None) -> str:
+        """URL path of one object, or of its subresource."""
+        if self.namespaced and not namespace:
+            raise ValueError(f"{self.group_resource} is namespaced: a namespace is required")
+        path = f"{self.collection_path(namespace)}/{quote(name, safe='')}"
+        return f"{path}/{subresource}" if subresource else path
+
+
+NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False, kind="Namespace")
+CONFIGMAPS = ResourceRef("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
+SECRETS = ResourceRef("", "v1", "secrets", namespaced=True, kind="Secret")
+SERVICES = ResourceRef("", "v1", "services", namespaced=True, kind="Service")
+PODS = ResourceRef("", "v1", "pods", namespaced=True, kind="Pod")
+EVENTS = ResourceRef("", "v1", "events", namespaced=True, kind="Event")
+LEASES = ResourceRef("coordination.k8s.io", "v1", "leases", namespaced=True, kind="Lease")
+
+
+def _item_kind(list_kind: object, resource: ResourceRef) -> str:
+    if isinstance(list_kind, str) and list_kind.endswith("List"):
+        return list_kind[: -len("List")]
+    return resource.kind
+
+
+def _query(**params: object) -> list[tuple[str, str]]:
+    """Query tuples without the unset ones; booleans as Kubernetes spells them."""
+    query: list[tuple[str, str]] = []
+    for key, value in params.items():
+        if value is None or value is False:
+            continue
+        query.append((key, "true" if value is True else str(value)))
+    return query
+
+
+class ResourceClient:
+    """Unfiltered CRUD, list and watch on any resource; objects are plain dicts.
+
+    This is the raw client: namespaced reads by controllers go through
+    ``stackflow.kube.scoped.ScopedClient`` instead.
+    """
+
+    def __init__(self, api_client: k8s_client.ApiClient) -> None:
+        """Use ``api_client`` for every call (it owns the HTTP session)."""
+        self.api_client = api_client
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = _JSON,
+    ) -> dict[str, Any]:
+        with errors.translate_errors():
+            result = await self.api_client.call_api(
+                path,
+                method,
+                query_params=query or [],
+                header_params={"Accept": _JSON, "Content-Type": content_type},
+                body=body,
+                response_types_map=_RESPONSE_TYPES,
+                auth_settings=_AUTH_SETTINGS,
+                _return_http_data_only=True,
+            )
+        return result if isinstance(result, dict) else {}
+
+    async def get(
+        self, resource: ResourceRef, *, namespace: str | None, name: str
+    ) -> dict[str, Any]:
+        """GET one object; raises ``NotFound`` when it does not exist."""
+        return await self._call("GET", resource.object_path(namespace, name))
+
+    async def list(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+    ) -> dict[str, Any]:
+        """LIST every page; returns the ``<Kind>List`` dict with all items.
+
+        ``namespace`` None lists across all namespaces. Items carry ``apiVersion`` and
+        ``kind`` (the server omits them inside lists) so they look like watched objects.
+        ``metadata.resourceVersion`` is the first page's: the snapshot the pages belong to.
+        """
+        path = resource.collection_path(namespace)
+        items: list[dict[str, Any]] = []
+        first_page: dict[str, Any] | None = None
+        continue_token: str | None = None
+        while True:
+            page = await self._call(
+                "GET",
+                path,
+                query=_query(
+                    labelSelector=label_selector or None,
+                    fieldSelector=field_selector or None,
+                    limit=page_size,
+                    **{"continue": continue_token},
+                ),
+            )
+            if first_page is None:
+                first_page = page
+            items.extend(page.get("items") or [])
+            continue_token = (page.get("metadata") or {}).get("continue") or None
+            if not continue_token:
+                break
+        assert first_page is not None
+        item_kind = _item_kind(first_page.get("kind"), resource)
+        for item in items:
+            item.setdefault("apiVersion", resource.api_version)
+            if item_kind:
+                item.setdefault("kind", item_kind)
+        metadata = dict(first_page.get("metadata") or {})
+        metadata.pop("continue", None)
+        metadata.pop("remainingItemCount", None)
+        return {
+            "apiVersion": first_page.get("apiVersion", resource.api_version),
+            "kind": first_page.get("kind", f"{resource.kind}List"),
+            "metadata": metadata,
+            "items": items,
+        }
+
+    async def create(
+        self,
+        resource: ResourceRef,
+        body: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
+        """POST a new object; raises ``AlreadyExists`` when the name is taken."""
+        return await self._call(
+            "POST",
+            resource.collection_path(namespace or _namespace_of(body)),
+            query=_query(fieldManager=field_manager),
+            body=dict(body),
+        )
+
+    async def replace(
+        self,
+        resource: ResourceRef,
+        body: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        name: str | None = None,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """PUT the object (its ``metadata.resourceVersion`` makes it optimistic)."""
+        path = resource.object_path(
+            namespace or _namespace_of(body), name or _name_of(body), subresource
+        )
+        return await self._call("PUT", path, body=dict(body))
+
+    async def merge_patch(
+        self,
+        resource: ResourceRef,
+        patch: Mapping[str, Any],
+        *,
+        namespace: str | None,
+        name: str,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
+        """PATCH with an RFC 7386 merge patch (``null`` deletes a key)."""
+        return await self._call(
+            "PATCH",
+            resource.object_path(namespace, name, subresource),
+            query=_query(fieldManager=field_manager),
+            body=dict(patch),
+            content_type=_MERGE_PATCH,
+        )
+
+    async def patch_status(
+        self,
+        resource: ResourceRef,
+        patch: Mapping[str, Any],
+        *,
+        namespace: str | None,
+        name: str,
+    ) -> dict[str, Any]:
+        """Merge-patch the ``/status`` subresource."""
+        return await self.merge_patch(
+            resource, patch, namespace=namespace, name=name, subresource="status"
+        )
+
+    async def apply(
+        self,
+        resource: ResourceRef,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """Server-side apply ``body`` (a full intent, with apiVersion/kind/metadata.name)."""
+        path = resource.object_path(namespace or _namespace_of(body), _name_of(body), subresource)
+        return await self._call(
+            "PATCH",
+            path,
+            query=_query(fieldManager=field_manager, force=force),
+            body=dict(body),
+            content_type=_APPLY_PATCH,
+        )
+
+    async def delete(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None,
+        name: str,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """DELETE the object; returns the server's answer (a Status or the object)."""
+        body: dict[str, Any] | None = None
+        if propagation_policy or preconditions:
+            body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+            if propagation_policy:
+                body["propagationPolicy"] = propagation_policy
+            if preconditions:
+                body["preconditions"] = dict(preconditions)
+        return await self._call("DELETE", resource.object_path(namespace, name), body=body)
+
+    async def watch(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None,
+        resource_version: str | None,
+        timeout_seconds: int,
+        label_selector: str | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Stream raw watch events (``{"type", "object"}``) until the server ends the stream.
+
+        Bookmarks are requested and passed on. An ``ERROR`` event is raised as its taxonomy
+        error (``Gone`` for 410 Expired); a dropped connection as ``Unavailable``.
+        """
+        query = _query(
+            watch=True,
+            allowWatchBookmarks=True,
+            resourceVersion=resource_version or None,
+            timeoutSeconds=timeout_seconds,
+            labelSelector=label_selector or None,
+        )
+        # The server closes the stream after timeout_seconds; the read deadline is a backstop
+        # for a server that silently stops sending.
+        client_timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=30, sock_read=timeout_seconds + 30
+        )
+        with errors.translate_errors():
+            response = await self.api_client.call_api(
+                resource.collection_path(namespace),
+                "GET",
+                query_params=query,
+                header_params={"Accept": _JSON},
+                auth_settings=_AUTH_SETTINGS,
+                _preload_content=False,
+                _request_timeout=client_timeout,
+            )
+            async with response:
+                if response.status != 200:
+                    raise _http_error(response.status, await response.text())
+                async for line in response.content:
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        raise errors.error_from_status(event.get("object") or {})
+                    yield event
+
+
+def _http_error(status: int, text: str) -> errors.KubeError:
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        return errors.error_from_status(body, http_status=status)
+    error_class = errors.error_class_for(status, None)
+    return error_class(text or f"HTTP {status}", status=status)
+
+
+def _name_of(body: Mapping[str, Any]) -> str:
+    name = (body.get("metadata") or {}).get("name")
+    if not name:
+        raise ValueError("the object has no metadata.name")
+    return str(name)
+
+
+def _namespace_of(body: Mapping[str, Any]) -> str | None:
+    namespace = (body.get("metadata") or {}).get("namespace")
+    return str(namespace) if namespace else None
