@@ -1,0 +1,1 @@
+"""The controller table: one entry per controller (see docs/engine.md)."""

@@ -1,0 +1,1 @@
+"""Pure data models shared by workflows, activities and watchers (no I/O)."""

@@ -1,0 +1,353 @@
+"""The engine's data contract: what flows between watchers, workflows and activities.
+
+Every workflow, activity, signal and update takes one frozen pydantic input model and returns one
+result model, so a field can be added later without breaking running workflows. This module is pure
+(pydantic and temporalio's search-attribute keys only): workflows import it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio.common import SearchAttributeKey
+
+TASK_QUEUE = "stackflow"
+
+SA_CONTROLLER = SearchAttributeKey.for_keyword("StackflowController")
+SA_KIND = SearchAttributeKey.for_keyword("StackflowKind")
+SA_NAMESPACE = SearchAttributeKey.for_keyword("StackflowNamespace")
+SA_PHASE = SearchAttributeKey.for_keyword("StackflowPhase")
+SEARCH_ATTRIBUTES = (SA_CONTROLLER, SA_KIND, SA_NAMESPACE, SA_PHASE)
+
+LICENSE_RECHECK_SECONDS = 300.0
+INVALID_SPEC_ERROR = "InvalidSpec"
+
+
+class Model(BaseModel):
+    """Base of every engine model: frozen, strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Phase(StrEnum):
+    """A resource workflow's phase, as the ``StackflowPhase`` search attribute shows it."""
+
+    RECONCILING = "Reconciling"
+    READY = "Ready"
+    RETRY_SCHEDULED = "RetryScheduled"
+    WAITING_FOR_LICENSE = "WaitingForLicense"
+    OUT_OF_SCOPE = "OutOfScope"
+    ERROR = "Error"
+    DELETED = "Deleted"
+
+
+class TriggerReason(StrEnum):
+    """Why a workflow is asked to look at its resource again."""
+
+    CREATED = "Created"
+    SPEC_CHANGED = "SpecChanged"
+    METADATA_CHANGED = "MetadataChanged"
+    DELETED = "Deleted"
+    CHILD_CHANGED = "ChildChanged"
+    REFERENCE_CHANGED = "ReferenceChanged"
+    NAMESPACE_FLIP = "NamespaceFlip"
+    LICENSE_CHANGED = "LicenseChanged"
+    MANUAL = "Manual"
+    STARTUP = "Startup"
+
+
+class ResourceRef(Model):
+    """One managed resource as one controller sees it; the workflow's identity."""
+
+    controller: str
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespace: str
+    name: str
+
+    @property
+    def workflow_id(self) -> str:
+        """``{controller}/{namespace}/{name}``."""
+        return f"{self.controller}/{self.namespace}/{self.name}"
+
+    @property
+    def summary(self) -> str:
+        """``Kind namespace/name``: the workflow's static summary in the Temporal UI."""
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    @property
+    def api_version(self) -> str:
+        """``group/version`` (or ``version`` for the core group)."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+class ObjectKey(Model):
+    """A Kubernetes object referenced by a resource's spec (a Secret, a ConfigMap, …)."""
+
+    group: str = ""
+    version: str = "v1"
+    kind: str
+    namespace: str
+    name: str
+
+
+class Trigger(Model):
+    """The ``trigger`` signal: why, from where, and a human detail for the history."""
+
+    reason: TriggerReason
+    source: str
+    detail: str = ""
+
+
+class CompensationStep(Model):
+    """A saga step recorded by a reconcile that took operator-held state; it releases that state.
+
+    ``activity`` is the registered activity name that performs the release; ``key`` identifies the
+    held state so that the same step is recorded once.
+    """
+
+    activity: str
+    key: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class CarriedState(Model):
+    """Everything a ResourceWorkflow carries across continue-as-new."""
+
+    pending: tuple[Trigger, ...] = ()
+    compensations: tuple[CompensationStep, ...] = ()
+    out_of_scope: bool = False
+    license_warned: bool = False
+    phase: Phase = Phase.RECONCILING
+    message: str = ""
+    reconciles: int = 0
+    requeue_after_seconds: float | None = None
+    referenced: tuple[ObjectKey, ...] = ()
+
+
+class ResourceWorkflowInput(Model):
+    """Start argument of ``ResourceWorkflow``."""
+
+    ref: ResourceRef
+    gated: bool
+    carried: CarriedState = CarriedState()
+    #: Continue-as-new once the history has this many events (None: when the server suggests it).
+    history_limit: int | None = None
+
+
+class ResourceWorkflowResult(Model):
+    """What a ResourceWorkflow returns when its resource is gone."""
+
+    phase: Phase
+    reconciles: int
+
+
+class ReconcileNowInput(Model):
+    """The ``reconcile_now`` update: reconcile at once and answer the outcome."""
+
+    reason: TriggerReason = TriggerReason.MANUAL
+    source: str = "stackflow reconcile"
+    detail: str = ""
+
+
+class ReconcileNowResult(Model):
+    """The outcome of the reconcile the update asked for."""
+
+    phase: Phase
+    message: str
+    reconciles: int
+
+
+class WorkflowStateView(Model):
+    """The ``state`` query."""
+
+    ref: ResourceRef
+    phase: Phase
+    message: str
+    reconciles: int
+    pending: tuple[Trigger, ...]
+    compensations: tuple[CompensationStep, ...]
+    out_of_scope: bool
+    license_warned: bool
+    referenced: tuple[ObjectKey, ...]
+
+
+# --- activities -----------------------------------------------------------------------------------
+
+ACT_SCOPE_CHECK = "stackflow.scope_check"
+ACT_LICENSE_CHECK = "stackflow.license_check"
+ACT_LICENSE_WAIT_NOTICE = "stackflow.license_wait_notice"
+ACT_INVALID_SPEC_NOTICE = "stackflow.invalid_spec_notice"
+ACT_FLIP_TARGETS = "stackflow.flip_targets"
+ACT_SIGNAL_RESOURCES = "stackflow.signal_resources"
+
+
+def reconcile_activity(controller: str) -> str:
+    """The registered name of a controller's reconcile activity."""
+    return f"{controller}.reconcile"
+
+
+def finalize_activity(controller: str) -> str:
+    """The registered name of a controller's finalizing activity (the resource was deleted)."""
+    return f"{controller}.finalize"
+
+
+class ScopeCheckInput(Model):
+    """Is the resource in scope, does it still exist, and does reconciling it need a license?"""
+
+    ref: ResourceRef
+    gated: bool
+
+
+class ScopeCheckResult(Model):
+    """``exists`` False means the resource is gone (deleted); ``in_scope`` False: its namespace does
+    not match (or cannot be read); ``license_required``: dynamic mode is on and the controller is gated."""
+
+    exists: bool
+    in_scope: bool
+    license_required: bool
+    reason: str = ""
+
+
+class LicenseCheckInput(Model):
+    """Ask whether enterprise features are enabled right now."""
+
+    ref: ResourceRef
+
+
+class LicenseCheckResult(Model):
+    """The license gate's verdict."""
+
+    licensed: bool
+    reason: str = ""
+
+
+class LicenseWaitNoticeInput(Model):
+    """Emit the ``InvalidLicense`` Warning events (operator Pod and resource) for a new wait."""
+
+    ref: ResourceRef
+    message: str
+
+
+class LicenseWaitNoticeResult(Model):
+    """How many events were recorded."""
+
+    events: int
+
+
+class InvalidSpecNoticeInput(Model):
+    """Record an invalid spec: phase ``Error``, a condition and a Warning event on the resource."""
+
+    ref: ResourceRef
+    message: str
+
+
+class InvalidSpecNoticeResult(Model):
+    """Whether the resource's status was updated."""
+
+    recorded: bool
+
+
+class ReconcileInput(Model):
+    """A controller's reconcile activity input: the coalesced triggers that led to it."""
+
+    ref: ResourceRef
+    triggers: tuple[Trigger, ...]
+
+
+class ReconcileResult(Model):
+    """A controller's reconcile outcome.
+
+    ``acquired`` are compensations to record (operator-held state taken by this reconcile);
+    ``released`` are keys of recorded compensations that no longer apply.
+    """
+
+    phase: Phase
+    message: str = ""
+    requeue_after_seconds: float | None = None
+    observed_generation: int | None = None
+    acquired: tuple[CompensationStep, ...] = ()
+    released: tuple[str, ...] = ()
+    referenced: tuple[ObjectKey, ...] = ()
+
+
+class CompensateInput(Model):
+    """Run one compensation step (its activity name is ``step.activity``)."""
+
+    ref: ResourceRef
+    step: CompensationStep
+
+
+class CompensateResult(Model):
+    """Whether the step released anything (False: it was already released)."""
+
+    released: bool
+
+
+class FinalizeInput(Model):
+    """Run a controller's finalizing steps after its resource was deleted."""
+
+    ref: ResourceRef
+
+
+class FinalizeResult(Model):
+    """What the finalizer cleaned up."""
+
+    deleted: tuple[str, ...] = ()
+
+
+# --- namespace flips ------------------------------------------------------------------------------
+
+
+class FlipDirectionName(StrEnum):
+    """A namespace entering or leaving the managed set."""
+
+    INTO_SCOPE = "IntoScope"
+    OUT_OF_SCOPE = "OutOfScope"
+
+
+class NamespaceFlipInput(Model):
+    """Start argument of ``NamespaceFlipWorkflow`` (id ``flip/{namespace}/{resourceVersion}``)."""
+
+    namespace: str
+    direction: FlipDirectionName
+    controllers: tuple[str, ...]
+
+
+class NamespaceFlipResult(Model):
+    """How many resource workflows the flip triggered, per controller."""
+
+    triggered: dict[str, int]
+
+
+class FlipTargetsInput(Model):
+    """Ask one controller's flip mapper which resources a flip of ``namespace`` concerns."""
+
+    controller: str
+    namespace: str
+    direction: FlipDirectionName
+
+
+class FlipTargetsResult(Model):
+    """The resources to trigger, with whether their controller is license-gated."""
+
+    refs: tuple[ResourceRef, ...]
+    gated: bool
+
+
+class SignalResourcesInput(Model):
+    """Signal-with-start the workflows of ``refs`` with ``trigger``."""
+
+    refs: tuple[ResourceRef, ...]
+    gated: bool
+    trigger: Trigger
+
+
+class SignalResourcesResult(Model):
+    """How many workflows were signalled."""
+
+    signalled: int
