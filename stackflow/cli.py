@@ -1,10 +1,11 @@
-"""The ``stackflow`` command line: ``kubesim``, ``dev``, ``run`` (and later ``replay``, ``reconcile``, ``license``)."""
+"""The ``stackflow`` command line: ``kubesim``, ``dev``, ``run``, ``replay``, ``reconcile``, ``license``, ``crds``."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import kubesim.cli
 
@@ -23,7 +24,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_parser("dev", help="run the embedded development environment", add_help=False)
     sub.add_parser("run", help="run the operator", add_help=False)
+    sub.add_parser("replay", help="replay workflow histories against this code", add_help=False)
+    sub.add_parser("reconcile", help="reconcile one resource now", add_help=False)
+    sub.add_parser("license", help="create license keys and signed licenses", add_help=False)
+    sub.add_parser("crds", help="print the CustomResourceDefinitions", add_help=False)
     return parser
+
+
+def _subcommand(command: str) -> Callable[[list[str]], int] | None:
+    """The ``main`` of a subcommand, imported only when it runs (start-up stays fast)."""
+    if command == "kubesim":
+        return kubesim.cli.main
+    modules = {
+        "dev": "stackflow.dev",
+        "run": "stackflow.run",
+        "replay": "stackflow.replay",
+        "reconcile": "stackflow.reconcile",
+        "license": "stackflow.licensing.cli",
+        "crds": "stackflow.api.crds_cli",
+    }
+    if command not in modules:
+        return None
+    entry: Callable[[list[str]], int] = importlib.import_module(modules[command]).main
+    return entry
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,16 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    if command == "kubesim":
-        return kubesim.cli.main(rest)
-    if command == "dev":
-        from stackflow.dev import main as dev_main
-
-        return dev_main(rest)
-    if command == "run":
-        from stackflow.run import main as run_main
-
-        return run_main(rest)
+    entry = _subcommand(command)
+    if entry is not None:
+        return entry(rest)
     parser.print_usage(sys.stderr)
     print(f"stackflow: error: unknown command {command!r}", file=sys.stderr)
     return 2

@@ -1,0 +1,48 @@
+"""Operator licensing, as ECK does it: the license model, signature verification, trials.
+
+Pure: no Kubernetes or network I/O, and the clock is always passed in as ``now``. Modules:
+``model`` (the license document and its labels), ``signature`` (the signature layout and the
+signable JSON), ``verify`` (validity, Secret parsing, the enterprise-features decision), ``issue``
+(keys and signing) and ``cli`` (``stackflow license``).
+"""
+
+from __future__ import annotations
+
+from stackflow.licensing.model import (
+    EnterpriseLicense,
+    LicenseParseError,
+    LicenseSpec,
+    OperatorLicenseType,
+    parse_license_json,
+)
+from stackflow.licensing.signature import SignatureError, signable_content_bytes
+from stackflow.licensing.verify import (
+    LicenseCheck,
+    LicenseStatus,
+    check_license,
+    current_enterprise_license,
+    enterprise_features_enabled,
+    license_status,
+    load_public_key,
+    parse_license_secret,
+    trial_public_key_from_status,
+)
+
+__all__ = [
+    "EnterpriseLicense",
+    "LicenseCheck",
+    "LicenseParseError",
+    "LicenseSpec",
+    "LicenseStatus",
+    "OperatorLicenseType",
+    "SignatureError",
+    "check_license",
+    "current_enterprise_license",
+    "enterprise_features_enabled",
+    "license_status",
+    "load_public_key",
+    "parse_license_json",
+    "parse_license_secret",
+    "signable_content_bytes",
+    "trial_public_key_from_status",
+]
