@@ -8,7 +8,6 @@ apiVersion/kind of the resource type the caller asked through. Pure rules live i
 
 from __future__ import annotations
 
-import copy
 import uuid
 from typing import Any
 
@@ -18,6 +17,7 @@ from kubesim.meta import (
     ResourceTypeLike,
     gc_finalizers,
     generation_changed,
+    json_copy,
     mark_deleting,
     metadata_of,
     name_causes,
@@ -83,17 +83,16 @@ class Store(StoreCore):
 
         Items of built-in kinds carry no TypeMeta (as the real server lists them); CR items do.
         """
-        bucket = self._objects.get(storage_key(rt), {})
-        items = [
-            with_type_meta(rt, obj) if rt.custom else copy.deepcopy(obj)
-            for _, obj in sorted(bucket.items())
+        key = storage_key(rt)
+        bucket = self._objects.get(key, {})
+        scope = namespace if rt.namespaced else None
+        items = []
+        for object_key in self._keys_in_order(key, scope):
+            obj = bucket[object_key]
             if object_matches(
-                obj,
-                namespace=namespace if rt.namespaced else None,
-                label_selector=label_selector,
-                field_selector=field_selector,
-            )
-        ]
+                obj, namespace=scope, label_selector=label_selector, field_selector=field_selector
+            ):
+                items.append(with_type_meta(rt, obj) if rt.custom else json_copy(obj))
         return items, self._rv
 
     def watch(
@@ -120,7 +119,8 @@ class Store(StoreCore):
             field_selector=field_selector,
             start_rv=self._rv,
         )
-        current = [obj for _, obj in sorted(self._objects.get(key, {}).items())]
+        bucket = self._objects.get(key, {})
+        current = [bucket[k] for k in self._keys_in_order(key, watch.namespace)]
         return self._hub.open(watch, since_rv=since_rv, current=current)
 
     def subscribe(self, listener: Listener) -> None:
@@ -139,7 +139,7 @@ class Store(StoreCore):
     ) -> dict[str, Any]:
         """Create an object (§4.4): 409 if it exists, 404/403 for missing/terminating namespaces."""
         key = storage_key(rt)
-        body = strip_type_meta(copy.deepcopy(obj))
+        body = strip_type_meta(json_copy(obj))
         meta = metadata_of(body)
         ns = self._request_namespace(rt, meta, namespace)
         if meta.get("resourceVersion"):
@@ -211,7 +211,7 @@ class Store(StoreCore):
     ) -> dict[str, Any]:
         """Replace an object (§4.5), or its ``status`` / namespace ``finalize`` subresource (§4.8)."""
         key = storage_key(rt)
-        body = strip_type_meta(copy.deepcopy(obj))
+        body = strip_type_meta(json_copy(obj))
         meta = metadata_of(body)
         ns = self._request_namespace(rt, meta, namespace)
         body_name = meta.get("name")
@@ -224,13 +224,13 @@ class Store(StoreCore):
         if subresource is None:
             new = self._merged_update(rt, body, old)
         elif subresource == "status":
-            new = copy.deepcopy(old)
+            new = json_copy(old)
             if "status" in body:
                 new["status"] = body["status"]
             else:
                 new.pop("status", None)
         elif subresource == "finalize" and key == NAMESPACES_KEY:
-            new = copy.deepcopy(old)
+            new = json_copy(old)
             finalizers = (body.get("spec") or {}).get("finalizers") or []
             new.setdefault("spec", {})["finalizers"] = list(finalizers)
         else:
@@ -278,7 +278,7 @@ class Store(StoreCore):
             kept = self._delete_namespace(rt, old, dry_run=dry_run)
             if kept is not None:
                 return kept
-        new = copy.deepcopy(old)
+        new = json_copy(old)
         meta = new["metadata"]
         meta["finalizers"] = gc_finalizers(list(meta.get("finalizers") or []), propagation)
         if key == CRDS_KEY and not old["metadata"].get("deletionTimestamp"):
@@ -314,7 +314,7 @@ class Store(StoreCore):
         rt = self._kind(CRDS_KEY)
         old = self._require(rt, "", name)
         cr_key = store_kinds.crd_storage_key(old)
-        new = copy.deepcopy(old)
+        new = json_copy(old)
         finalizers = [
             f
             for f in new["metadata"].get("finalizers") or []
@@ -322,6 +322,7 @@ class Store(StoreCore):
         ]
         new["metadata"]["finalizers"] = finalizers
         self._objects.pop(cr_key, None)
+        self._sorted_keys.pop(cr_key, None)
         self._write(rt, CRDS_KEY, new, old, dry_run=False)
         self._registry.remove_crd(name)
         self._hub.end_key(cr_key)

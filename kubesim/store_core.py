@@ -6,7 +6,7 @@ verbs on top of it. Pure rules live in ``meta.py`` and ``store_kinds.py``.
 
 from __future__ import annotations
 
-import copy
+import bisect
 import importlib
 import json
 import logging
@@ -21,6 +21,7 @@ from kubesim.meta import (
     ResourceTypeLike,
     generate_name,
     immutable_causes,
+    json_copy,
     mark_deleting,
     new_finalizer_causes,
     owner_reference_causes,
@@ -83,6 +84,9 @@ class StoreCore:
         """An empty store."""
         self._registry = registry
         self._objects: dict[StorageKey, dict[ObjectKey, dict[str, Any]]] = {}
+        # Sorted object keys per storage key, rebuilt only when a bucket gains or loses a key,
+        # so LIST and WATCH need no sort per request and a namespace is a bisected slice.
+        self._sorted_keys: dict[StorageKey, list[ObjectKey]] = {}
         self._rv = 0
         self._hub = WatchHub(history_window=history_window)
         self._listeners: list[Listener] = []
@@ -96,7 +100,7 @@ class StoreCore:
         group, plural = storage_key(rt)
         ns = (namespace or "") if rt.namespaced else ""
         found = self._applied.get((group, plural, ns, name, field_manager))
-        return copy.deepcopy(found) if found is not None else None
+        return json_copy(found) if found is not None else None
 
     def set_last_applied(
         self,
@@ -109,7 +113,7 @@ class StoreCore:
         """Remember ``applied`` as ``field_manager``'s configuration (forgotten on deletion)."""
         group, plural = storage_key(rt)
         ns = (namespace or "") if rt.namespaced else ""
-        self._applied[(group, plural, ns, name, field_manager)] = copy.deepcopy(applied)
+        self._applied[(group, plural, ns, name, field_manager)] = json_copy(applied)
 
     # ------------------------------------------------------------ state file
 
@@ -138,6 +142,7 @@ class StoreCore:
         """
         state = json.loads(Path(path).read_text(encoding="utf-8"))
         self._objects = {}
+        self._sorted_keys = {}
         for entry in state["objects"]:
             obj = entry["object"]
             meta = obj.get("metadata") or {}
@@ -155,6 +160,22 @@ class StoreCore:
                 self._registry.add_crd(with_type_meta(crd_rt, crd))
 
     # -------------------------------------------------------------- internals
+
+    def _keys_in_order(self, key: StorageKey, namespace: str | None) -> list[ObjectKey]:
+        """The bucket's object keys sorted by (namespace, name); only ``namespace``'s when given."""
+        bucket = self._objects.get(key)
+        if not bucket:
+            return []
+        ordered = self._sorted_keys.get(key)
+        if ordered is None or len(ordered) != len(bucket):
+            ordered = sorted(bucket)
+            self._sorted_keys[key] = ordered
+        if not namespace:
+            return ordered
+        # Every (namespace, name) sorts after (namespace,) and before (namespace + "\0",).
+        start = bisect.bisect_left(ordered, (namespace,))
+        end = bisect.bisect_left(ordered, (namespace + "\0",), lo=start)
+        return ordered[start:end]
 
     def _kind(self, key: StorageKey) -> ResourceTypeLike:
         fallback = store_kinds.NAMESPACE_KIND if key == NAMESPACES_KEY else store_kinds.CRD_KIND
@@ -261,7 +282,7 @@ class StoreCore:
             meta.pop("finalizers", None)
         if rt.has_status:
             if "status" in old:
-                body["status"] = copy.deepcopy(old["status"])
+                body["status"] = json_copy(old["status"])
             else:
                 body.pop("status", None)
         return body
@@ -275,7 +296,7 @@ class StoreCore:
                 group="", plural="namespaces", name=name, why="this namespace may not be deleted"
             )
         if not old["metadata"].get("deletionTimestamp"):
-            new = copy.deepcopy(old)
+            new = json_copy(old)
             mark_deleting(new["metadata"])
             new.setdefault("status", {})["phase"] = "Terminating"
             return with_type_meta(rt, self._write(rt, NAMESPACES_KEY, new, old, dry_run=dry_run))
@@ -336,12 +357,16 @@ class StoreCore:
         bucket = self._objects.setdefault(key, {})
         if event_type == "DELETED":
             bucket.pop(object_key, None)
-            self._applied = {
-                k: v
-                for k, v in self._applied.items()
-                if (k[0], k[1], k[2], k[3]) != (*key, *object_key)
-            }
+            self._sorted_keys.pop(key, None)
+            if self._applied:
+                self._applied = {
+                    k: v
+                    for k, v in self._applied.items()
+                    if (k[0], k[1], k[2], k[3]) != (*key, *object_key)
+                }
         else:
+            if object_key not in bucket:
+                self._sorted_keys.pop(key, None)
             bucket[object_key] = new
         self._hub.record(HistoryEntry(self._rv, event_type, key, new, old))
         if self._listeners:

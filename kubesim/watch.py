@@ -8,14 +8,13 @@ bounded history (so a watch can start from an older resourceVersion) and hands i
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubesim import errors
-from kubesim.meta import ResourceTypeLike, with_type_meta
+from kubesim.meta import ResourceTypeLike, json_copy, with_type_meta
 
 StorageKey = tuple[str, str]
 WatchEvent = dict[str, Any]
@@ -47,6 +46,29 @@ class Event:
     old: dict[str, Any] | None
 
 
+class SharedEvent(dict[str, Any]):
+    """A watch event queued to every watch that sees the same change; encoded at most once."""
+
+    __slots__ = ("line",)
+
+    def __init__(self, event_type: str, obj: dict[str, Any]) -> None:
+        """``{"type": event_type, "object": obj}``."""
+        super().__init__(type=event_type, object=obj)
+        self.line: bytes | None = None
+
+
+def event_line(event: WatchEvent, encode: Callable[[Any], bytes]) -> bytes:
+    """``encode(event)`` plus a newline: one line of a watch stream.
+
+    A :class:`SharedEvent` is encoded once and the bytes are reused by every watch stream.
+    """
+    if isinstance(event, SharedEvent):
+        if event.line is None:
+            event.line = encode(event) + b"\n"
+        return event.line
+    return encode(event) + b"\n"
+
+
 @dataclass(frozen=True)
 class HistoryEntry:
     """One retained change: stored (TypeMeta-less) object states and the RV of the write."""
@@ -56,6 +78,20 @@ class HistoryEntry:
     key: StorageKey
     obj: dict[str, Any]
     old: dict[str, Any] | None
+    # Served events built from this change, shared by every watch that receives the same one:
+    # (event type, apiVersion, kind) → event. Fan-out then copies an object once, not per watch.
+    served: dict[tuple[str, str, str], SharedEvent] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def event(self, event_type: str, rt: ResourceTypeLike) -> WatchEvent:
+        """The ``event_type`` event of ``obj`` as served through ``rt`` (built once, then shared)."""
+        cache_key = (event_type, rt.api_version, rt.kind)
+        found = self.served.get(cache_key)
+        if found is None:
+            found = SharedEvent(event_type, with_type_meta(rt, self.obj))
+            self.served[cache_key] = found
+        return found
 
 
 def object_matches(
@@ -93,6 +129,9 @@ def bookmark_event(
 class Watch:
     """One open watch: events are ``{"type", "object"}`` dicts in ``queue``; ``None`` ends it.
 
+    Events of a change are shared by all the watches that receive them: consumers must treat
+    queued events as read-only (serialize or copy them, never mutate).
+
     ``start_rv`` is the store's resourceVersion when the watch was opened (the RV of the
     initial-events bookmark of a streaming list).
     """
@@ -116,6 +155,13 @@ class Watch:
             self.hub.detach(self)
         self.queue.put_nowait(None)
 
+    def take_ready(self, limit: int = 512) -> list[WatchEvent | None]:
+        """Up to ``limit`` events already queued, without waiting (a stream writes them at once)."""
+        ready: list[WatchEvent | None] = []
+        while len(ready) < limit and not self.queue.empty():
+            ready.append(self.queue.get_nowait())
+        return ready
+
     def offer(self, entry: HistoryEntry) -> None:
         """Queue the event this change means for the watch, if any (selector transitions)."""
         if self.closed:
@@ -126,17 +172,17 @@ class Watch:
 
     def translate(self, entry: HistoryEntry) -> WatchEvent | None:
         """ADDED/MODIFIED/DELETED as seen through this watch's scope, or None when invisible."""
-        now_in = entry.type != "DELETED" and self._in_scope(entry.obj)
-        was_in = self._in_scope(entry.old)
         if entry.type == "DELETED":
-            return self._event("DELETED", entry.obj) if self._in_scope(entry.obj) else None
+            return entry.event("DELETED", self.rt) if self._in_scope(entry.obj) else None
+        now_in = self._in_scope(entry.obj)
+        was_in = self._in_scope(entry.old)
         if now_in and was_in:
-            return self._event("MODIFIED", entry.obj)
+            return entry.event("MODIFIED", self.rt)
         if now_in:
-            return self._event("ADDED", entry.obj)
+            return entry.event("ADDED", self.rt)
         if was_in:
             # Stopped matching: the last matching state, stamped with the RV of this change.
-            last = copy.deepcopy(entry.old) if entry.old is not None else {}
+            last = json_copy(entry.old) if entry.old is not None else {}
             last.setdefault("metadata", {})["resourceVersion"] = str(entry.rv)
             return self._event("DELETED", last)
         return None

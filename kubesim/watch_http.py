@@ -1,0 +1,208 @@
+"""WATCH over HTTP (§4.3): a chunked 200 with one compact JSON event per line, flushed per event.
+
+Start points (``resourceVersion``), the 410 ERROR event inside a 200, streaming lists with the
+``k8s.io/initial-events-end`` bookmark, Table events and ``timeoutSeconds`` are handled here; the
+store's :class:`~kubesim.watch.Watch` does the selector transitions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from kubesim import discovery, errors, request
+from kubesim.errors import StatusError
+from kubesim.request import ListOptions
+from kubesim.resources import ResourceType
+from kubesim.responses import dumps
+from kubesim.selectors import FieldSelector, LabelSelector
+from kubesim.watch import Watch, bookmark_event
+
+if TYPE_CHECKING:
+    from kubesim.server import KubeSimServer
+
+log = logging.getLogger("kubesim.watch_http")
+
+
+def start_point(options: ListOptions, current: int) -> tuple[int | None, bool]:
+    """``(since_rv for the store, whether to send initial events)`` of a watch request.
+
+    RV unset/0 → synthetic ADDED for the current objects; N → the changes after N. A streaming
+    list (``sendInitialEvents=true``) always starts with the current objects.
+    """
+    wanted = request.parse_resource_version(options.resource_version)
+    if options.send_initial_events:
+        return None, True
+    if options.send_initial_events is False:
+        return (wanted if wanted else current), False
+    if not wanted:
+        return None, True
+    if wanted > current:
+        raise errors.timeout(
+            f"Too large resource version: {wanted}, current: {current}",
+            cause_reason="ResourceVersionTooLarge",
+        )
+    return wanted, False
+
+
+class TableRenderer:
+    """Turns watch events into one-row Table events when the client asked for ``as=Table``."""
+
+    def __init__(self, rt: ResourceType, *, include_object: str) -> None:
+        """Render rows of ``rt``; the first row carries the column definitions."""
+        self._rt = rt
+        self._include_object = include_object
+        self._first = True
+
+    def render(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The event with its object replaced by a Table (bookmarks and errors pass through)."""
+        if event["type"] in ("BOOKMARK", "ERROR"):
+            return event
+        obj = event["object"]
+        table = discovery.to_table(
+            self._rt,
+            [obj],
+            include_object=self._include_object,
+            list_meta={"resourceVersion": str(obj.get("metadata", {}).get("resourceVersion", ""))},
+            with_columns=self._first,
+        )
+        self._first = False
+        return {"type": event["type"], "object": table}
+
+
+async def serve_watch(
+    sim: KubeSimServer,
+    req: web.Request,
+    *,
+    rt: ResourceType,
+    namespace: str | None,
+    options: ListOptions,
+    labels: LabelSelector | None,
+    fields: FieldSelector | None,
+) -> web.StreamResponse:
+    """Open a store watch and stream it until timeout, client disconnect or server shutdown."""
+    current = sim.store.resource_version
+    since_rv, _initial = start_point(options, current)
+    expired: StatusError | None = None
+    watch: Watch | None = None
+    try:
+        watch = sim.store.watch(
+            rt, namespace, since_rv=since_rv, label_selector=labels, field_selector=fields
+        )
+    except StatusError as err:
+        if err.code != 410:
+            raise
+        expired = err
+    # Counted before any await: later queue entries are live changes, not the initial snapshot.
+    initial_count = watch.queue.qsize() if watch is not None else 0
+    response = web.StreamResponse(status=200)
+    response.headers["Content-Type"] = "application/json"
+    response.enable_chunked_encoding()
+    await response.prepare(req)
+    sim.record(req, response)
+    if expired is not None:
+        await response.write(dumps({"type": "ERROR", "object": expired.to_status()}) + b"\n")
+        await response.write_eof()
+        return response
+    assert watch is not None
+    renderer = (
+        TableRenderer(rt, include_object=req.query.get("includeObject", "Metadata"))
+        if request.wants_table(req.headers.get("Accept"))
+        else None
+    )
+    timeout = (
+        float(options.timeout_seconds)
+        if options.timeout_seconds
+        else sim.options.watch_timeout_seconds
+    )
+    sim.open_watches += 1
+    try:
+        async with asyncio.timeout(timeout):
+            await _pump(
+                watch,
+                response,
+                renderer=renderer,
+                closing=sim.closing,
+                initial_count=initial_count,
+                initial_end=(
+                    bookmark_event(rt, watch.start_rv, initial_events_end=True)
+                    if options.send_initial_events and options.allow_bookmarks
+                    else None
+                ),
+                bookmark=(lambda: sim.store.bookmark(rt)) if options.allow_bookmarks else None,
+                bookmark_interval=sim.options.bookmark_interval_seconds,
+            )
+    except TimeoutError:
+        pass
+    except ConnectionError:
+        return response
+    except Exception as exc:
+        # Headers are sent: the failure can only be reported inside the stream.
+        log.exception("watch stream of %s failed", rt.group_resource)
+        failure = errors.internal_error(f"{type(exc).__name__}: {exc}")
+        with contextlib.suppress(ConnectionError):
+            await response.write(dumps({"type": "ERROR", "object": failure.to_status()}) + b"\n")
+    finally:
+        sim.open_watches -= 1
+        watch.close()
+    with contextlib.suppress(ConnectionError):
+        await response.write_eof()
+    return response
+
+
+async def _pump(
+    watch: Watch,
+    response: web.StreamResponse,
+    *,
+    renderer: TableRenderer | None,
+    closing: asyncio.Event,
+    initial_count: int,
+    initial_end: dict[str, Any] | None,
+    bookmark: Callable[[], dict[str, Any]] | None,
+    bookmark_interval: float,
+) -> None:
+    """Copy events from the watch queue to the response until the watch or the server ends.
+
+    With ``bookmark`` set, an idle stream gets a BOOKMARK every ``bookmark_interval`` seconds
+    (only when the queue is empty, so every change up to the bookmark's RV has been sent).
+    """
+    pending_initial = initial_count
+    if initial_end is not None and pending_initial == 0:
+        await response.write(dumps(initial_end) + b"\n")
+        initial_end = None
+    closing_wait: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
+    getter: asyncio.Future[Any] | None = None
+    try:
+        while True:
+            if getter is None:
+                getter = asyncio.ensure_future(watch.queue.get())
+            done, _ = await asyncio.wait(
+                {getter, closing_wait},
+                return_when=asyncio.FIRST_COMPLETED,
+                timeout=bookmark_interval if bookmark is not None else None,
+            )
+            if closing_wait in done:
+                return
+            if getter not in done:
+                if bookmark is not None and initial_end is None:
+                    await response.write(dumps(bookmark()) + b"\n")
+                continue
+            event, getter = getter.result(), None
+            if event is None:
+                return
+            line = renderer.render(event) if renderer is not None else event
+            await response.write(dumps(line) + b"\n")
+            if initial_end is not None:
+                pending_initial -= 1
+                if pending_initial == 0:
+                    await response.write(dumps(initial_end) + b"\n")
+                    initial_end = None
+    finally:
+        closing_wait.cancel()
+        if getter is not None:
+            getter.cancel()
