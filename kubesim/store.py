@@ -322,7 +322,7 @@ class Store(StoreCore):
         ]
         new["metadata"]["finalizers"] = finalizers
         self._objects.pop(cr_key, None)
-        self._sorted_keys.pop(cr_key, None)
+        self._sorted_keys.invalidate(cr_key)
         self._write(rt, CRDS_KEY, new, old, dry_run=False)
         self._registry.remove_crd(name)
         self._hub.end_key(cr_key)

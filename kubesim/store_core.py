@@ -6,7 +6,6 @@ verbs on top of it. Pure rules live in ``meta.py`` and ``store_kinds.py``.
 
 from __future__ import annotations
 
-import bisect
 import importlib
 import json
 import logging
@@ -28,6 +27,7 @@ from kubesim.meta import (
     strip_type_meta,
     with_type_meta,
 )
+from kubesim.store_index import SortedKeys
 from kubesim.store_kinds import CRDS_KEY, NAMESPACES_KEY
 from kubesim.watch import Event, HistoryEntry, StorageKey, WatchHub
 
@@ -84,9 +84,7 @@ class StoreCore:
         """An empty store."""
         self._registry = registry
         self._objects: dict[StorageKey, dict[ObjectKey, dict[str, Any]]] = {}
-        # Sorted object keys per storage key, rebuilt only when a bucket gains or loses a key,
-        # so LIST and WATCH need no sort per request and a namespace is a bisected slice.
-        self._sorted_keys: dict[StorageKey, list[ObjectKey]] = {}
+        self._sorted_keys = SortedKeys()
         self._rv = 0
         self._hub = WatchHub(history_window=history_window)
         self._listeners: list[Listener] = []
@@ -142,7 +140,7 @@ class StoreCore:
         """
         state = json.loads(Path(path).read_text(encoding="utf-8"))
         self._objects = {}
-        self._sorted_keys = {}
+        self._sorted_keys.clear()
         for entry in state["objects"]:
             obj = entry["object"]
             meta = obj.get("metadata") or {}
@@ -163,19 +161,7 @@ class StoreCore:
 
     def _keys_in_order(self, key: StorageKey, namespace: str | None) -> list[ObjectKey]:
         """The bucket's object keys sorted by (namespace, name); only ``namespace``'s when given."""
-        bucket = self._objects.get(key)
-        if not bucket:
-            return []
-        ordered = self._sorted_keys.get(key)
-        if ordered is None or len(ordered) != len(bucket):
-            ordered = sorted(bucket)
-            self._sorted_keys[key] = ordered
-        if not namespace:
-            return ordered
-        # Every (namespace, name) sorts after (namespace,) and before (namespace + "\0",).
-        start = bisect.bisect_left(ordered, (namespace,))
-        end = bisect.bisect_left(ordered, (namespace + "\0",), lo=start)
-        return ordered[start:end]
+        return self._sorted_keys.in_order(key, self._objects.get(key, {}), namespace)
 
     def _kind(self, key: StorageKey) -> ResourceTypeLike:
         fallback = store_kinds.NAMESPACE_KIND if key == NAMESPACES_KEY else store_kinds.CRD_KIND
@@ -357,7 +343,7 @@ class StoreCore:
         bucket = self._objects.setdefault(key, {})
         if event_type == "DELETED":
             bucket.pop(object_key, None)
-            self._sorted_keys.pop(key, None)
+            self._sorted_keys.invalidate(key)
             if self._applied:
                 self._applied = {
                     k: v
@@ -366,7 +352,7 @@ class StoreCore:
                 }
         else:
             if object_key not in bucket:
-                self._sorted_keys.pop(key, None)
+                self._sorted_keys.invalidate(key)
             bucket[object_key] = new
         self._hub.record(HistoryEntry(self._rv, event_type, key, new, old))
         if self._listeners:
