@@ -1,0 +1,266 @@
+"""The few Elasticsearch API calls the operator makes, behind a protocol so tests can fake the server.
+
+Errors are translated into two types: :class:`ElasticsearchUnavailable` when the cluster cannot answer
+(connection refused, TLS failure, timeout, 502/503/504) — callers report it as "not reachable" and
+retry — and :class:`ElasticsearchError` when it answered with an error (bad credentials, bad request).
+"""
+
+from __future__ import annotations
+
+import base64
+import ssl
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Protocol
+
+import aiohttp
+
+DEFAULT_TIMEOUT_SECONDS = 10.0
+UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
+
+
+class ElasticsearchUnavailable(Exception):  # noqa: N818 - the name the controllers use
+    """The cluster did not answer (network, TLS, timeout, or a gateway/unavailable status)."""
+
+
+class ElasticsearchError(Exception):
+    """The cluster answered with an error status."""
+
+    def __init__(self, status: int, body: str) -> None:
+        """Record the HTTP status and (truncated) body."""
+        super().__init__(f"Elasticsearch answered {status}: {body[:500]}")
+        self.status = status
+        self.body = body
+
+
+@dataclass(frozen=True)
+class ClusterHealth:
+    """The answer of ``GET /_cluster/health``."""
+
+    status: str
+    number_of_nodes: int
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A created API key (``encoded`` is ``base64(id:api_key)``, the Authorization credential)."""
+
+    id: str
+    name: str
+    api_key: str
+    encoded: str
+
+
+@dataclass(frozen=True)
+class FileSettingsState:
+    """The file-based settings version the cluster applied (None when it reports none) and errors."""
+
+    version: int | None
+    errors: Mapping[str, Any] | None = None
+
+
+class ElasticsearchApi(Protocol):
+    """The Elasticsearch calls the operator makes."""
+
+    async def cluster_health(self) -> ClusterHealth:
+        """Return the cluster's health."""
+        ...
+
+    async def get_license(self) -> dict[str, Any]:
+        """Return the current license (the ``license`` object of ``GET /_license``)."""
+        ...
+
+    async def start_trial(self) -> dict[str, Any]:
+        """Start the cluster's self-generated trial; return the answer."""
+        ...
+
+    async def put_license(self, license_: Mapping[str, Any]) -> dict[str, Any]:
+        """Install ``license_`` (an Elasticsearch license object); return the answer."""
+        ...
+
+    async def create_api_key(
+        self,
+        *,
+        name: str,
+        role_descriptors: Mapping[str, Any],
+        expiration: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> ApiKey:
+        """Create an API key."""
+        ...
+
+    async def invalidate_api_key(self, *, ids: Sequence[str] = (), name: str | None = None) -> int:
+        """Invalidate API keys by id or name; return how many were invalidated."""
+        ...
+
+    async def file_settings_state(self) -> FileSettingsState:
+        """Return the file-based settings state the cluster reports."""
+        ...
+
+
+ElasticsearchClient = ElasticsearchApi
+"""The name ``docs/engine.md`` uses for the port."""
+
+
+def tls_context(ca_pem: bytes | None, *, check_hostname: bool = True) -> ssl.SSLContext:
+    """Return a client TLS context trusting only ``ca_pem`` (system CAs when None)."""
+    if ca_pem is None:
+        return ssl.create_default_context()
+    context = ssl.create_default_context(cadata=ca_pem.decode())
+    context.check_hostname = check_hostname
+    return context
+
+
+class AiohttpElasticsearchClient:
+    """:class:`ElasticsearchApi` over aiohttp: basic auth, a private CA, timeouts."""
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        username: str,
+        password: str,
+        ca_pem: bytes | None = None,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        check_hostname: bool = True,
+    ) -> None:
+        """Prepare a client for ``url`` (``https://<es>-es-internal-http.<ns>.svc:9200``)."""
+        self._url = url.rstrip("/")
+        credentials = base64.b64encode(f"{username}:{password}".encode()).decode()
+        self._headers = {"Authorization": f"Basic {credentials}"}
+        self._ssl: ssl.SSLContext | bool = (
+            tls_context(ca_pem, check_hostname=check_hostname) if url.startswith("https") else False
+        )
+        self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> AiohttpElasticsearchClient:
+        """Open the HTTP session."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Close the HTTP session."""
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the HTTP session (a later call opens a new one)."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _session_for_call(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(headers=self._headers, timeout=self._timeout)
+        return self._session
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        try:
+            async with self._session_for_call().request(
+                method, f"{self._url}{path}", params=params, json=body, ssl=self._ssl
+            ) as response:
+                text = await response.text()
+                if response.status in UNAVAILABLE_STATUSES:
+                    raise ElasticsearchUnavailable(
+                        f"{method} {path}: Elasticsearch answered {response.status}"
+                    )
+                if response.status >= 400:
+                    raise ElasticsearchError(response.status, text)
+                try:
+                    payload = await response.json(content_type=None)
+                except ValueError as error:
+                    raise ElasticsearchError(response.status, text) from error
+        except (TimeoutError, aiohttp.ClientError, ssl.SSLError, OSError) as error:
+            raise ElasticsearchUnavailable(f"{method} {path}: {error!r}") from error
+        return payload if isinstance(payload, dict) else {"value": payload}
+
+    async def cluster_health(self) -> ClusterHealth:
+        """Return the cluster's health."""
+        payload = await self._request("GET", "/_cluster/health")
+        return ClusterHealth(
+            status=str(payload.get("status", "unknown")),
+            number_of_nodes=int(payload.get("number_of_nodes", 0)),
+            raw=payload,
+        )
+
+    async def get_license(self) -> dict[str, Any]:
+        """Return the current license object."""
+        payload = await self._request("GET", "/_license")
+        license_ = payload.get("license")
+        return dict(license_) if isinstance(license_, dict) else {}
+
+    async def start_trial(self) -> dict[str, Any]:
+        """Start the cluster's self-generated trial (acknowledged)."""
+        return await self._request("POST", "/_license/start_trial", params={"acknowledge": "true"})
+
+    async def put_license(self, license_: Mapping[str, Any]) -> dict[str, Any]:
+        """Install ``license_`` (acknowledged)."""
+        return await self._request(
+            "PUT",
+            "/_license",
+            params={"acknowledge": "true"},
+            body={"licenses": [dict(license_)]},
+        )
+
+    async def create_api_key(
+        self,
+        *,
+        name: str,
+        role_descriptors: Mapping[str, Any],
+        expiration: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> ApiKey:
+        """Create an API key."""
+        body: dict[str, Any] = {"name": name, "role_descriptors": dict(role_descriptors)}
+        if expiration is not None:
+            body["expiration"] = expiration
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        payload = await self._request("POST", "/_security/api_key", body=body)
+        key_id = str(payload.get("id", ""))
+        secret = str(payload.get("api_key", ""))
+        encoded = str(
+            payload.get("encoded") or base64.b64encode(f"{key_id}:{secret}".encode()).decode()
+        )
+        return ApiKey(
+            id=key_id, name=str(payload.get("name", name)), api_key=secret, encoded=encoded
+        )
+
+    async def invalidate_api_key(self, *, ids: Sequence[str] = (), name: str | None = None) -> int:
+        """Invalidate API keys by id or name; return how many were invalidated."""
+        body: dict[str, Any] = {}
+        if ids:
+            body["ids"] = list(ids)
+        if name is not None:
+            body["name"] = name
+        payload = await self._request("DELETE", "/_security/api_key", body=body)
+        return len(payload.get("invalidated_api_keys") or [])
+
+    async def file_settings_state(self) -> FileSettingsState:
+        """Return the file-based settings version and errors from the cluster state."""
+        payload = await self._request(
+            "GET",
+            "/_cluster/state/metadata",
+            params={"filter_path": "metadata.reserved_state.file_settings"},
+        )
+        file_settings = (
+            ((payload.get("metadata") or {}).get("reserved_state") or {}).get("file_settings")
+        ) or {}
+        version = file_settings.get("version")
+        return FileSettingsState(
+            version=int(version) if version is not None else None,
+            errors=file_settings.get("errors"),
+        )

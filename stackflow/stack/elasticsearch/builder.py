@@ -1,0 +1,299 @@
+"""Desired state of an Elasticsearch cluster: every child manifest, in the order to apply them.
+
+``desired_children`` is pure apart from the injected randomness (``random_password``, and fresh keys
+and salts when nothing reusable exists): given the cluster, its current children and the clock it
+returns the full list of manifests. Passwords, certificates and password hashes found in ``existing``
+are kept, so building twice from the output of the first build returns identical manifests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from stackflow.stack.certificates import CertificateSettings
+from stackflow.stack.elasticsearch import names
+from stackflow.stack.elasticsearch.config import (
+    HTTP_PORT,
+    TRANSPORT_PORT,
+    is_master_eligible,
+    operator_settings,
+    render_elasticsearch_yml,
+)
+from stackflow.stack.elasticsearch.context import BuildContext, ExistingObjects
+from stackflow.stack.elasticsearch.pods import content_hash, headless_service, statefulset_manifest
+from stackflow.stack.elasticsearch.scripts import scripts_data
+from stackflow.stack.elasticsearch.tls import (
+    http_secrets,
+    node_transport_certs_secret,
+    transport_ca,
+    transport_ca_secrets,
+)
+from stackflow.stack.elasticsearch.users import user_secrets
+from stackflow.stack.elasticsearch.version import parse_version
+from stackflow.stack.labels import (
+    ES_CLUSTER_NAME_LABEL,
+    ES_CLUSTER_UUID_ANNOTATION,
+    SOFT_OWNER_KIND_LABEL,
+    WATCHED_LABEL,
+    node_role_label,
+)
+from stackflow.stack.objects import Manifest, deep_merge, encode_secret_data, merge_named_lists
+
+FILE_SETTINGS_COMPATIBILITY = "8.6.1"
+_EMPTY_FILE_SETTINGS_STATE: dict[str, Any] = {
+    "cluster_settings": {},
+    "snapshot_repositories": {},
+    "slm": {},
+    "role_mappings": {},
+    "ilm": {},
+    "ingest_pipelines": {},
+    "index_templates": {"component_templates": {}, "composable_index_templates": {}},
+}
+
+
+def node_sets(es: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Return the cluster's node sets in spec order."""
+    return list((es.get("spec") or {}).get("nodeSets") or [])
+
+
+def _service(
+    context: BuildContext,
+    name: str,
+    *,
+    default_spec: dict[str, Any],
+    template: Mapping[str, Any] | None,
+) -> Manifest:
+    """Return a Service: the operator's defaults with the user's service template merged over them."""
+    template = template or {}
+    user_metadata: Mapping[str, Any] = template.get("metadata") or {}
+    user_spec: dict[str, Any] = dict(template.get("spec") or {})
+    ports = merge_named_lists(default_spec["ports"], list(user_spec.pop("ports", None) or []))
+    spec = deep_merge(default_spec, user_spec)
+    spec["ports"] = ports
+    labels = {**(user_metadata.get("labels") or {}), WATCHED_LABEL: "true"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": context.metadata(
+            name, labels=labels, annotations=user_metadata.get("annotations")
+        ),
+        "spec": spec,
+    }
+
+
+def services(context: BuildContext) -> list[Manifest]:
+    """Return the HTTP, internal HTTP and transport Services."""
+    selector = {ES_CLUSTER_NAME_LABEL: context.name}
+    http_port = {
+        "name": context.http_scheme,
+        "port": HTTP_PORT,
+        "protocol": "TCP",
+        "targetPort": HTTP_PORT,
+    }
+
+    def http_spec() -> dict[str, Any]:
+        return {
+            "type": "ClusterIP",
+            "selector": dict(selector),
+            "publishNotReadyAddresses": False,
+            "ports": [dict(http_port)],
+        }
+
+    transport_spec = {
+        "type": "ClusterIP",
+        "clusterIP": "None",
+        "selector": dict(selector),
+        "publishNotReadyAddresses": False,
+        "ports": [
+            {
+                "name": "tls-transport",
+                "port": TRANSPORT_PORT,
+                "protocol": "TCP",
+                "targetPort": TRANSPORT_PORT,
+            }
+        ],
+    }
+    spec = context.spec
+    return [
+        _service(
+            context,
+            names.http_service_name(context.name),
+            default_spec=http_spec(),
+            template=(spec.get("http") or {}).get("service"),
+        ),
+        _service(
+            context,
+            names.internal_http_service_name(context.name),
+            default_spec=http_spec(),
+            template=None,
+        ),
+        _service(
+            context,
+            names.transport_service_name(context.name),
+            default_spec=transport_spec,
+            template=(spec.get("transport") or {}).get("service"),
+        ),
+    ]
+
+
+def initial_master_nodes(context: BuildContext) -> list[str]:
+    """Return the master-eligible pod names to bootstrap a new cluster; none once it has a UUID."""
+    annotations = context.es["metadata"].get("annotations") or {}
+    if annotations.get(ES_CLUSTER_UUID_ANNOTATION):
+        return []
+    return [
+        names.pod_name(context.name, str(node_set["name"]), ordinal)
+        for node_set in node_sets(context.es)
+        if is_master_eligible(node_set.get("config"))
+        for ordinal in range(int(node_set.get("count", 0)))
+    ]
+
+
+def config_secret(context: BuildContext, node_set: Mapping[str, Any]) -> tuple[Manifest, str]:
+    """Return the node set's ``elasticsearch.yml`` Secret and the hash of its content."""
+    rendered = render_elasticsearch_yml(
+        operator=operator_settings(
+            es_name=context.name,
+            version=context.version,
+            http_tls=context.http_tls_enabled,
+            initial_master_nodes=initial_master_nodes(context),
+        ),
+        user_config=node_set.get("config"),
+    )
+    secret = context.secret(
+        names.config_secret_name(context.name, str(node_set["name"])),
+        encode_secret_data({"elasticsearch.yml": rendered}),
+    )
+    return secret, content_hash(rendered)
+
+
+def _config_map(context: BuildContext, name: str, data: Mapping[str, str]) -> Manifest:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": context.metadata(name, labels={WATCHED_LABEL: "true"}),
+        "data": dict(sorted(data.items())),
+    }
+
+
+def unicast_hosts(context: BuildContext) -> Manifest:
+    """Return the seed hosts ConfigMap: the transport address of every master pod with an IP.
+
+    Pods come from ``existing``; when no pod is known the current content is kept, so a build
+    without pods never empties the seed list of a running cluster.
+    """
+    name = names.unicast_hosts_configmap_name(context.name)
+    pods = [
+        obj
+        for (kind, _), obj in context.existing.items()
+        if kind == "Pod"
+        and (obj.get("metadata", {}).get("labels") or {}).get(ES_CLUSTER_NAME_LABEL) == context.name
+    ]
+    if not pods:
+        current = context.existing.get(("ConfigMap", name)) or {}
+        hosts = str((current.get("data") or {}).get("unicast_hosts.txt", ""))
+    else:
+        master_label = node_role_label("master")
+        addresses = sorted(
+            f"{pod['status']['podIP']}:{TRANSPORT_PORT}"
+            for pod in pods
+            if (pod.get("metadata", {}).get("labels") or {}).get(master_label) == "true"
+            and (pod.get("status") or {}).get("podIP")
+        )
+        hosts = "".join(f"{address}\n" for address in addresses)
+    return _config_map(context, name, {"unicast_hosts.txt": hosts})
+
+
+def file_settings_secret(context: BuildContext) -> Manifest:
+    """Return the file-settings Secret: the policy controller's when it owns it, else empty settings."""
+    name = names.file_settings_secret_name(context.name)
+    current = context.existing.get(("Secret", name))
+    current_labels = (current or {}).get("metadata", {}).get("labels") or {}
+    if current is not None and current_labels.get(SOFT_OWNER_KIND_LABEL) == "StackConfigPolicy":
+        return context.secret(name, dict(current.get("data") or {}), labels=dict(current_labels))
+    version = str(int(context.now.timestamp() * 1_000_000_000))
+    data = context.existing_secret_data(name)
+    with contextlib.suppress(KeyError, ValueError, TypeError):
+        version = str(json.loads(data["settings.json"])["metadata"]["version"])
+    settings = {
+        "metadata": {"version": version, "compatibility": FILE_SETTINGS_COMPATIBILITY},
+        "state": _EMPTY_FILE_SETTINGS_STATE,
+    }
+    return context.secret(
+        name, encode_secret_data({"settings.json": json.dumps(settings, sort_keys=True)})
+    )
+
+
+def pod_disruption_budget(context: BuildContext) -> Manifest | None:
+    """Return the ``<es>-es-default`` PDB: the user's, the default (maxUnavailable 1), or none for ``{}``."""
+    user = context.spec.get("podDisruptionBudget")
+    if user is not None and not any(user.values()):
+        return None
+    user = user or {}
+    user_metadata: Mapping[str, Any] = user.get("metadata") or {}
+    spec = dict(user.get("spec") or {"maxUnavailable": 1})
+    spec.setdefault("selector", {"matchLabels": {ES_CLUSTER_NAME_LABEL: context.name}})
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": context.metadata(
+            names.default_pdb_name(context.name),
+            labels=user_metadata.get("labels"),
+            annotations=user_metadata.get("annotations"),
+        ),
+        "spec": spec,
+    }
+
+
+def desired_children(
+    es: Mapping[str, Any],
+    *,
+    existing: ExistingObjects,
+    now: datetime,
+    random_password: Callable[[], str],
+    certificate_settings: CertificateSettings | None = None,
+) -> list[Manifest]:
+    """Return every child manifest of ``es``, in apply order.
+
+    ``existing`` maps ``(kind, name)`` to the current objects of the namespace (children, the
+    Secrets the spec references, and optionally the cluster's Pods for the seed hosts).
+    Raises ``ValueError`` when ``spec.version`` does not parse (validation reports it first).
+    """
+    context = BuildContext(
+        es=es,
+        version=parse_version(str((es.get("spec") or {}).get("version", ""))),
+        existing=existing,
+        now=now,
+        random_password=random_password,
+        certificate_settings=certificate_settings or CertificateSettings(),
+    )
+    children: list[Manifest] = [*services(context), *http_secrets(context)]
+    ca = transport_ca(context)
+    children += transport_ca_secrets(context, ca)
+    children += user_secrets(context)
+    children.append(file_settings_secret(context))
+    children.append(
+        _config_map(context, names.scripts_configmap_name(context.name), scripts_data())
+    )
+    children.append(unicast_hosts(context))
+    for node_set in node_sets(es):
+        node_set_name = str(node_set["name"])
+        secret, config_hash = config_secret(context, node_set)
+        pod_names = [
+            names.pod_name(context.name, node_set_name, ordinal)
+            for ordinal in range(int(node_set.get("count", 0)))
+        ]
+        children.append(secret)
+        children.append(
+            node_transport_certs_secret(context, ca=ca, node_set=node_set_name, pod_names=pod_names)
+        )
+        children.append(headless_service(context, node_set))
+        children.append(statefulset_manifest(context, node_set, config_hash=config_hash))
+    pdb = pod_disruption_budget(context)
+    if pdb is not None:
+        children.append(pdb)
+    return children

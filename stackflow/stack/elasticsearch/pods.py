@@ -1,0 +1,342 @@
+"""Per node set: the StatefulSet (pod template merged over operator defaults) and its headless Service."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from stackflow.stack.elasticsearch import names
+from stackflow.stack.elasticsearch.config import (
+    CONFIG_MOUNT_DIR,
+    DATA_DIR,
+    FILE_REALM_MOUNT_DIR,
+    FILE_SETTINGS_DIR,
+    HTTP_CERTS_DIR,
+    HTTP_PORT,
+    LOGS_DIR,
+    PROBE_USER_MOUNT_DIR,
+    SCRIPTS_MOUNT_DIR,
+    TRANSPORT_CERTS_DIR,
+    TRANSPORT_PORT,
+    UNICAST_HOSTS_MOUNT_DIR,
+    node_roles,
+)
+from stackflow.stack.elasticsearch.context import BuildContext
+from stackflow.stack.labels import (
+    ES_CONFIG_HASH_LABEL,
+    ES_HTTP_SCHEME_LABEL,
+    ES_STATEFULSET_NAME_LABEL,
+    ES_VERSION_LABEL,
+    TEMPLATE_HASH_LABEL,
+    es_cluster_labels,
+    es_statefulset_selector,
+    role_labels,
+)
+from stackflow.stack.naming import fnv32a
+from stackflow.stack.objects import Manifest, deep_merge, merge_named_lists
+
+ES_CONTAINER = "elasticsearch"
+DATA_VOLUME = "elasticsearch-data"
+DEFAULT_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch"
+DEFAULT_MEMORY = "2Gi"
+DEFAULT_STORAGE = "1Gi"
+CONFIG_LOCAL_DIR = "/mnt/elastic-internal/elasticsearch-config-local"
+_DELETE_POLICIES = {
+    "DeleteOnScaledownAndClusterDeletion": {"whenDeleted": "Delete", "whenScaled": "Delete"},
+    "DeleteOnScaledownOnly": {"whenDeleted": "Retain", "whenScaled": "Delete"},
+}
+
+
+def content_hash(value: object) -> str:
+    """Return a stable FNV-32a hash of a JSON-able value (for change-detection labels)."""
+    return str(fnv32a(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()))
+
+
+def _env(context: BuildContext, statefulset: str) -> list[dict[str, Any]]:
+    def field(name: str, path: str) -> dict[str, Any]:
+        return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
+
+    return [
+        field("POD_IP", "status.podIP"),
+        field("POD_NAME", "metadata.name"),
+        field("NODE_NAME", "spec.nodeName"),
+        field("NAMESPACE", "metadata.namespace"),
+        {"name": "PROBE_PASSWORD_PATH", "value": f"{PROBE_USER_MOUNT_DIR}/elastic-internal-probe"},
+        {"name": "PROBE_USERNAME", "value": "elastic-internal-probe"},
+        {"name": "READINESS_PROBE_PROTOCOL", "value": context.http_scheme},
+        {"name": "HEADLESS_SERVICE_NAME", "value": statefulset},
+        {"name": "NSS_SDB_USE_CACHE", "value": "no"},
+    ]
+
+
+def _volumes(
+    context: BuildContext, node_set: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return the operator's (volumes, volume mounts of the Elasticsearch container)."""
+    es = context.name
+
+    def secret(
+        volume: str, secret_name: str, mount: str, **extra: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        source: dict[str, Any] = {"secretName": secret_name, "optional": False, **extra}
+        return {"name": volume, "secret": source}, {
+            "name": volume,
+            "mountPath": mount,
+            "readOnly": True,
+        }
+
+    def config_map(
+        volume: str, name: str, mount: str, mode: int
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        source = {"name": name, "optional": False, "defaultMode": mode}
+        return {"name": volume, "configMap": source}, {
+            "name": volume,
+            "mountPath": mount,
+            "readOnly": True,
+        }
+
+    def empty(volume: str, mount: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {"name": volume, "emptyDir": {}}, {"name": volume, "mountPath": mount}
+
+    pairs = [
+        secret(
+            "elastic-internal-elasticsearch-config",
+            names.config_secret_name(es, node_set),
+            CONFIG_MOUNT_DIR,
+        ),
+        empty("elastic-internal-elasticsearch-config-local", CONFIG_LOCAL_DIR),
+        secret(
+            "elastic-internal-transport-certificates",
+            names.node_transport_certs_secret_name(es, node_set),
+            TRANSPORT_CERTS_DIR,
+        ),
+        config_map(
+            "elastic-internal-unicast-hosts",
+            names.unicast_hosts_configmap_name(es),
+            UNICAST_HOSTS_MOUNT_DIR,
+            0o644,
+        ),
+        config_map(
+            "elastic-internal-scripts", names.scripts_configmap_name(es), SCRIPTS_MOUNT_DIR, 0o755
+        ),
+        secret(
+            "elastic-internal-xpack-file-realm",
+            names.file_realm_secret_name(es),
+            FILE_REALM_MOUNT_DIR,
+        ),
+        secret(
+            "elastic-internal-probe-user",
+            names.internal_users_secret_name(es),
+            PROBE_USER_MOUNT_DIR,
+            items=[{"key": "elastic-internal-probe", "path": "elastic-internal-probe"}],
+        ),
+        secret(
+            "elasticsearch-file-settings", names.file_settings_secret_name(es), FILE_SETTINGS_DIR
+        ),
+        empty("elasticsearch-logs", LOGS_DIR),
+    ]
+    if context.http_tls_enabled:
+        pairs.append(
+            secret(
+                "elastic-internal-http-certificates",
+                names.http_certs_internal_secret_name(es),
+                HTTP_CERTS_DIR,
+            )
+        )
+    volumes = sorted((volume for volume, _ in pairs), key=lambda volume: str(volume["name"]))
+    mounts = sorted((mount for _, mount in pairs), key=lambda mount: str(mount["name"]))
+    mounts.append({"name": DATA_VOLUME, "mountPath": DATA_DIR})
+    return volumes, mounts
+
+
+def _merge_container(default: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge the user's container over the default; env, mounts and ports merge by name."""
+    merged = deep_merge(
+        default, {k: v for k, v in user.items() if k not in ("env", "volumeMounts", "ports")}
+    )
+    for key in ("env", "volumeMounts", "ports"):
+        merged[key] = merge_named_lists(default.get(key, []), list(user.get(key) or []))
+    return merged
+
+
+def _default_container(
+    context: BuildContext, node_set: Mapping[str, Any], statefulset: str
+) -> dict[str, Any]:
+    _, mounts = _volumes(context, str(node_set["name"]))
+    readiness_script = (
+        "readiness-port-script.sh"
+        if context.version.at_least(8, 2)
+        else "legacy-readiness-probe-script.sh"
+    )
+    return {
+        "name": ES_CONTAINER,
+        "image": context.spec.get("image") or f"{DEFAULT_IMAGE}:{context.spec['version']}",
+        "env": _env(context, statefulset),
+        "ports": [
+            {"name": context.http_scheme, "containerPort": HTTP_PORT, "protocol": "TCP"},
+            {"name": "transport", "containerPort": TRANSPORT_PORT, "protocol": "TCP"},
+        ],
+        "resources": {"requests": {"memory": DEFAULT_MEMORY}, "limits": {"memory": DEFAULT_MEMORY}},
+        "readinessProbe": {
+            "exec": {"command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/{readiness_script}"]},
+            "failureThreshold": 3,
+            "initialDelaySeconds": 10,
+            "periodSeconds": 5,
+            "successThreshold": 1,
+            "timeoutSeconds": 5,
+        },
+        "lifecycle": {
+            "preStop": {
+                "exec": {"command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/pre-stop-hook-script.sh"]}
+            }
+        },
+        "volumeMounts": mounts,
+    }
+
+
+def pod_labels(
+    context: BuildContext, node_set: Mapping[str, Any], statefulset: str
+) -> dict[str, str]:
+    """Return the operator labels of a node set's pods (§2), role booleans included."""
+    labels = es_cluster_labels(context.name)
+    labels[ES_STATEFULSET_NAME_LABEL] = statefulset
+    labels[ES_VERSION_LABEL] = str(context.spec["version"])
+    labels[ES_HTTP_SCHEME_LABEL] = context.http_scheme
+    labels.update(role_labels(node_roles(node_set.get("config"))))
+    return labels
+
+
+def pod_template(
+    context: BuildContext, node_set: Mapping[str, Any], *, config_hash: str
+) -> dict[str, Any]:
+    """Return the node set's pod template: the user's ``podTemplate`` merged over the defaults."""
+    statefulset = names.statefulset_name(context.name, str(node_set["name"]))
+    user: Mapping[str, Any] = node_set.get("podTemplate") or {}
+    user_metadata: Mapping[str, Any] = user.get("metadata") or {}
+    user_spec: Mapping[str, Any] = user.get("spec") or {}
+    volumes, _ = _volumes(context, str(node_set["name"]))
+    labels = dict(user_metadata.get("labels") or {})
+    labels.update(pod_labels(context, node_set, statefulset))
+    labels[ES_CONFIG_HASH_LABEL] = config_hash
+    container = _default_container(context, node_set, statefulset)
+    if node_set.get("resources"):
+        container["resources"] = copy.deepcopy(node_set["resources"])
+    user_containers = list(user_spec.get("containers") or [])
+    containers = [
+        _merge_container(
+            container, next((c for c in user_containers if c.get("name") == ES_CONTAINER), {})
+        )
+    ] + [copy.deepcopy(c) for c in user_containers if c.get("name") != ES_CONTAINER]
+    init = {
+        "name": "elastic-internal-init-filesystem",
+        "image": container["image"],
+        "command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/prepare-fs.sh"],
+        "env": _env(context, statefulset),
+        "volumeMounts": container["volumeMounts"],
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "50Mi"},
+            "limits": {"cpu": "100m", "memory": "50Mi"},
+        },
+    }
+    spec_defaults: dict[str, Any] = {
+        "securityContext": {"fsGroup": 1000},
+        "terminationGracePeriodSeconds": 180,
+        "automountServiceAccountToken": False,
+    }
+    spec = deep_merge(
+        spec_defaults,
+        {
+            k: v
+            for k, v in user_spec.items()
+            if k not in ("containers", "initContainers", "volumes")
+        },
+    )
+    spec["containers"] = containers
+    spec["initContainers"] = [init] + [
+        copy.deepcopy(c) for c in user_spec.get("initContainers") or []
+    ]
+    spec["volumes"] = merge_named_lists(volumes, list(user_spec.get("volumes") or []))
+    if context.spec.get("serviceAccountName") and "serviceAccountName" not in user_spec:
+        spec["serviceAccountName"] = context.spec["serviceAccountName"]
+    annotations = dict(user_metadata.get("annotations") or {})
+    annotations.setdefault("co.elastic.logs/module", "elasticsearch")
+    return {
+        "metadata": {
+            "labels": dict(sorted(labels.items())),
+            "annotations": dict(sorted(annotations.items())),
+        },
+        "spec": spec,
+    }
+
+
+def volume_claim_templates(node_set: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return the node set's claim templates, the default data claim unless the user replaced it."""
+    user = [copy.deepcopy(t) for t in node_set.get("volumeClaimTemplates") or []]
+    user_volumes = ((node_set.get("podTemplate") or {}).get("spec") or {}).get("volumes") or []
+    if user or any(v.get("name") == DATA_VOLUME for v in user_volumes):
+        return user
+    return [
+        {
+            "metadata": {"name": DATA_VOLUME},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": DEFAULT_STORAGE}},
+            },
+        }
+    ]
+
+
+def statefulset_manifest(
+    context: BuildContext, node_set: Mapping[str, Any], *, config_hash: str
+) -> Manifest:
+    """Return the node set's StatefulSet (replicas = count, OnDelete updates, template hash label)."""
+    name = names.statefulset_name(context.name, str(node_set["name"]))
+    template = pod_template(context, node_set, config_hash=config_hash)
+    spec: dict[str, Any] = {
+        "replicas": int(node_set.get("count", 0)),
+        "serviceName": name,
+        "selector": {"matchLabels": es_statefulset_selector(context.name, name)},
+        "podManagementPolicy": "Parallel",
+        "updateStrategy": {"type": "OnDelete"},
+        "template": template,
+        "volumeClaimTemplates": volume_claim_templates(node_set),
+        "persistentVolumeClaimRetentionPolicy": _DELETE_POLICIES.get(
+            str(context.spec.get("volumeClaimDeletePolicy", "")),
+            _DELETE_POLICIES["DeleteOnScaledownAndClusterDeletion"],
+        ),
+    }
+    if context.spec.get("revisionHistoryLimit") is not None:
+        spec["revisionHistoryLimit"] = context.spec["revisionHistoryLimit"]
+    labels = {k: v for k, v in template["metadata"]["labels"].items() if k != ES_CONFIG_HASH_LABEL}
+    labels[TEMPLATE_HASH_LABEL] = content_hash(spec)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": context.metadata(name, labels=labels),
+        "spec": spec,
+    }
+
+
+def headless_service(context: BuildContext, node_set: Mapping[str, Any]) -> Manifest:
+    """Return the node set's headless Service (publishes not-ready pods so nodes can discover each other)."""
+    name = names.statefulset_name(context.name, str(node_set["name"]))
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": context.metadata(name, labels={ES_STATEFULSET_NAME_LABEL: name}),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": es_statefulset_selector(context.name, name),
+            "ports": [
+                {
+                    "name": context.http_scheme,
+                    "port": HTTP_PORT,
+                    "protocol": "TCP",
+                    "targetPort": HTTP_PORT,
+                }
+            ],
+        },
+    }

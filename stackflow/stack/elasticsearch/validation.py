@@ -1,0 +1,106 @@
+"""The essentials of ECK's Elasticsearch webhook validation, as a pure function.
+
+Returns every problem as ``(field path, message)`` so a reconcile can report an ``InvalidSpec`` with
+all of them at once instead of failing on the first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from stackflow.stack.elasticsearch import names
+from stackflow.stack.elasticsearch.config import is_master_eligible
+from stackflow.stack.elasticsearch.version import is_supported, parse_version
+from stackflow.stack.naming import MAX_RESOURCE_NAME_LENGTH
+
+FieldError = tuple[str, str]
+NODE_SET_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9-]+$")
+MAX_NODE_SET_NAME_LENGTH = 23
+MAX_LABEL_VALUE_LENGTH = 63
+
+
+def _validate_name(es: Mapping[str, Any]) -> list[FieldError]:
+    name = str((es.get("metadata") or {}).get("name", ""))
+    if len(name) > MAX_RESOURCE_NAME_LENGTH:
+        return [
+            (
+                "metadata.name",
+                f"name exceeds maximum allowed length of {MAX_RESOURCE_NAME_LENGTH}",
+            )
+        ]
+    return []
+
+
+def _validate_version(spec: Mapping[str, Any]) -> list[FieldError]:
+    raw = spec.get("version")
+    if not raw:
+        return [("spec.version", "version is required")]
+    try:
+        version = parse_version(str(raw))
+    except ValueError as error:
+        return [("spec.version", str(error))]
+    if not is_supported(version):
+        return [("spec.version", f"unsupported version: {version} (supported: 7.17.0 to 9.x)")]
+    return []
+
+
+def _validate_node_set(es_name: str, index: int, node_set: Mapping[str, Any]) -> list[FieldError]:
+    path = f"spec.nodeSets[{index}]"
+    errors: list[FieldError] = []
+    name = str(node_set.get("name", ""))
+    if not NODE_SET_NAME_PATTERN.match(name):
+        errors.append((f"{path}.name", f"invalid node set name {name!r}: must match [a-zA-Z0-9-]+"))
+    elif len(name) > MAX_NODE_SET_NAME_LENGTH:
+        errors.append(
+            (f"{path}.name", f"node set name exceeds maximum length of {MAX_NODE_SET_NAME_LENGTH}")
+        )
+    count = node_set.get("count", 0)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        errors.append((f"{path}.count", "count must be a non-negative integer"))
+    elif name and count > 0:
+        longest_pod = names.pod_name(es_name, name, count - 1)
+        if len(longest_pod) > MAX_LABEL_VALUE_LENGTH:
+            errors.append(
+                (
+                    f"{path}.name",
+                    f"generated pod name {longest_pod!r} exceeds {MAX_LABEL_VALUE_LENGTH} characters",
+                )
+            )
+    config = node_set.get("config")
+    if config is not None and not isinstance(config, Mapping):
+        errors.append((f"{path}.config", "config must be a map of settings"))
+    return errors
+
+
+def validate_elasticsearch(es: Mapping[str, Any]) -> list[FieldError]:
+    """Return the spec's problems as ``(field, message)``; empty when the cluster is valid."""
+    spec: Mapping[str, Any] = es.get("spec") or {}
+    es_name = str((es.get("metadata") or {}).get("name", ""))
+    errors = _validate_name(es) + _validate_version(spec)
+    node_sets = spec.get("nodeSets") or []
+    if not node_sets:
+        errors.append(("spec.nodeSets", "at least one node set is required"))
+    seen: set[str] = set()
+    for index, node_set in enumerate(node_sets):
+        errors += _validate_node_set(es_name, index, node_set)
+        name = str(node_set.get("name", ""))
+        if name in seen:
+            errors.append((f"spec.nodeSets[{index}].name", f"duplicate node set name {name!r}"))
+        seen.add(name)
+    total = sum(
+        node_set.get("count", 0)
+        for node_set in node_sets
+        if isinstance(node_set.get("count", 0), int)
+    )
+    masters = sum(
+        node_set.get("count", 0)
+        for node_set in node_sets
+        if isinstance(node_set.get("count", 0), int)
+        and isinstance(node_set.get("config") or {}, Mapping)
+        and is_master_eligible(node_set.get("config"))
+    )
+    if total > 0 and masters <= 0:
+        errors.append(("spec.nodeSets", "Elasticsearch needs at least one master-eligible node"))
+    return errors

@@ -1,0 +1,1 @@
+"""Fakes of external servers used by tests."""

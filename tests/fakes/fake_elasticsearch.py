@@ -1,0 +1,211 @@
+"""A small fake Elasticsearch HTTP server: the few API calls the operator makes, scriptable, recorded.
+
+Binds 127.0.0.1 on a free port, optionally serves TLS with a given certificate, checks basic auth, and
+records every call so tests can assert on what the client sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+
+REQUEST_BODY = web.RequestKey("request_body", dict[str, Any])
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One request the fake received."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+
+
+@dataclass
+class FakeElasticsearchState:
+    """What the fake answers; tests change it between calls."""
+
+    health: str = "green"
+    number_of_nodes: int = 3
+    license: dict[str, Any] = field(
+        default_factory=lambda: {"uid": "basic-uid", "type": "basic", "status": "active"}
+    )
+    unavailable: bool = False
+    file_settings_version: int | None = None
+    file_settings_errors: dict[str, Any] | None = None
+    api_keys: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class FakeElasticsearch:
+    """The fake server; use as ``async with FakeElasticsearch(...) as fake: fake.url``."""
+
+    def __init__(
+        self,
+        *,
+        username: str = "elastic",
+        password: str = "changeme",
+        cert_pem: bytes | None = None,
+        key_pem: bytes | None = None,
+    ) -> None:
+        """Configure credentials and, with ``cert_pem``/``key_pem``, TLS."""
+        self.state = FakeElasticsearchState()
+        self.calls: list[RecordedCall] = []
+        self._credentials = (username, password)
+        self._tls = (cert_pem, key_pem) if cert_pem and key_pem else None
+        self._runner: web.AppRunner | None = None
+        self._tempdir: tempfile.TemporaryDirectory[str] | None = None
+        self.url = ""
+
+    async def __aenter__(self) -> FakeElasticsearch:
+        """Start serving."""
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Stop serving."""
+        await self.stop()
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        if self._tls is None:
+            return None
+        self._tempdir = tempfile.TemporaryDirectory()
+        cert_path = Path(self._tempdir.name) / "tls.crt"
+        key_path = Path(self._tempdir.name) / "tls.key"
+        cert_path.write_bytes(self._tls[0] or b"")
+        key_path.write_bytes(self._tls[1] or b"")
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(cert_path, key_path)
+        return context
+
+    async def start(self) -> None:
+        """Bind 127.0.0.1 on a free port and serve."""
+        app = web.Application(middlewares=[self._middleware])
+        app.router.add_get("/_cluster/health", self._health)
+        app.router.add_get("/_license", self._get_license)
+        app.router.add_put("/_license", self._put_license)
+        app.router.add_post("/_license", self._put_license)
+        app.router.add_post("/_license/start_trial", self._start_trial)
+        app.router.add_post("/_security/api_key", self._create_api_key)
+        app.router.add_put("/_security/api_key", self._create_api_key)
+        app.router.add_delete("/_security/api_key", self._invalidate_api_key)
+        app.router.add_get("/_cluster/state/metadata", self._cluster_state)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl_context())
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"{'https' if self._tls else 'http'}://127.0.0.1:{port}"
+
+    async def stop(self) -> None:
+        """Stop serving and remove the temporary certificate files."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+            self._tempdir = None
+
+    def calls_to(self, method: str, path: str) -> list[RecordedCall]:
+        """Return the recorded calls of ``method`` on ``path``."""
+        return [c for c in self.calls if c.method == method and c.path == path]
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        raw = await request.read()
+        body = json.loads(raw) if raw else None
+        self.calls.append(RecordedCall(request.method, request.path, dict(request.query), body))
+        expected = "Basic " + base64.b64encode(":".join(self._credentials).encode()).decode()
+        if request.headers.get("Authorization") != expected:
+            return web.json_response({"error": "unauthorized", "status": 401}, status=401)
+        if self.state.unavailable:
+            return web.json_response({"error": "master_not_discovered", "status": 503}, status=503)
+        request[REQUEST_BODY] = body if isinstance(body, dict) else {}
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "cluster_name": "fake",
+                "status": self.state.health,
+                "number_of_nodes": self.state.number_of_nodes,
+            }
+        )
+
+    async def _get_license(self, request: web.Request) -> web.Response:
+        return web.json_response({"license": self.state.license})
+
+    async def _put_license(self, request: web.Request) -> web.Response:
+        body = request[REQUEST_BODY]
+        licenses = (body or {}).get("licenses") or []
+        if not licenses:
+            return web.json_response({"error": "no license", "status": 400}, status=400)
+        self.state.license = {**licenses[0], "status": "active"}
+        return web.json_response({"acknowledged": True, "license_status": "valid"})
+
+    async def _start_trial(self, request: web.Request) -> web.Response:
+        if self.state.license.get("type") == "trial":
+            return web.json_response(
+                {
+                    "acknowledged": True,
+                    "trial_was_started": False,
+                    "error_message": "Trial was already activated.",
+                }
+            )
+        self.state.license = {"uid": "trial-uid", "type": "trial", "status": "active"}
+        return web.json_response({"acknowledged": True, "trial_was_started": True, "type": "trial"})
+
+    async def _create_api_key(self, request: web.Request) -> web.Response:
+        body = request[REQUEST_BODY]
+        key_id = f"key-{len(self.state.api_keys) + 1}"
+        secret = f"secret-{key_id}"
+        name = str((body or {}).get("name", ""))
+        self.state.api_keys[key_id] = {"name": name, "invalidated": False, "request": body}
+        encoded = base64.b64encode(f"{key_id}:{secret}".encode()).decode()
+        return web.json_response(
+            {"id": key_id, "name": name, "api_key": secret, "encoded": encoded}
+        )
+
+    async def _invalidate_api_key(self, request: web.Request) -> web.Response:
+        body = request[REQUEST_BODY]
+        ids = set((body or {}).get("ids") or [])
+        name = (body or {}).get("name")
+        invalidated = []
+        for key_id, key in self.state.api_keys.items():
+            if (key_id in ids or (name is not None and key["name"] == name)) and not key[
+                "invalidated"
+            ]:
+                key["invalidated"] = True
+                invalidated.append(key_id)
+        return web.json_response(
+            {
+                "invalidated_api_keys": invalidated,
+                "previously_invalidated_api_keys": [],
+                "error_count": 0,
+            }
+        )
+
+    async def _cluster_state(self, request: web.Request) -> web.Response:
+        if self.state.file_settings_version is None:
+            return web.json_response({})
+        file_settings: dict[str, Any] = {
+            "version": self.state.file_settings_version,
+            "handlers": {},
+        }
+        if self.state.file_settings_errors is not None:
+            file_settings["errors"] = self.state.file_settings_errors
+        return web.json_response({"metadata": {"reserved_state": {"file_settings": file_settings}}})

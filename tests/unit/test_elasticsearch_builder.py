@@ -1,0 +1,355 @@
+"""The Elasticsearch children: names, labels, owners, kept secrets and stable output."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import yaml
+
+from stackflow.stack.elasticsearch.builder import desired_children
+from stackflow.stack.elasticsearch.tls import MissingReferenceError
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+ES_LABELS = {
+    "common.k8s.elastic.co/type": "elasticsearch",
+    "elasticsearch.k8s.elastic.co/cluster-name": "quickstart",
+}
+SOFT_OWNED = {
+    "quickstart-es-elastic-user",
+    "quickstart-es-http-certs-public",
+    "quickstart-es-transport-certs-public",
+}
+
+
+def make_es(**spec_overrides: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "version": "8.15.0",
+        "nodeSets": [
+            {"name": "masters", "count": 3, "config": {"node.roles": ["master"]}},
+            {"name": "data", "count": 2, "config": {"node": {"roles": ["data", "ingest"]}}},
+        ],
+    }
+    spec.update(spec_overrides)
+    return {
+        "apiVersion": "elasticsearch.k8s.elastic.co/v1",
+        "kind": "Elasticsearch",
+        "metadata": {"name": "quickstart", "namespace": "ns1", "uid": "uid-1", "generation": 1},
+        "spec": spec,
+    }
+
+
+def counter_passwords() -> Callable[[], str]:
+    numbers = itertools.count(1)
+    return lambda: f"password-{next(numbers)}"
+
+
+def build(
+    es: dict[str, Any], existing: dict[tuple[str, str], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    return desired_children(
+        es, existing=existing or {}, now=NOW, random_password=counter_passwords()
+    )
+
+
+def by_key(children: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(child["kind"], child["metadata"]["name"]): child for child in children}
+
+
+def secret_value(secret: dict[str, Any], key: str) -> str:
+    return base64.b64decode(secret["data"][key]).decode()
+
+
+@pytest.fixture(scope="module")
+def children() -> list[dict[str, Any]]:
+    return build(make_es())
+
+
+def test_children_names_in_apply_order(children: list[dict[str, Any]]) -> None:
+    assert [(c["kind"], c["metadata"]["name"]) for c in children] == [
+        ("Service", "quickstart-es-http"),
+        ("Service", "quickstart-es-internal-http"),
+        ("Service", "quickstart-es-transport"),
+        ("Secret", "quickstart-es-http-ca-internal"),
+        ("Secret", "quickstart-es-http-certs-internal"),
+        ("Secret", "quickstart-es-http-certs-public"),
+        ("Secret", "quickstart-es-transport-ca-internal"),
+        ("Secret", "quickstart-es-transport-certs-public"),
+        ("Secret", "quickstart-es-elastic-user"),
+        ("Secret", "quickstart-es-internal-users"),
+        ("Secret", "quickstart-es-xpack-file-realm"),
+        ("Secret", "quickstart-es-file-settings"),
+        ("ConfigMap", "quickstart-es-scripts"),
+        ("ConfigMap", "quickstart-es-unicast-hosts"),
+        ("Secret", "quickstart-es-masters-es-config"),
+        ("Secret", "quickstart-es-masters-es-transport-certs"),
+        ("Service", "quickstart-es-masters"),
+        ("StatefulSet", "quickstart-es-masters"),
+        ("Secret", "quickstart-es-data-es-config"),
+        ("Secret", "quickstart-es-data-es-transport-certs"),
+        ("Service", "quickstart-es-data"),
+        ("StatefulSet", "quickstart-es-data"),
+        ("PodDisruptionBudget", "quickstart-es-default"),
+    ]
+
+
+def test_every_child_has_cluster_labels_and_one_kind_of_owner(
+    children: list[dict[str, Any]],
+) -> None:
+    for child in children:
+        metadata = child["metadata"]
+        assert metadata["namespace"] == "ns1"
+        assert ES_LABELS.items() <= metadata["labels"].items()
+        if metadata["name"] in SOFT_OWNED:
+            assert "ownerReferences" not in metadata
+            assert metadata["labels"]["eck.k8s.elastic.co/owner-name"] == "quickstart"
+            assert metadata["labels"]["eck.k8s.elastic.co/owner-namespace"] == "ns1"
+            assert metadata["labels"]["eck.k8s.elastic.co/owner-kind"] == "Elasticsearch"
+        else:
+            assert metadata["ownerReferences"] == [
+                {
+                    "apiVersion": "elasticsearch.k8s.elastic.co/v1",
+                    "kind": "Elasticsearch",
+                    "name": "quickstart",
+                    "uid": "uid-1",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ]
+
+
+@pytest.mark.parametrize(
+    ("node_set", "count", "true_roles"),
+    [
+        ("masters", 3, {"master"}),
+        ("data", 2, {"data", "ingest"}),
+    ],
+)
+def test_statefulset_replicas_and_pod_labels(
+    children: list[dict[str, Any]], node_set: str, count: int, true_roles: set[str]
+) -> None:
+    statefulset = by_key(children)[("StatefulSet", f"quickstart-es-{node_set}")]
+    labels = statefulset["spec"]["template"]["metadata"]["labels"]
+
+    assert statefulset["spec"]["replicas"] == count
+    assert statefulset["spec"]["serviceName"] == f"quickstart-es-{node_set}"
+    assert labels["elasticsearch.k8s.elastic.co/statefulset-name"] == f"quickstart-es-{node_set}"
+    assert labels["elasticsearch.k8s.elastic.co/version"] == "8.15.0"
+    assert labels["elasticsearch.k8s.elastic.co/http-scheme"] == "https"
+    roles = {
+        key.removeprefix("elasticsearch.k8s.elastic.co/node-")
+        for key, value in labels.items()
+        if key.startswith("elasticsearch.k8s.elastic.co/node-") and value == "true"
+    }
+    assert roles == true_roles
+    assert statefulset["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    claim = statefulset["spec"]["volumeClaimTemplates"][0]
+    assert claim["metadata"]["name"] == "elasticsearch-data"
+
+
+def test_transport_certs_secret_has_a_certificate_per_pod(children: list[dict[str, Any]]) -> None:
+    secret = by_key(children)[("Secret", "quickstart-es-data-es-transport-certs")]
+
+    assert sorted(secret["data"]) == [
+        "ca.crt",
+        "quickstart-es-data-0.tls.crt",
+        "quickstart-es-data-0.tls.key",
+        "quickstart-es-data-1.tls.crt",
+        "quickstart-es-data-1.tls.key",
+    ]
+
+
+def test_elasticsearch_yml_has_operator_and_user_settings(children: list[dict[str, Any]]) -> None:
+    secret = by_key(children)[("Secret", "quickstart-es-data-es-config")]
+    config = yaml.safe_load(secret_value(secret, "elasticsearch.yml"))
+
+    assert config["cluster.name"] == "quickstart"
+    assert config["node.name"] == "${POD_NAME}"
+    assert config["node.roles"] == ["data", "ingest"]
+    assert config["discovery.seed_providers"] == "file"
+    assert config["xpack.security.http.ssl.enabled"] == "true"
+    assert config["cluster.initial_master_nodes"] == [
+        "quickstart-es-masters-0",
+        "quickstart-es-masters-1",
+        "quickstart-es-masters-2",
+    ]
+
+
+def test_rebuilding_from_the_current_children_changes_nothing(
+    children: list[dict[str, Any]],
+) -> None:
+    rebuilt = build(make_es(), by_key(children))
+    rebuilt_again = build(make_es(), by_key(rebuilt))
+
+    assert rebuilt == children
+    assert rebuilt_again == children
+
+
+def test_elastic_password_is_generated_once_and_kept(children: list[dict[str, Any]]) -> None:
+    first = secret_value(by_key(children)[("Secret", "quickstart-es-elastic-user")], "elastic")
+    existing = {
+        ("Secret", "quickstart-es-elastic-user"): by_key(children)[
+            ("Secret", "quickstart-es-elastic-user")
+        ]
+    }
+
+    rebuilt = by_key(build(make_es(), existing))
+
+    assert first.startswith("password-")
+    assert secret_value(rebuilt[("Secret", "quickstart-es-elastic-user")], "elastic") == first
+    users = secret_value(rebuilt[("Secret", "quickstart-es-xpack-file-realm")], "users")
+    assert any(line.startswith("elastic:{PBKDF2}") for line in users.splitlines())
+
+
+def test_disabled_elastic_user_gets_no_secret() -> None:
+    children = by_key(build(make_es(auth={"disableElasticUser": True})))
+
+    assert ("Secret", "quickstart-es-elastic-user") not in children
+
+
+@pytest.mark.parametrize(
+    ("pdb", "expected_spec"),
+    [
+        (
+            None,
+            {
+                "maxUnavailable": 1,
+                "selector": {
+                    "matchLabels": {"elasticsearch.k8s.elastic.co/cluster-name": "quickstart"}
+                },
+            },
+        ),
+        ({}, None),
+        (
+            {"spec": {"minAvailable": 2}},
+            {
+                "minAvailable": 2,
+                "selector": {
+                    "matchLabels": {"elasticsearch.k8s.elastic.co/cluster-name": "quickstart"}
+                },
+            },
+        ),
+    ],
+)
+def test_pod_disruption_budget(
+    pdb: dict[str, Any] | None, expected_spec: dict[str, Any] | None
+) -> None:
+    overrides = {} if pdb is None else {"podDisruptionBudget": pdb}
+    children = by_key(build(make_es(nodeSets=[{"name": "all", "count": 1}], **overrides)))
+
+    found = children.get(("PodDisruptionBudget", "quickstart-es-default"))
+
+    assert (found["spec"] if found else None) == expected_spec
+
+
+def test_http_tls_disabled_means_plain_http_and_no_http_certificates() -> None:
+    es = make_es(http={"tls": {"selfSignedCertificate": {"disabled": True}}})
+    children = by_key(build(es))
+
+    assert not any(name.startswith("quickstart-es-http-c") for _, name in children)
+    statefulset = children[("StatefulSet", "quickstart-es-masters")]
+    assert (
+        statefulset["spec"]["template"]["metadata"]["labels"][
+            "elasticsearch.k8s.elastic.co/http-scheme"
+        ]
+        == "http"
+    )
+    assert children[("Service", "quickstart-es-http")]["spec"]["ports"][0]["name"] == "http"
+
+
+def test_user_pod_template_is_merged_over_the_defaults() -> None:
+    template = {
+        "metadata": {"labels": {"team": "search"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "elasticsearch",
+                    "env": [{"name": "ES_JAVA_OPTS", "value": "-Xms1g"}],
+                    "resources": {"limits": {"memory": "4Gi"}},
+                }
+            ],
+            "nodeSelector": {"disk": "ssd"},
+        },
+    }
+    es = make_es(nodeSets=[{"name": "all", "count": 1, "podTemplate": template}])
+
+    statefulset = by_key(build(es))[("StatefulSet", "quickstart-es-all")]
+
+    pod = statefulset["spec"]["template"]
+    container = pod["spec"]["containers"][0]
+    assert pod["metadata"]["labels"]["team"] == "search"
+    assert pod["spec"]["nodeSelector"] == {"disk": "ssd"}
+    assert container["resources"]["limits"]["memory"] == "4Gi"
+    env_names = [entry["name"] for entry in container["env"]]
+    assert "ES_JAVA_OPTS" in env_names
+    assert "POD_NAME" in env_names
+    assert container["image"] == "docker.elastic.co/elasticsearch/elasticsearch:8.15.0"
+
+
+def test_http_service_template_is_merged() -> None:
+    es = make_es(
+        http={
+            "service": {"metadata": {"annotations": {"a": "b"}}, "spec": {"type": "LoadBalancer"}}
+        }
+    )
+
+    service = by_key(build(es))[("Service", "quickstart-es-http")]
+
+    assert service["spec"]["type"] == "LoadBalancer"
+    assert service["metadata"]["annotations"] == {"a": "b"}
+    assert service["spec"]["selector"] == {
+        "elasticsearch.k8s.elastic.co/cluster-name": "quickstart"
+    }
+
+
+def test_unicast_hosts_lists_master_pods_with_an_ip() -> None:
+    def pod(name: str, ip: str, master: str) -> dict[str, Any]:
+        return {
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "elasticsearch.k8s.elastic.co/cluster-name": "quickstart",
+                    "elasticsearch.k8s.elastic.co/node-master": master,
+                },
+            },
+            "status": {"podIP": ip},
+        }
+
+    existing = {
+        ("Pod", "m0"): pod("m0", "10.0.0.2", "true"),
+        ("Pod", "m1"): pod("m1", "10.0.0.1", "true"),
+        ("Pod", "d0"): pod("d0", "10.0.0.9", "false"),
+    }
+
+    config_map = by_key(build(make_es(nodeSets=[{"name": "all", "count": 1}]), existing))[
+        ("ConfigMap", "quickstart-es-unicast-hosts")
+    ]
+
+    assert config_map["data"]["unicast_hosts.txt"] == "10.0.0.1:9300\n10.0.0.2:9300\n"
+
+
+def test_missing_custom_http_certificate_is_reported_not_papered_over() -> None:
+    es = make_es(http={"tls": {"certificate": {"secretName": "my-cert"}}})
+
+    with pytest.raises(MissingReferenceError, match="my-cert"):
+        build(es)
+
+
+def test_custom_http_certificate_is_mounted_as_given(children: list[dict[str, Any]]) -> None:
+    user_secret = {
+        "data": {
+            "tls.crt": children[4]["data"]["tls.crt"],
+            "tls.key": children[4]["data"]["tls.key"],
+        }
+    }
+    es = make_es(http={"tls": {"certificate": {"secretName": "my-cert"}}})
+
+    built = by_key(build(es, {("Secret", "my-cert"): user_secret}))
+
+    assert ("Secret", "quickstart-es-http-ca-internal") not in built
+    internal = built[("Secret", "quickstart-es-http-certs-internal")]
+    assert internal["data"] == user_secret["data"]
