@@ -1,0 +1,132 @@
+"""Idempotent create-or-update of operator-owned objects, with no write when nothing changed.
+
+The decision is pure (``merged_object``): the desired object is laid over the current one —
+maps merge key by key (so fields the server defaults or sets are kept), lists of equal length
+merge item by item (server defaults inside list items are kept too), any other list or value is
+replaced, and the payload maps (``data``, ``stringData``, ``binaryData``) are owned wholesale. When
+the result equals the current object nothing is written; otherwise it is PUT with the current
+``resourceVersion``, so a concurrent change answers ``Conflict`` (retryable) instead of being lost.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from stackflow.kube import errors
+from stackflow.kube.resources import ResourceRef
+from stackflow.kube.scoped import ScopedClient
+
+__all__ = ["Applied", "ApplyOutcome", "apply_object", "merged_object", "normalised_desired"]
+
+#: Top-level maps the operator owns completely (a key it no longer wants must disappear).
+_OWNED_PAYLOADS = frozenset({"data", "binaryData"})
+#: Fields the server owns; never compared, never written from the desired object.
+_SERVER_METADATA = frozenset(
+    {
+        "resourceVersion",
+        "uid",
+        "generation",
+        "creationTimestamp",
+        "managedFields",
+        "selfLink",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+    }
+)
+
+
+class ApplyOutcome(StrEnum):
+    """What ``apply_object`` did."""
+
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The object as stored after ``apply_object`` and what was done to get there."""
+
+    obj: dict[str, Any]
+    outcome: ApplyOutcome
+
+
+def normalised_desired(desired: Mapping[str, Any]) -> dict[str, Any]:
+    """The desired object as the server would store it: ``stringData`` folded into ``data`` (pure)."""
+    normalised = copy.deepcopy(dict(desired))
+    string_data = normalised.pop("stringData", None)
+    if string_data:
+        data = dict(normalised.get("data") or {})
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+        normalised["data"] = data
+    metadata = dict(normalised.get("metadata") or {})
+    for key in _SERVER_METADATA:
+        metadata.pop(key, None)
+    normalised["metadata"] = metadata
+    normalised.pop("status", None)
+    return normalised
+
+
+def _merge(current: Any, desired: Any) -> Any:
+    if isinstance(current, Mapping) and isinstance(desired, Mapping):
+        merged = {key: copy.deepcopy(value) for key, value in current.items()}
+        for key, value in desired.items():
+            merged[key] = _merge(current.get(key), value)
+        return merged
+    if (
+        isinstance(current, list)
+        and isinstance(desired, list)
+        and len(current) == len(desired)
+        and all(isinstance(item, Mapping) for item in desired)
+    ):
+        return [_merge(old, new) for old, new in zip(current, desired, strict=True)]
+    return copy.deepcopy(desired)
+
+
+def merged_object(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """``desired`` laid over ``current``, keeping what the server set (pure; see the module doc)."""
+    wanted = normalised_desired(desired)
+    merged: dict[str, Any] = {key: copy.deepcopy(value) for key, value in current.items()}
+    for key, value in wanted.items():
+        if key in _OWNED_PAYLOADS or key in ("apiVersion", "kind"):
+            merged[key] = copy.deepcopy(value)
+        else:
+            merged[key] = _merge(current.get(key), value)
+    for key in _OWNED_PAYLOADS:
+        if key not in wanted and key in merged and key in current:
+            # The desired object has no such payload: it must not keep a stale one either.
+            merged.pop(key)
+    return merged
+
+
+def _differs(current: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
+    return {key: value for key, value in current.items() if key != "status"} != {
+        key: value for key, value in merged.items() if key != "status"
+    }
+
+
+async def apply_object(
+    client: ScopedClient, resource: ResourceRef, desired: Mapping[str, Any]
+) -> Applied:
+    """Create ``desired`` or bring the current object in line with it; no write when equal."""
+    metadata = desired.get("metadata") or {}
+    namespace, name = str(metadata.get("namespace") or ""), str(metadata["name"])
+    try:
+        current = await client.get(resource, namespace=namespace or None, name=name)
+    except errors.NotFound:
+        created = await client.create(
+            resource, normalised_desired(desired), namespace=namespace or None
+        )
+        return Applied(created, ApplyOutcome.CREATED)
+    merged = merged_object(current, desired)
+    if not _differs(current, merged):
+        return Applied(current, ApplyOutcome.UNCHANGED)
+    merged.pop("status", None)
+    updated = await client.replace(resource, merged, namespace=namespace or None, name=name)
+    return Applied(updated, ApplyOutcome.UPDATED)

@@ -1,0 +1,270 @@
+"""The Elasticsearch controller's activities: reconcile, finalize, and the observer compensation.
+
+Reconcile reads the cluster through the scoped client, validates it (``InvalidSpec`` when the
+spec cannot be reconciled), builds every child with the pure builder and applies them idempotently
+(no write when nothing changed), then reads the StatefulSets and Pods, asks the cluster for its
+health when a node is ready, and writes the computed status through ``/status``. While the cluster
+is not settled it asks to be reconciled again. Observing a cluster's health registers an
+in-process observer; the ``elasticsearch.release_observers`` compensation drops it.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import string
+from collections.abc import Mapping
+from typing import Any
+
+from activities.apply import ApplyOutcome, apply_object
+from activities.context import ControllerContext, ElasticsearchEndpoint
+from activities.errors import InvalidSpecError
+from activities.kinds import (
+    CONFIGMAPS,
+    PODDISRUPTIONBUDGETS,
+    PODS,
+    SECRETS,
+    SERVICES,
+    STATEFULSETS,
+    resource_for_kind,
+    resource_of,
+)
+from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
+from stackflow.kube import errors
+from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.models.engine import (
+    CompensateInput,
+    CompensateResult,
+    CompensationStep,
+    FinalizeInput,
+    FinalizeResult,
+    ObjectKey,
+    Phase,
+    ReconcileInput,
+    ReconcileResult,
+)
+from stackflow.stack.elasticsearch import names
+from stackflow.stack.elasticsearch.builder import desired_children
+from stackflow.stack.elasticsearch.references import referenced_objects
+from stackflow.stack.elasticsearch.status import compute_status, is_pod_ready
+from stackflow.stack.elasticsearch.validation import validate_elasticsearch
+from stackflow.stack.labels import (
+    ES_CLUSTER_NAME_LABEL,
+    SOFT_OWNER_KIND_LABEL,
+    SOFT_OWNER_NAME_LABEL,
+    SOFT_OWNER_NAMESPACE_LABEL,
+)
+from stackflow.stack.objects import decode_secret_data
+
+__all__ = [
+    "INTERNAL_USER",
+    "RELEASE_OBSERVERS",
+    "endpoint_for",
+    "finalize",
+    "observer_key",
+    "reconcile",
+    "release_observers",
+]
+
+logger = logging.getLogger("activities.elasticsearch")
+
+RELEASE_OBSERVERS = "elasticsearch.release_observers"
+INTERNAL_USER = "elastic-internal"
+PASSWORD_LENGTH = 24
+_PASSWORD_ALPHABET = string.ascii_letters + string.digits
+_CHILD_RESOURCES: tuple[KubeResource, ...] = (
+    SECRETS,
+    CONFIGMAPS,
+    SERVICES,
+    STATEFULSETS,
+    PODS,
+    PODDISRUPTIONBUDGETS,
+)
+
+
+def random_password() -> str:
+    """A fresh password (ECK's default length and alphabet)."""
+    return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH))
+
+
+def observer_key(namespace: str, name: str) -> str:
+    """The observer registry key (and compensation key) of one cluster."""
+    return f"observer/{namespace}/{name}"
+
+
+def _cluster_selector(name: str) -> str:
+    return f"{ES_CLUSTER_NAME_LABEL}={name}"
+
+
+async def _existing_objects(
+    context: ControllerContext, es: Mapping[str, Any]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The cluster's current children and the objects its spec references, by (kind, name)."""
+    metadata = es["metadata"]
+    namespace, name = str(metadata["namespace"]), str(metadata["name"])
+    existing: dict[tuple[str, str], dict[str, Any]] = {}
+    for resource in _CHILD_RESOURCES:
+        listed = await context.scoped.list(
+            resource, namespace=namespace, label_selector=_cluster_selector(name)
+        )
+        for item in listed["items"]:
+            existing[(resource.kind, str(item["metadata"]["name"]))] = item
+    for reference in referenced_objects(es):
+        resource = SECRETS if reference.kind == "Secret" else CONFIGMAPS
+        key = (reference.kind, reference.name)
+        if key in existing:
+            continue
+        try:
+            existing[key] = await context.scoped.get(
+                resource, namespace=reference.namespace, name=reference.name
+            )
+        except errors.NotFound:
+            continue
+    return existing
+
+
+def endpoint_for(
+    es: Mapping[str, Any], existing: Mapping[tuple[str, str], Mapping[str, Any]]
+) -> ElasticsearchEndpoint | None:
+    """How the operator reaches the cluster: internal Service, internal user, internal CA (pure)."""
+    metadata = es["metadata"]
+    namespace, name = str(metadata["namespace"]), str(metadata["name"])
+    users = decode_secret_data(existing.get(("Secret", names.internal_users_secret_name(name))))
+    password = users.get(INTERNAL_USER)
+    if password is None:
+        return None
+    certs = decode_secret_data(
+        existing.get(("Secret", names.http_certs_internal_secret_name(name)))
+    )
+    ca_pem = certs.get("ca.crt")
+    scheme = "https" if ca_pem else "http"
+    service = names.internal_http_service_name(name)
+    return ElasticsearchEndpoint(
+        namespace=namespace,
+        name=name,
+        url=f"{scheme}://{service}.{namespace}.svc:9200",
+        username=INTERNAL_USER,
+        password=password.decode(),
+        ca_pem=ca_pem,
+    )
+
+
+async def _cluster_health(
+    context: ControllerContext, endpoint: ElasticsearchEndpoint | None
+) -> str | None:
+    """The cluster's health, or None when it cannot be asked (the status says "not reachable")."""
+    if endpoint is None or context.elasticsearch is None:
+        return None
+    api = context.elasticsearch(endpoint)
+    try:
+        health = await api.cluster_health()
+    except (ElasticsearchUnavailable, ElasticsearchError) as error:
+        logger.info("cluster %s/%s not reachable: %s", endpoint.namespace, endpoint.name, error)
+        return None
+    finally:
+        close = getattr(api, "close", None)
+        if close is not None:
+            await close()
+    return health.status
+
+
+def _references(es: Mapping[str, Any]) -> tuple[ObjectKey, ...]:
+    return tuple(
+        ObjectKey(kind=item.kind, namespace=item.namespace, name=item.name)
+        for item in referenced_objects(es)
+    )
+
+
+async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
+    """Bring one cluster's children and status in line with its spec."""
+    ref = request.ref
+    try:
+        es = await context.scoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+    except errors.NotFound:
+        return ReconcileResult(phase=Phase.RECONCILING, message="Elasticsearch not found")
+    problems = validate_elasticsearch(es)
+    if problems:
+        raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
+    existing = await _existing_objects(context, es)
+    try:
+        children = desired_children(
+            es, existing=existing, now=context.clock(), random_password=random_password
+        )
+    except ValueError as error:
+        raise InvalidSpecError(str(error)) from error
+    written = 0
+    for child in children:
+        applied = await apply_object(context.scoped, resource_for_kind(child), child)
+        if applied.outcome is not ApplyOutcome.UNCHANGED:
+            written += 1
+        existing[(str(child["kind"]), str(child["metadata"]["name"]))] = applied.obj
+    selector = _cluster_selector(ref.name)
+    statefulsets = await context.scoped.list(
+        STATEFULSETS, namespace=ref.namespace, label_selector=selector
+    )
+    pods = await context.scoped.list(PODS, namespace=ref.namespace, label_selector=selector)
+    health: str | None = None
+    acquired: tuple[CompensationStep, ...] = ()
+    if any(is_pod_ready(pod) for pod in pods["items"]):
+        health = await _cluster_health(context, endpoint_for(es, existing))
+    if health is not None:
+        key = observer_key(ref.namespace, ref.name)
+        context.observers.observe(key, {"health": health})
+        acquired = (CompensationStep(activity=RELEASE_OBSERVERS, key=key),)
+    decision = compute_status(
+        es,
+        statefulsets=statefulsets["items"],
+        pods=pods["items"],
+        health=health,
+        now=context.clock(),
+    )
+    current_status = es.get("status") or {}
+    if {**current_status, **decision.status} != current_status:
+        await context.scoped.patch_status(
+            resource_of(ref), {"status": decision.status}, namespace=ref.namespace, name=ref.name
+        )
+    settled = decision.requeue_after_seconds is None
+    phase_text = decision.status.get("phase", "")
+    return ReconcileResult(
+        phase=Phase.READY if settled else Phase.RECONCILING,
+        message=(
+            f"{phase_text}, health {decision.status.get('health')}, "
+            f"{decision.status.get('availableNodes', 0)} nodes available, {written} objects written"
+        ),
+        requeue_after_seconds=decision.requeue_after_seconds,
+        observed_generation=(es.get("metadata") or {}).get("generation"),
+        acquired=acquired,
+        referenced=_references(es),
+    )
+
+
+async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
+    """Delete the soft-owned Secrets of a deleted cluster (they carry no ownerReference).
+
+    Read through the scoped client, so nothing is deleted in a namespace that is out of scope.
+    """
+    ref = request.ref
+    selector = ",".join(
+        (
+            f"{SOFT_OWNER_NAMESPACE_LABEL}={ref.namespace}",
+            f"{SOFT_OWNER_NAME_LABEL}={ref.name}",
+            f"{SOFT_OWNER_KIND_LABEL}={ref.kind}",
+        )
+    )
+    listed = await context.scoped.list(SECRETS, namespace=ref.namespace, label_selector=selector)
+    deleted: list[str] = []
+    for secret in listed["items"]:
+        name = str(secret["metadata"]["name"])
+        try:
+            await context.scoped.delete(SECRETS, namespace=ref.namespace, name=name)
+        except errors.NotFound:
+            continue
+        deleted.append(f"Secret {ref.namespace}/{name}")
+    return FinalizeResult(deleted=tuple(deleted))
+
+
+async def release_observers(
+    context: ControllerContext, request: CompensateInput
+) -> CompensateResult:
+    """Stop observing the cluster (the compensation of a health observation)."""
+    return CompensateResult(released=context.observers.release(request.step.key))

@@ -1,0 +1,256 @@
+"""The controller-independent activities: scope check, license gate, notices, namespace flips.
+
+Each takes the ``ControllerContext`` and one engine input model and returns one result model; the
+registry wraps them as Temporal activities under the names in ``stackflow.models.engine``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from temporalio import activity
+from temporalio.client import Client
+
+from activities.context import ControllerContext
+from activities.kinds import PODS, involved_reference, resource_of
+from stackflow.controllers import Controller, controller_named
+from stackflow.kube import errors
+from stackflow.kube.events import InvolvedObject
+from stackflow.licensing.model import EVENT_ACTION_LICENSE_CHECK, EVENT_REASON_INVALID_LICENSE
+from stackflow.models.engine import (
+    FlipTargetsInput,
+    FlipTargetsResult,
+    InvalidSpecNoticeInput,
+    InvalidSpecNoticeResult,
+    LicenseCheckInput,
+    LicenseCheckResult,
+    LicenseWaitNoticeInput,
+    LicenseWaitNoticeResult,
+    ResourceRef,
+    ScopeCheckInput,
+    ScopeCheckResult,
+    SignalResourcesInput,
+    SignalResourcesResult,
+)
+from stackflow.temporal import signal_with_start
+
+__all__ = [
+    "DYNAMIC_SELECTOR_UNLICENSED_MESSAGE",
+    "REASON_VALIDATION",
+    "flip_targets",
+    "invalid_spec_notice",
+    "invalid_spec_status",
+    "license_check",
+    "license_wait_notice",
+    "scope_check",
+    "signal_resources",
+]
+
+DYNAMIC_SELECTOR_UNLICENSED_MESSAGE = (
+    "Dynamic namespace selector is an enterprise feature. Enterprise features are disabled"
+)
+#: ECK's event reason for a spec the reconcile refuses.
+REASON_VALIDATION = "Validation"
+RECONCILIATION_COMPLETE = "ReconciliationComplete"
+SIGNAL_CONCURRENCY = 32
+
+
+async def scope_check(context: ControllerContext, request: ScopeCheckInput) -> ScopeCheckResult:
+    """Does the resource exist, is its namespace managed, and does reconciling it need a license?
+
+    Existence is read through the unscoped client: an object in a namespace that left scope still
+    exists (its workflow goes ``OutOfScope``, it is not finalized).
+    """
+    ref = request.ref
+    license_required = context.matcher.enabled and request.gated
+    try:
+        await context.unscoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+    except errors.NotFound:
+        return ScopeCheckResult(
+            exists=False,
+            in_scope=context.matcher.name_matches(ref.namespace),
+            license_required=license_required,
+            reason=f"{ref.kind} {ref.namespace}/{ref.name} not found",
+        )
+    if not context.matcher.name_matches(ref.namespace):
+        return ScopeCheckResult(
+            exists=True,
+            in_scope=False,
+            license_required=license_required,
+            reason=f"namespace {ref.namespace} is not managed (namespace selector)",
+        )
+    return ScopeCheckResult(exists=True, in_scope=True, license_required=license_required)
+
+
+async def license_check(
+    context: ControllerContext, request: LicenseCheckInput
+) -> LicenseCheckResult:
+    """Whether enterprise features are enabled now (operator licenses re-read every time)."""
+    verdict = await context.licenses.verdict()
+    return LicenseCheckResult(licensed=verdict.licensed, reason=verdict.reason)
+
+
+async def _read_or_none(context: ControllerContext, ref: ResourceRef) -> dict[str, Any] | None:
+    try:
+        return await context.scoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+    except errors.NotFound:
+        return None
+
+
+async def _operator_pod(context: ControllerContext) -> InvolvedObject:
+    try:
+        pod = await context.scoped.get(
+            PODS, namespace=context.operator_namespace, name=context.pod_name
+        )
+    except errors.NotFound:
+        # Outside a cluster (dev) there is no Pod object: the event still names it, without uid.
+        pod = {"metadata": {"namespace": context.operator_namespace, "name": context.pod_name}}
+    return InvolvedObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": pod["metadata"]})
+
+
+async def license_wait_notice(
+    context: ControllerContext, request: LicenseWaitNoticeInput
+) -> LicenseWaitNoticeResult:
+    """Warning ``InvalidLicense`` (action ``LicenseCheck``) on the operator Pod and on the resource."""
+    recorded = 0
+    if context.pod_name:
+        await context.events.warning(
+            await _operator_pod(context),
+            reason=EVENT_REASON_INVALID_LICENSE,
+            message=DYNAMIC_SELECTOR_UNLICENSED_MESSAGE,
+            action=EVENT_ACTION_LICENSE_CHECK,
+        )
+        recorded += 1
+    obj = await _read_or_none(context, request.ref)
+    if obj is not None:
+        await context.events.warning(
+            InvolvedObject.of(involved_reference(request.ref, obj)),
+            reason=EVENT_REASON_INVALID_LICENSE,
+            message=DYNAMIC_SELECTOR_UNLICENSED_MESSAGE,
+            action=EVENT_ACTION_LICENSE_CHECK,
+        )
+        recorded += 1
+    return LicenseWaitNoticeResult(events=recorded)
+
+
+def invalid_spec_status(obj: Mapping[str, Any], *, message: str, now: datetime) -> dict[str, Any]:
+    """The status merge patch for an invalid spec: phase ``Invalid`` and a failed condition (pure)."""
+    status = obj.get("status") or {}
+    conditions = [
+        dict(condition)
+        for condition in status.get("conditions") or []
+        if condition.get("type") != RECONCILIATION_COMPLETE
+    ]
+    previous = next(
+        (
+            condition
+            for condition in status.get("conditions") or []
+            if condition.get("type") == RECONCILIATION_COMPLETE
+        ),
+        None,
+    )
+    transition = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if previous is not None and previous.get("status") == "False":
+        transition = str(previous.get("lastTransitionTime") or transition)
+    conditions.append(
+        {
+            "type": RECONCILIATION_COMPLETE,
+            "status": "False",
+            "lastTransitionTime": transition,
+            "message": message,
+        }
+    )
+    patch: dict[str, Any] = {"phase": "Invalid", "conditions": conditions}
+    generation = (obj.get("metadata") or {}).get("generation")
+    if isinstance(generation, int):
+        patch["observedGeneration"] = generation
+    return {"status": patch}
+
+
+async def invalid_spec_notice(
+    context: ControllerContext, request: InvalidSpecNoticeInput
+) -> InvalidSpecNoticeResult:
+    """Phase ``Invalid``, a failed ``ReconciliationComplete`` condition and a Warning event."""
+    ref = request.ref
+    obj = await _read_or_none(context, ref)
+    if obj is None:
+        return InvalidSpecNoticeResult(recorded=False)
+    await context.events.warning(
+        InvolvedObject.of(involved_reference(ref, obj)),
+        reason=REASON_VALIDATION,
+        message=request.message,
+    )
+    patch = invalid_spec_status(obj, message=request.message, now=context.clock())
+    if {**(obj.get("status") or {}), **patch["status"]} == (obj.get("status") or {}):
+        return InvalidSpecNoticeResult(recorded=False)
+    try:
+        await context.scoped.patch_status(
+            resource_of(ref), patch, namespace=ref.namespace, name=ref.name
+        )
+    except errors.NotFound:
+        return InvalidSpecNoticeResult(recorded=False)
+    return InvalidSpecNoticeResult(recorded=True)
+
+
+def _ref_for(controller: Controller, obj: Mapping[str, Any]) -> ResourceRef:
+    metadata = obj.get("metadata") or {}
+    kind = controller.primary
+    return ResourceRef(
+        controller=controller.name,
+        group=kind.group,
+        version=kind.version,
+        kind=kind.kind,
+        plural=kind.plural,
+        namespace=str(metadata.get("namespace") or ""),
+        name=str(metadata.get("name") or ""),
+    )
+
+
+async def default_flip_mapper(
+    context: ControllerContext, controller: Controller, namespace: str
+) -> list[dict[str, Any]]:
+    """ECK's ``ReconcileObjectsInNamespace``: every object of the kind there, unscoped."""
+    listed = await context.unscoped.list(controller.primary.resource(), namespace=namespace)
+    return list(listed["items"])
+
+
+async def flip_targets(context: ControllerContext, request: FlipTargetsInput) -> FlipTargetsResult:
+    """The resources a namespace flip concerns for one controller, through its flip mapper."""
+    controller = controller_named(request.controller)
+    if controller.flip_mapper is None:
+        objects = await default_flip_mapper(context, controller, request.namespace)
+    else:
+        objects = await controller.flip_mapper(context, request.namespace, request.direction)
+    refs = {_ref_for(controller, obj) for obj in objects}
+    ordered = sorted(refs, key=lambda ref: (ref.namespace, ref.name))
+    return FlipTargetsResult(refs=tuple(ordered), gated=controller.gated)
+
+
+def _temporal_client(context: ControllerContext) -> Client:
+    if context.temporal_client is not None:
+        return context.temporal_client
+    return activity.client()
+
+
+async def signal_resources(
+    context: ControllerContext, request: SignalResourcesInput
+) -> SignalResourcesResult:
+    """Signal-with-start the ``ResourceWorkflow`` of every ref with the trigger."""
+    client = _temporal_client(context)
+    limit = asyncio.Semaphore(SIGNAL_CONCURRENCY)
+
+    async def signal(ref: ResourceRef) -> None:
+        async with limit:
+            await signal_with_start(
+                client,
+                task_queue=context.task_queue,
+                ref=ref,
+                gated=request.gated,
+                trigger=request.trigger,
+            )
+
+    await asyncio.gather(*(signal(ref) for ref in request.refs))
+    return SignalResourcesResult(signalled=len(request.refs))

@@ -1,0 +1,313 @@
+"""The Elasticsearch controller's activities against kubesim and the fake Elasticsearch server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities import elasticsearch as es_activities
+from activities import generic
+from activities.context import ControllerContext, ElasticsearchEndpoint
+from activities.errors import translated_errors
+from activities.kinds import ELASTICSEARCHES, SECRETS, STATEFULSETS
+from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchApi
+from stackflow.kube.resources import EVENTS
+from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.models.engine import (
+    CompensateInput,
+    FinalizeInput,
+    FlipDirectionName,
+    FlipTargetsInput,
+    InvalidSpecNoticeInput,
+    Phase,
+    ReconcileInput,
+    ReconcileResult,
+    ResourceRef,
+    ScopeCheckInput,
+    Trigger,
+    TriggerReason,
+)
+from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.integration.controller_context import SELECTOR, Cluster, cluster, eventually
+
+__all__ = ["cluster"]
+
+NAMESPACE = "team-a"
+
+
+def es_ref(name: str = "quickstart", namespace: str = NAMESPACE) -> ResourceRef:
+    return ResourceRef(
+        controller="elasticsearch",
+        group="elasticsearch.k8s.elastic.co",
+        version="v1",
+        kind="Elasticsearch",
+        plural="elasticsearches",
+        namespace=namespace,
+        name=name,
+    )
+
+
+def es_manifest(
+    name: str = "quickstart", *, count: int = 2, version: str = "8.15.0"
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "elasticsearch.k8s.elastic.co/v1",
+        "kind": "Elasticsearch",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"version": version, "nodeSets": [{"name": "default", "count": count}]},
+    }
+
+
+def reconcile_input(ref: ResourceRef) -> ReconcileInput:
+    return ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.CREATED, source="test"),))
+
+
+@pytest.fixture
+async def fake_es() -> AsyncIterator[FakeElasticsearch]:
+    async with FakeElasticsearch() as fake:
+        yield fake
+
+
+class FakeFactory:
+    """Points every cluster at the fake server and remembers the endpoints asked for."""
+
+    def __init__(self, fake: FakeElasticsearch) -> None:
+        self.fake = fake
+        self.endpoints: list[ElasticsearchEndpoint] = []
+
+    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+        self.endpoints.append(endpoint)
+        return AiohttpElasticsearchClient(
+            url=self.fake.url, username="elastic", password="changeme"
+        )
+
+
+async def resource_versions(cluster: Cluster, namespace: str) -> dict[tuple[str, str], str]:
+    versions: dict[tuple[str, str], str] = {}
+    for resource in (SECRETS, STATEFULSETS, KubeResource("", "v1", "services", True, "Service")):
+        for item in (await cluster.raw.list(resource, namespace=namespace))["items"]:
+            versions[(resource.kind, item["metadata"]["name"])] = item["metadata"][
+                "resourceVersion"
+            ]
+    es = await cluster.raw.get(ELASTICSEARCHES, namespace=namespace, name="quickstart")
+    versions[("Elasticsearch", "quickstart")] = es["metadata"]["resourceVersion"]
+    return versions
+
+
+async def run_reconcile(context: ControllerContext, ref: ResourceRef) -> ReconcileResult:
+    return await ActivityEnvironment().run(
+        translated_errors(es_activities.reconcile), context, reconcile_input(ref)
+    )
+
+
+async def test_reconcile_creates_children_then_reports_green_and_writes_nothing_more(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    factory = FakeFactory(fake_es)
+    context = cluster.context(elasticsearch=factory)
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(ELASTICSEARCHES, es_manifest())
+    ref = es_ref()
+
+    first = await run_reconcile(context, ref)
+
+    assert "objects written" in first.message
+    secrets = {
+        s["metadata"]["name"]
+        for s in (await cluster.raw.list(SECRETS, namespace=NAMESPACE))["items"]
+    }
+    assert {
+        "quickstart-es-elastic-user",
+        "quickstart-es-internal-users",
+        "quickstart-es-http-certs-internal",
+        "quickstart-es-default-es-config",
+    } <= secrets
+    sts = await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="quickstart-es-default")
+    assert sts["spec"]["replicas"] == 2
+    assert sts["metadata"]["ownerReferences"][0]["kind"] == "Elasticsearch"
+
+    results: list[ReconcileResult] = []
+
+    async def reconciled_ready() -> bool:
+        # kubesim's StatefulSet controller makes the pods Ready; the reconcile then sees green.
+        await cluster.kubesim.settle()
+        results.append(await run_reconcile(context, ref))
+        return results[-1].phase is Phase.READY
+
+    await eventually(reconciled_ready)
+    second = results[-1]
+
+    assert second.requeue_after_seconds is None
+    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    assert es["status"]["health"] == "green"
+    assert es["status"]["phase"] == "Ready"
+    assert es["status"]["availableNodes"] == 2
+    assert factory.endpoints[-1].username == "elastic-internal"
+    assert factory.endpoints[-1].url == "https://quickstart-es-internal-http.team-a.svc:9200"
+    assert fake_es.calls_to("GET", "/_cluster/health")
+    assert [step.activity for step in second.acquired] == [es_activities.RELEASE_OBSERVERS]
+    assert context.observers.keys() == ["observer/team-a/quickstart"]
+
+    before = await resource_versions(cluster, NAMESPACE)
+    third = await run_reconcile(context, ref)
+    assert third.phase is Phase.READY
+    assert await resource_versions(cluster, NAMESPACE) == before
+
+    released = await ActivityEnvironment().run(
+        es_activities.release_observers,
+        context,
+        CompensateInput(ref=ref, step=second.acquired[0]),
+    )
+    assert released.released is True
+    assert context.observers.keys() == []
+
+
+async def test_unreachable_cluster_is_retried_not_failed(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    fake_es.state.unavailable = True
+    context = cluster.context(elasticsearch=FakeFactory(fake_es))
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(ELASTICSEARCHES, es_manifest(count=1))
+    await run_reconcile(context, es_ref())
+    await cluster.kubesim.settle()
+
+    result = await run_reconcile(context, es_ref())
+
+    assert result.phase is Phase.RECONCILING
+    assert result.requeue_after_seconds is not None
+    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    reachable = [c for c in es["status"]["conditions"] if c["type"] == "ElasticsearchIsReachable"]
+    assert reachable[0]["status"] == "False"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(
+            {"version": "not-a-version", "nodeSets": [{"name": "default", "count": 1}]},
+            id="bad-version",
+        ),
+        pytest.param(
+            {"version": "6.8.0", "nodeSets": [{"name": "default", "count": 1}]},
+            id="unsupported-version",
+        ),
+        pytest.param(
+            {
+                "version": "8.15.0",
+                "nodeSets": [{"name": "a", "count": 1}, {"name": "a", "count": 1}],
+            },
+            id="duplicate-node-sets",
+        ),
+    ],
+)
+async def test_invalid_spec_is_a_non_retryable_invalid_spec_error(
+    cluster: Cluster, spec: dict[str, Any]
+) -> None:
+    context = cluster.context()
+    await cluster.create_namespace(NAMESPACE)
+    manifest = es_manifest()
+    manifest["spec"] = spec
+    await cluster.raw.create(ELASTICSEARCHES, manifest)
+
+    with pytest.raises(ApplicationError) as raised:
+        await run_reconcile(context, es_ref())
+
+    assert raised.value.type == "InvalidSpec"
+    assert raised.value.non_retryable is True
+    assert not (await cluster.raw.list(STATEFULSETS, namespace=NAMESPACE))["items"]
+
+    notice = await ActivityEnvironment().run(
+        generic.invalid_spec_notice,
+        context,
+        InvalidSpecNoticeInput(ref=es_ref(), message=raised.value.message),
+    )
+    assert notice.recorded is True
+    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    assert es["status"]["phase"] == "Invalid"
+    events = (await cluster.raw.list(EVENTS, namespace=NAMESPACE))["items"]
+    assert [(e["type"], e["reason"]) for e in events] == [("Warning", "Validation")]
+
+
+async def test_finalize_deletes_soft_owned_secrets(cluster: Cluster) -> None:
+    context = cluster.context()
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(ELASTICSEARCHES, es_manifest(count=1))
+    await run_reconcile(context, es_ref())
+    await cluster.raw.delete(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+
+    result = await ActivityEnvironment().run(
+        es_activities.finalize, context, FinalizeInput(ref=es_ref())
+    )
+
+    assert "Secret team-a/quickstart-es-elastic-user" in result.deleted
+    secrets = {
+        s["metadata"]["name"]
+        for s in (await cluster.raw.list(SECRETS, namespace=NAMESPACE))["items"]
+    }
+    assert "quickstart-es-elastic-user" not in secrets
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "in_scope", "license_required"),
+    [
+        pytest.param(SELECTOR, {}, False, True, id="dynamic-unlabelled"),
+        pytest.param(SELECTOR, {"eck": "on"}, True, True, id="dynamic-labelled"),
+        pytest.param(None, {}, True, False, id="selector-off"),
+    ],
+)
+async def test_scope_check(
+    cluster: Cluster,
+    selector: dict[str, Any] | None,
+    labels: dict[str, str],
+    in_scope: bool,
+    license_required: bool,
+) -> None:
+    context = cluster.context(selector=selector)
+    await cluster.create_namespace(NAMESPACE, labels)
+    await cluster.raw.create(ELASTICSEARCHES, es_manifest())
+
+    result = await ActivityEnvironment().run(
+        generic.scope_check, context, ScopeCheckInput(ref=es_ref(), gated=True)
+    )
+
+    assert (result.exists, result.in_scope, result.license_required) == (
+        True,
+        in_scope,
+        license_required,
+    )
+
+
+async def test_scope_check_reports_a_deleted_resource_as_gone(cluster: Cluster) -> None:
+    context = cluster.context(selector=SELECTOR)
+    await cluster.create_namespace(NAMESPACE)
+
+    result = await ActivityEnvironment().run(
+        generic.scope_check, context, ScopeCheckInput(ref=es_ref(), gated=True)
+    )
+
+    assert result.exists is False
+
+
+async def test_flip_targets_reach_objects_of_a_namespace_out_of_scope(cluster: Cluster) -> None:
+    context = cluster.context(selector=SELECTOR)
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(ELASTICSEARCHES, es_manifest())
+    await cluster.raw.create(ELASTICSEARCHES, es_manifest("second"))
+
+    result = await ActivityEnvironment().run(
+        generic.flip_targets,
+        context,
+        FlipTargetsInput(
+            controller="elasticsearch",
+            namespace=NAMESPACE,
+            direction=FlipDirectionName.OUT_OF_SCOPE,
+        ),
+    )
+
+    assert result.gated is True
+    assert result.refs == (es_ref(), es_ref("second"))
