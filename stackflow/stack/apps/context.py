@@ -1,0 +1,178 @@
+"""What every builder of one application's children needs: the object, its kind, its current children."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from stackflow.stack.certificates import CertificateSettings
+from stackflow.stack.labels import TYPE_LABEL, WATCHED_LABEL, soft_owner_labels
+from stackflow.stack.naming import Namer
+from stackflow.stack.objects import Manifest, controller_owner_reference, decode_secret_data
+
+if TYPE_CHECKING:
+    from stackflow.stack.apps.associations import AssociationConf
+    from stackflow.stack.apps.kinds import AppKind
+
+ExistingObjects = Mapping[tuple[str, str], Mapping[str, Any]]
+"""Current objects in the application's namespace, keyed by ``(kind, name)``."""
+
+HTTP_CERTS_DIR = "/mnt/elastic-internal/http-certs"
+"""Where the HTTP certificate Secret is mounted in every HTTP-serving container."""
+
+
+@dataclass
+class AppParts:
+    """What one kind adds to the shared mechanism (returned by the kind's ``parts`` hook).
+
+    ``config`` holds the operator's settings (association settings included); the user's
+    ``configRef`` and ``spec.config`` are merged over them by the builder.
+    """
+
+    config: dict[str, Any] = field(default_factory=dict)
+    env: list[dict[str, Any]] = field(default_factory=list)
+    env_from: list[dict[str, Any]] = field(default_factory=list)
+    args: list[str] | None = None
+    volumes: list[dict[str, Any]] = field(default_factory=list)
+    mounts: list[dict[str, Any]] = field(default_factory=list)
+    extra_config_data: dict[str, bytes] = field(default_factory=dict)
+    """Further keys of the config Secret (e.g. Kibana's ``telemetry.yml``)."""
+    secrets: list[Manifest] = field(default_factory=list)
+    """Further Secrets the pods depend on (their content is part of the config hash)."""
+    services: list[Manifest] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AppContext:
+    """Inputs shared by the builders of one application's children."""
+
+    kind: AppKind
+    obj: Mapping[str, Any]
+    existing: ExistingObjects
+    now: datetime
+    associations: tuple[AssociationConf, ...]
+    random_secret: Callable[[], str]
+    certificate_settings: CertificateSettings
+
+    @property
+    def name(self) -> str:
+        """The application's name."""
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        """The application's namespace."""
+        return str(self.obj["metadata"].get("namespace") or "default")
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        """The application's spec (empty when missing)."""
+        spec: Mapping[str, Any] = self.obj.get("spec") or {}
+        return spec
+
+    @property
+    def version(self) -> str:
+        """The requested stack version."""
+        return str(self.spec.get("version", ""))
+
+    @property
+    def beat_type(self) -> str:
+        """The Beat type (``filebeat``…); empty for other kinds."""
+        return str(self.spec.get("type", ""))
+
+    def render(self, template: str) -> str:
+        """Fill a kind-table template (``{type}`` is the Beat type)."""
+        return template.format(type=self.beat_type)
+
+    @property
+    def namer(self) -> Namer:
+        """ECK's Namer for this kind's short name."""
+        return Namer(self.kind.short)
+
+    def child_name(self, *parts: str) -> str:
+        """Return ``<name>-<short>[-<part>…]``."""
+        return self.namer.suffix(self.name, *(self.render(part) for part in parts))
+
+    @property
+    def serves_http(self) -> bool:
+        """Whether this object gets an HTTP Service (Agent: only as a Fleet Server)."""
+        return self.kind.http_port is not None and self.kind.serves_http(self.spec)
+
+    @property
+    def http_tls_enabled(self) -> bool:
+        """Whether the HTTP endpoint uses TLS (unless ``selfSignedCertificate.disabled``)."""
+        if not self.serves_http or not self.kind.http_tls:
+            return False
+        tls = (self.spec.get("http") or {}).get("tls") or {}
+        if (tls.get("certificate") or {}).get("secretName"):
+            return True
+        return not bool((tls.get("selfSignedCertificate") or {}).get("disabled"))
+
+    @property
+    def http_scheme(self) -> str:
+        """``https`` or ``http``."""
+        return "https" if self.http_tls_enabled else "http"
+
+    def association(self, slug: str) -> AssociationConf | None:
+        """Return the association conf whose annotation slug is ``slug`` (``es``, ``kb``…)."""
+        return next((conf for conf in self.associations if conf.slug == slug), None)
+
+    def selector_labels(self) -> dict[str, str]:
+        """Return the labels selecting this object's pods: type and name."""
+        return {TYPE_LABEL: self.kind.type_label, self.kind.name_label: self.name}
+
+    def existing_secret_data(self, name: str) -> dict[str, bytes]:
+        """Return the decoded data of the current Secret ``name`` (empty when absent)."""
+        return decode_secret_data(self.existing.get(("Secret", name)))
+
+    def owner(self) -> Mapping[str, Any]:
+        """The application object, with apiVersion and kind filled in when missing."""
+        return {
+            "apiVersion": self.obj.get("apiVersion") or self.kind.api_version,
+            "kind": self.obj.get("kind") or self.kind.kind,
+            "metadata": self.obj["metadata"],
+        }
+
+    def metadata(
+        self,
+        name: str,
+        *,
+        labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
+        soft_owned: bool = False,
+    ) -> dict[str, Any]:
+        """Return a child's metadata: type and name labels, ``labels``, and the owner (hard or soft)."""
+        merged_labels = dict(labels or {})
+        merged_labels.update(self.selector_labels())
+        metadata: dict[str, Any] = {"name": name, "namespace": self.namespace}
+        if soft_owned:
+            merged_labels.update(
+                soft_owner_labels(namespace=self.namespace, name=self.name, kind=self.kind.kind)
+            )
+        else:
+            metadata["ownerReferences"] = [controller_owner_reference(self.owner())]
+        metadata["labels"] = dict(sorted(merged_labels.items()))
+        if annotations:
+            metadata["annotations"] = dict(sorted(annotations.items()))
+        return metadata
+
+    def secret(
+        self,
+        name: str,
+        data: Mapping[str, str],
+        *,
+        labels: Mapping[str, str] | None = None,
+        soft_owned: bool = False,
+    ) -> Manifest:
+        """Return an Opaque Secret with base64 ``data`` (already encoded), labelled as watched."""
+        return {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": self.metadata(
+                name, labels={**(labels or {}), WATCHED_LABEL: "true"}, soft_owned=soft_owned
+            ),
+            "type": "Opaque",
+            "data": dict(sorted(data.items())),
+        }
