@@ -67,13 +67,22 @@ class Admission:
         self._session: aiohttp.ClientSession | None = None
         self._ssl_contexts: dict[str, ssl.SSLContext] = {}
 
+    def has_webhooks(self) -> bool:
+        """Whether any mutating or validating webhook configuration exists (else writes skip admission)."""
+        return bool(
+            self._list_configurations("mutating") or self._list_configurations("validating")
+        )
+
     async def mutate(self, request: AdmissionRequest) -> tuple[dict[str, Any] | None, list[str]]:
         """Run the mutating webhooks in series; answer the (possibly patched) object and the warnings.
 
         ``IfNeeded`` webhooks are called once more when a later webhook changed the object.
         Raises :class:`StatusError` for a denial, a failed call under ``Fail``, or a bad patch.
+        Without mutating webhooks the request's own object is answered (not a copy).
         """
         webhooks = ordered_webhooks(self._list_configurations("mutating"))
+        if not webhooks:
+            return request.obj, []
         obj = copy.deepcopy(request.obj)
         warnings: list[str] = []
         invoked_reinvocable: set[int] = set()
@@ -107,10 +116,11 @@ class Admission:
 
         Raises the first failure in webhook order (denial, failed call under ``Fail``, dry-run refusal).
         """
+        configurations = self._list_configurations("validating")
+        if not configurations:
+            return []
         webhooks = [
-            webhook
-            for webhook in ordered_webhooks(self._list_configurations("validating"))
-            if _applies(webhook, request)
+            webhook for webhook in ordered_webhooks(configurations) if _applies(webhook, request)
         ]
         outcomes = await asyncio.gather(
             *(self._consult(webhook, request, flavour="validating") for webhook in webhooks),

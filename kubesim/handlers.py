@@ -16,6 +16,7 @@ from kubesim.request import ListOptions, ResourcePath
 from kubesim.resources import ResourceType
 from kubesim.responses import json_response, object_response
 from kubesim.selectors import FieldSelector, LabelSelector, SelectorError
+from kubesim.store import typed_view
 
 if TYPE_CHECKING:
     from kubesim.server import KubeSimServer
@@ -154,25 +155,25 @@ async def list_or_watch(
         return await watch_http.serve_watch(
             sim, req, rt=rt, namespace=path.namespace, options=options, labels=labels, fields=fields
         )
+    # The items are only serialized, with no await in between: no copy of the stored objects.
     items, current = sim.store.list(
-        rt, path.namespace, label_selector=labels, field_selector=fields
+        rt, path.namespace, label_selector=labels, field_selector=fields, copy=False
     )
     check_list_resource_version(options, current)
     shown, list_meta = page(items, options=options, list_rv=current)
     if request.wants_table(req.headers.get("Accept")):
+        include_object = req.query.get("includeObject", "Metadata")
+        # Only full-object rows show TypeMeta, which built-in list items lack.
+        if include_object == "Object" and not rt.custom:
+            shown = [typed_view(rt, obj) for obj in shown]
         return json_response(
-            discovery.to_table(
-                rt,
-                [with_type_meta(rt, obj) for obj in shown],
-                include_object=req.query.get("includeObject", "Metadata"),
-                list_meta=list_meta,
-            )
+            discovery.to_table(rt, shown, include_object=include_object, list_meta=list_meta)
         )
     body = {
         "kind": rt.list_kind,
         "apiVersion": rt.api_version,
         "metadata": list_meta,
-        "items": [with_type_meta(rt, obj) if rt.custom else obj for obj in shown],
+        "items": shown,
     }
     return json_response(body)
 

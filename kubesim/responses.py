@@ -9,8 +9,8 @@ from aiohttp import web
 
 from kubesim import discovery, request
 from kubesim.errors import StatusError
-from kubesim.meta import with_type_meta
 from kubesim.resources import ResourceType
+from kubesim.store import typed_view
 
 
 def dumps(body: Any) -> bytes:
@@ -46,8 +46,11 @@ def object_response(
     status: int = 200,
     warnings: list[str] | None = None,
 ) -> web.Response:
-    """A single object, or a one-row Table when the client asked for one."""
-    body = with_type_meta(rt, obj)
+    """A single object, or a one-row Table when the client asked for one.
+
+    ``obj`` is serialized, never kept or changed: the store already handed out a copy.
+    """
+    body = typed_view(rt, obj)
     if request.wants_table(req.headers.get("Accept")):
         body = discovery.to_table(
             rt,

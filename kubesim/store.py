@@ -38,9 +38,21 @@ from kubesim.watch import (
     object_matches,
 )
 
-__all__ = ["Event", "RegistryLike", "Store", "Watch", "storage_key"]
+__all__ = ["Event", "RegistryLike", "Store", "Watch", "storage_key", "typed_view"]
 
 ObjectList = list[dict[str, Any]]
+
+
+def typed_view(rt: ResourceTypeLike, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with ``rt``'s apiVersion/kind first, sharing (not copying) its other values.
+
+    Serializes exactly as :func:`~kubesim.meta.with_type_meta`; for read-only use only.
+    """
+    body = {"apiVersion": rt.api_version, "kind": rt.kind}
+    for key, value in obj.items():
+        if key != "apiVersion" and key != "kind":
+            body[key] = value
+    return body
 
 
 class Store(StoreCore):
@@ -78,10 +90,13 @@ class Store(StoreCore):
         *,
         label_selector: LabelMatcher | None = None,
         field_selector: FieldMatcher | None = None,
+        copy: bool = True,
     ) -> tuple[ObjectList, int]:
         """Matching objects sorted by (namespace, name) and the current RV.
 
         Items of built-in kinds carry no TypeMeta (as the real server lists them); CR items do.
+        ``copy=False`` is for callers that only serialize the items before their next await:
+        the items then share their contents with the stored objects and must not be mutated.
         """
         key = storage_key(rt)
         bucket = self._objects.get(key, {})
@@ -92,7 +107,10 @@ class Store(StoreCore):
             if object_matches(
                 obj, namespace=scope, label_selector=label_selector, field_selector=field_selector
             ):
-                items.append(with_type_meta(rt, obj) if rt.custom else json_copy(obj))
+                if not copy:
+                    items.append(typed_view(rt, obj) if rt.custom else obj)
+                else:
+                    items.append(with_type_meta(rt, obj) if rt.custom else json_copy(obj))
         return items, self._rv
 
     def watch(

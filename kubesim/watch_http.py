@@ -1,4 +1,6 @@
-"""WATCH over HTTP (§4.3): a chunked 200 with one compact JSON event per line, flushed per event.
+"""WATCH over HTTP (§4.3): a chunked 200 with one compact JSON event per line.
+
+Events already queued when the stream is ready to send are written together in one chunk.
 
 Start points (``resourceVersion``), the 410 ERROR event inside a 200, streaming lists with the
 ``k8s.io/initial-events-end`` bookmark, Table events and ``timeoutSeconds`` are handled here; the
@@ -21,7 +23,7 @@ from kubesim.request import ListOptions
 from kubesim.resources import ResourceType
 from kubesim.responses import dumps
 from kubesim.selectors import FieldSelector, LabelSelector
-from kubesim.watch import Watch, bookmark_event
+from kubesim.watch import Watch, WatchEvent, bookmark_event, event_line
 
 if TYPE_CHECKING:
     from kubesim.server import KubeSimServer
@@ -155,6 +157,54 @@ async def serve_watch(
     return response
 
 
+class StreamEncoder:
+    """Turns batches of queued watch events into the bytes of a watch stream (pure, no I/O).
+
+    A shared event is serialized once for every stream (see :func:`kubesim.watch.event_line`);
+    the ``initial-events-end`` bookmark follows the last of the ``initial_count`` first events.
+    """
+
+    def __init__(
+        self,
+        *,
+        renderer: TableRenderer | None,
+        initial_count: int,
+        initial_end: dict[str, Any] | None,
+    ) -> None:
+        """Encode through ``renderer`` (Table events) when set."""
+        self._renderer = renderer
+        self._pending_initial = initial_count
+        self._initial_end = initial_end
+
+    @property
+    def awaiting_initial_end(self) -> bool:
+        """Whether the initial-events-end bookmark is still to be sent (no idle bookmarks yet)."""
+        return self._initial_end is not None
+
+    def opening(self) -> bytes:
+        """The initial-events-end bookmark when there are no initial events, else nothing."""
+        if self._initial_end is None or self._pending_initial > 0:
+            return b""
+        line = dumps(self._initial_end) + b"\n"
+        self._initial_end = None
+        return line
+
+    def encode(self, events: list[WatchEvent | None]) -> tuple[bytes, bool]:
+        """``(lines of the events, whether the stream ended)``; ``None`` ends it (later ones are dropped)."""
+        lines: list[bytes] = []
+        for event in events:
+            if event is None:
+                return b"".join(lines), True
+            shown = self._renderer.render(event) if self._renderer is not None else event
+            lines.append(event_line(shown, dumps))
+            if self._initial_end is not None:
+                self._pending_initial -= 1
+                if self._pending_initial == 0:
+                    lines.append(dumps(self._initial_end) + b"\n")
+                    self._initial_end = None
+        return b"".join(lines), False
+
+
 async def _pump(
     watch: Watch,
     response: web.StreamResponse,
@@ -168,40 +218,44 @@ async def _pump(
 ) -> None:
     """Copy events from the watch queue to the response until the watch or the server ends.
 
-    With ``bookmark`` set, an idle stream gets a BOOKMARK every ``bookmark_interval`` seconds
-    (only when the queue is empty, so every change up to the bookmark's RV has been sent).
+    Events already queued are sent together in one write; the pump waits only on an empty
+    queue. With ``bookmark`` set, an idle stream gets a BOOKMARK every ``bookmark_interval``
+    seconds (only when the queue is empty, so every change up to the bookmark's RV has been sent).
     """
-    pending_initial = initial_count
-    if initial_end is not None and pending_initial == 0:
-        await response.write(dumps(initial_end) + b"\n")
-        initial_end = None
+    encoder = StreamEncoder(renderer=renderer, initial_count=initial_count, initial_end=initial_end)
+    opening = encoder.opening()
+    if opening:
+        await response.write(opening)
     closing_wait: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
+    # Outlives an idle bookmark timeout: a cancelled get could race with an arriving event.
     getter: asyncio.Future[Any] | None = None
     try:
         while True:
-            if getter is None:
-                getter = asyncio.ensure_future(watch.queue.get())
-            done, _ = await asyncio.wait(
-                {getter, closing_wait},
-                return_when=asyncio.FIRST_COMPLETED,
-                timeout=bookmark_interval if bookmark is not None else None,
-            )
-            if closing_wait in done:
+            if getter is None and not watch.queue.empty():
+                if closing.is_set():
+                    return
+                ready = watch.take_ready()
+            else:
+                if getter is None:
+                    getter = asyncio.ensure_future(watch.queue.get())
+                done, _ = await asyncio.wait(
+                    {getter, closing_wait},
+                    return_when=asyncio.FIRST_COMPLETED,
+                    timeout=bookmark_interval if bookmark is not None else None,
+                )
+                if closing_wait in done:
+                    return
+                if getter not in done:
+                    if bookmark is not None and not encoder.awaiting_initial_end:
+                        await response.write(dumps(bookmark()) + b"\n")
+                    continue
+                ready = [getter.result(), *watch.take_ready()]
+                getter = None
+            chunk, ended = encoder.encode(ready)
+            if chunk:
+                await response.write(chunk)
+            if ended:
                 return
-            if getter not in done:
-                if bookmark is not None and initial_end is None:
-                    await response.write(dumps(bookmark()) + b"\n")
-                continue
-            event, getter = getter.result(), None
-            if event is None:
-                return
-            line = renderer.render(event) if renderer is not None else event
-            await response.write(dumps(line) + b"\n")
-            if initial_end is not None:
-                pending_initial -= 1
-                if pending_initial == 0:
-                    await response.write(dumps(initial_end) + b"\n")
-                    initial_end = None
     finally:
         closing_wait.cancel()
         if getter is not None:

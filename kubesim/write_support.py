@@ -6,7 +6,6 @@ rendering) are plain functions over dicts.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +13,7 @@ from aiohttp import web
 
 from kubesim import errors, patch, request, schema
 from kubesim.admission_match import AdmissionRequest
-from kubesim.meta import strip_type_meta
+from kubesim.meta import json_copy, strip_type_meta
 from kubesim.request import ResourcePath
 from kubesim.resources import ResourceType
 from kubesim.responses import object_response
@@ -157,7 +156,9 @@ def validate_fields(
         cleaned = pruned
     else:
         unknown = schema.unknown_builtin_fields(rt, obj)
-        cleaned = copy.deepcopy(obj)
+        # Nothing mutates the object after this point (the store copies what it keeps), so
+        # only a body that loses fields needs a copy of its own.
+        cleaned = json_copy(obj) if unknown else obj
         for path in unknown:
             remove_field_path(cleaned, path)
     if not unknown or ctx.field_validation == "Ignore":
@@ -196,6 +197,10 @@ async def admit(
     namespace: str = "",
 ) -> tuple[dict[str, Any], list[str]]:
     """Mutating then validating webhooks around a write; answers the object to store and warnings."""
+    if not sim.admission.has_webhooks():
+        # Without webhooks admission changes nothing: skip building the review request.
+        typed = _typed(rt, new)
+        return (typed if typed is not None else {}), []
     source = new if new is not None else old
     meta = (source or {}).get("metadata") or {}
     namespace = namespace or str(meta.get("namespace") or "")
