@@ -1,3 +1,290 @@
-"""Wiring of the operator's parts (informers, watchers, Temporal worker); grows with the engine."""
+"""The operator process behind ``stackflow run``.
+
+Start-up order: Kubernetes client → Namespace informer (synced) → matcher → Temporal client
+(connect, register missing search attributes) → Worker (workflows + activities) on every replica →
+informers of every controller's kinds (synced) → leader election → watchers signal only while
+leader (other replicas keep their informers warm) → probes (``/healthz``, ``/readyz``,
+``/metrics``). On SIGTERM/SIGINT: stop the watchers, let in-flight activities finish (up to the
+graceful shutdown timeout), release the Lease, exit 0.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import structlog
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.context import ControllerContext, operator_pod_name
+from activities.licenses import OperatorLicenseReader, read_public_keys
+from activities.registry import build_activities
+from stackflow.config import OperatorConfig
+from stackflow.controllers import CONTROLLERS
+from stackflow.kube.client import close_api_client, make_api_client
+from stackflow.kube.events import EventRecorder
+from stackflow.kube.informer import NamespaceInformer
+from stackflow.kube.leader import LeaderCallbacks, LeaderElector
+from stackflow.kube.resources import ResourceClient
+from stackflow.kube.scoped import ScopedClient, UnscopedClient
+from stackflow.metrics import Registry
+from stackflow.observability import ActivityMetrics, ProbeServer
+from stackflow.scope import NamespaceMatcher
+from stackflow.temporal import WORKFLOWS, connect_client, register_search_attributes
+from watchers.signals import Signaller
+from watchers.sources import InformerSet, Watchers
+
+__all__ = ["OperatorOptions", "run_operator"]
+
+_log = structlog.get_logger("stackflow.app")
+
+
+@dataclass(frozen=True)
+class OperatorOptions:
+    """Process options that are not operator configuration (flags of ``stackflow run``)."""
+
+    kubeconfig: Path | None = None
+    kube_context: str | None = None
+    kube_timeout_seconds: float = 30.0
+    health_host: str = "0.0.0.0"  # probes must be reachable from the kubelet
+    health_port: int = 8081
+    graceful_shutdown_seconds: float = 20.0
+    identity: str = ""
+    lease_duration_seconds: int = 15
+    lease_renew_deadline_seconds: float = 10.0
+    lease_retry_period_seconds: float = 2.0
+
+
+class _Leadership:
+    """Whether this replica may signal: the elector's verdict, or always without election."""
+
+    def __init__(self) -> None:
+        self.elector: LeaderElector | None = None
+
+    def __call__(self) -> bool:
+        return self.elector is None or self.elector.is_leader
+
+
+def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
+    """Set ``stop`` on SIGTERM/SIGINT; returns the function that removes the handlers."""
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+
+    def remove() -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+
+    return remove
+
+
+async def run_operator(
+    config: OperatorConfig,
+    *,
+    options: OperatorOptions,
+    stop: asyncio.Event,
+    on_ready: Callable[[ProbeServer], object] | None = None,
+) -> int:
+    """Run the operator until ``stop`` is set; returns the exit status."""
+    metrics = Registry()
+    api_client = await make_api_client(
+        kubeconfig=options.kubeconfig,
+        context=options.kube_context,
+        timeout=options.kube_timeout_seconds,
+    )
+    resources = ResourceClient(api_client)
+    namespaces = NamespaceInformer(resources)
+    matcher = NamespaceMatcher(config.scope(), source=namespaces)
+    tasks: list[asyncio.Task[object]] = []
+    probes: ProbeServer | None = None
+    worker: Worker | None = None
+    watchers: Watchers | None = None
+    signaller: Signaller | None = None
+    informers: InformerSet | None = None
+    leadership = _Leadership()
+    failed = False
+    try:
+        namespaces.start()
+        await _until_or_stop(namespaces.wait_synced(), stop)
+        if stop.is_set():
+            return 0
+        temporal = await connect_client(config)
+        added = await register_search_attributes(temporal)
+        if added:
+            _log.info("temporal.search_attributes_registered", names=added)
+        context = _controller_context(config, resources, matcher, temporal)
+        worker = Worker(
+            temporal,
+            task_queue=config.temporal_task_queue,
+            workflows=list(WORKFLOWS),
+            activities=build_activities(context),
+            interceptors=[ActivityMetrics(metrics)],
+            graceful_shutdown_timeout=timedelta(seconds=options.graceful_shutdown_seconds),
+        )
+        tasks.append(asyncio.create_task(worker.run(), name="temporal-worker"))
+        signaller = Signaller(
+            temporal, task_queue=config.temporal_task_queue, is_leader=leadership, metrics=metrics
+        )
+        informers = InformerSet(resources, matcher)
+        watchers = Watchers(
+            controllers=CONTROLLERS,
+            informers=informers,
+            namespaces=namespaces,
+            signaller=signaller,
+            temporal=temporal,
+            task_queue=config.temporal_task_queue,
+            metrics=metrics,
+        )
+        informers.start()
+        await _until_or_stop(informers.wait_synced(), stop)
+        signaller.start()
+        worker_task = tasks[0]
+        probes = ProbeServer(
+            registry=metrics,
+            is_healthy=lambda: not worker_task.done(),
+            is_ready=lambda: (
+                not worker_task.done() and namespaces.has_synced and informers.has_synced
+            ),
+            host=options.health_host,
+            health_port=options.health_port,
+            metrics_port=config.metrics_port,
+        )
+        await probes.start()
+        _log.info(
+            "operator.started",
+            scope=config.scope().mode.value,
+            health_port=probes.bound_health_port,
+            metrics_port=probes.bound_metrics_port,
+            task_queue=config.temporal_task_queue,
+        )
+        tasks.append(
+            asyncio.create_task(
+                _lead(config, options, resources, watchers, signaller, leadership, stop, metrics),
+                name="leader-election",
+            )
+        )
+        if on_ready is not None:
+            on_ready(probes)
+        failed = await _until_stop_or_failure(stop, tasks)
+    finally:
+        _log.info("operator.stopping")
+        if signaller is not None:
+            await signaller.stop()
+        if watchers is not None:
+            await watchers.stop()
+        stop.set()  # the elector releases the Lease when it sees stop
+        if worker is not None:
+            with contextlib.suppress(Exception):
+                await worker.shutdown()
+        await _finish(tasks, within=options.graceful_shutdown_seconds + 5)
+        if informers is not None:
+            await informers.stop()
+        await namespaces.stop()
+        if probes is not None:
+            await probes.stop()
+        await close_api_client(api_client)
+        _log.info("operator.stopped")
+    return 1 if failed else 0
+
+
+def _controller_context(
+    config: OperatorConfig, resources: ResourceClient, matcher: NamespaceMatcher, temporal: Client
+) -> ControllerContext:
+    scoped = ScopedClient(resources, matcher)
+    return ControllerContext(
+        scoped=scoped,
+        unscoped=UnscopedClient(resources),
+        matcher=matcher,
+        config=config,
+        events=EventRecorder(resources, component="stackflow"),
+        licenses=OperatorLicenseReader(
+            scoped,
+            operator_namespace=config.operator_namespace,
+            public_keys=read_public_keys(config.license_public_key),
+        ),
+        temporal_client=temporal,
+        task_queue=config.temporal_task_queue,
+    )
+
+
+async def _lead(
+    config: OperatorConfig,
+    options: OperatorOptions,
+    resources: ResourceClient,
+    watchers: Watchers,
+    signaller: Signaller,
+    leadership: _Leadership,
+    stop: asyncio.Event,
+    metrics: Registry,
+) -> None:
+    """Take part in leader election (or lead alone when it is disabled) until ``stop``."""
+    leading = metrics.gauge("stackflow_leader", "1 while this replica holds the leader Lease.")
+
+    async def started() -> None:
+        leading.set(1)
+        queued = await watchers.resync()
+        _log.info("leader.resync", queued=queued)
+
+    def stopped() -> None:
+        leading.set(0)
+        signaller.clear()
+
+    if not config.enable_leader_election:
+        await started()
+        await stop.wait()
+        return
+    identity = options.identity or f"{operator_pod_name()}_{uuid.uuid4().hex[:8]}"
+    leadership.elector = LeaderElector(
+        resources,
+        namespace=config.operator_namespace,
+        identity=identity,
+        lease_duration_seconds=options.lease_duration_seconds,
+        renew_deadline_seconds=options.lease_renew_deadline_seconds,
+        retry_period_seconds=options.lease_retry_period_seconds,
+        callbacks=LeaderCallbacks(on_started_leading=started, on_stopped_leading=stopped),
+    )
+    await leadership.elector.run(stop)
+
+
+async def _until_or_stop(awaitable: Awaitable[None], stop: asyncio.Event) -> None:
+    """Await ``awaitable`` unless ``stop`` is set first."""
+    waiting = asyncio.ensure_future(awaitable)
+    stopping = asyncio.create_task(stop.wait())
+    await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    for task in (waiting, stopping):
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def _until_stop_or_failure(
+    stop: asyncio.Event, tasks: Sequence[asyncio.Task[object]]
+) -> bool:
+    """Wait for ``stop``; a worker or elector that ends stops the operator too: True then."""
+    stopping = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({stopping, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+    if stopping in done:
+        return False
+    stopping.cancel()
+    for task in done:
+        error = None if task.cancelled() else task.exception()
+        _log.error("operator.component_ended", task=task.get_name(), error=repr(error))
+    return True
+
+
+async def _finish(tasks: Sequence[asyncio.Task[object]], *, within: float) -> None:
+    """Let ``tasks`` end (they watch ``stop``); cancel what is left after ``within`` seconds."""
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=within)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from activities import apps as app_activities
+from activities import associations as association_activities
 from activities import elasticsearch as es_activities
 from activities import license as license_activities
 from activities import trial as trial_activities
@@ -27,6 +29,8 @@ from stackflow.models.engine import (
     ReconcileInput,
     ReconcileResult,
 )
+from stackflow.stack.apps import APP_KINDS, AppKind
+from stackflow.stack.associations.table import ASSOCIATIONS, Association
 from stackflow.stack.elasticsearch.references import referenced_objects
 
 __all__ = [
@@ -184,10 +188,81 @@ TRIAL_CONTROLLER = Controller(
     primary_label_selector=trial_activities.TRIAL_SELECTOR,
 )
 
+# --- stack applications and associations -----------------------------------------------------
+
+DEPLOYMENT = Kind("apps", "v1", "Deployment", "deployments")
+DAEMONSET = Kind("apps", "v1", "DaemonSet", "daemonsets")
+_APP_CHILD_KINDS = (DEPLOYMENT, DAEMONSET, STATEFULSET, SERVICE, CONFIGMAP, SECRET, POD)
+#: Controller names: ECK's short kind names.
+APP_CONTROLLER_NAMES: Mapping[str, str] = {
+    "Kibana": "kibana",
+    "ApmServer": "apmserver",
+    "EnterpriseSearch": "enterprisesearch",
+    "Beat": "beat",
+    "Agent": "agent",
+    "Logstash": "logstash",
+    "ElasticMapsServer": "maps",
+    "PackageRegistry": "packageregistry",
+}
+
+
+def kind_of(resource: KubeResource) -> Kind:
+    """The table ``Kind`` of a ``stackflow.kube`` resource."""
+    return Kind(resource.group, resource.version, resource.kind, resource.plural)
+
+
+def app_controller(app: AppKind) -> Controller:
+    """One application controller: the generic app reconcile, children found by the name label."""
+    owner = app_activities.app_owner(app.kind)
+    return Controller(
+        name=APP_CONTROLLER_NAMES[app.kind],
+        primary=kind_of(app_activities.app_resource(app.kind)),
+        gated=True,
+        reconcile=app_activities.reconcile,
+        finalize=app_activities.finalize,
+        children=tuple(
+            ChildWatch(kind=kind, owner=owner, label_selector=app.name_label)
+            for kind in _APP_CHILD_KINDS
+        ),
+        references=app_activities.app_references,
+    )
+
+
+def association_controller(association: Association) -> Controller:
+    """One association controller (``kb-es``…): its Secrets on both sides are its children."""
+    release = association_activities.release_watches_activity(association)
+    return Controller(
+        name=association.name,
+        primary=kind_of(app_activities.app_resource(association.associated_kind)),
+        gated=True,
+        reconcile=association_activities.reconcile_for(association),
+        finalize=association_activities.finalize_for(association),
+        compensations={release: association_activities.release_watches_for(association)},
+        children=(
+            ChildWatch(
+                kind=SECRET,
+                owner=association_activities.association_owner(association),
+                label_selector=association_activities.association_secrets_label_selector(
+                    association
+                ),
+            ),
+        ),
+        references=association_activities.association_references(association),
+        flip_mapper=association_activities.flip_mapper_for(association),
+    )
+
+
+APP_CONTROLLERS: tuple[Controller, ...] = tuple(app_controller(app) for app in APP_KINDS.values())
+ASSOCIATION_CONTROLLERS: tuple[Controller, ...] = tuple(
+    association_controller(association) for association in ASSOCIATIONS
+)
+
 CONTROLLERS: tuple[Controller, ...] = (
     ELASTICSEARCH_CONTROLLER,
     LICENSE_CONTROLLER,
     TRIAL_CONTROLLER,
+    *APP_CONTROLLERS,
+    *ASSOCIATION_CONTROLLERS,
 )
 
 

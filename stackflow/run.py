@@ -2,11 +2,13 @@
 
 A bad configuration never starts the operator: it exits with status 2 and one line naming the key
 and the problem. ``--check`` stops after validation and prints the effective configuration.
+Otherwise the operator runs (``stackflow.app``) until SIGTERM or SIGINT, then exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Sequence
@@ -32,6 +34,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="validate the configuration, print the effective configuration and exit",
     )
     parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="kubeconfig file (default: in-cluster config in a Pod, else $KUBECONFIG)",
+    )
+    parser.add_argument(
+        "--health-host",
+        default="0.0.0.0",  # the kubelet probes the Pod IP
+        help="address of the /healthz, /readyz and /metrics listener (0.0.0.0)",
+    )
+    parser.add_argument(
+        "--health-port",
+        type=int,
+        default=8081,
+        help="port of /healthz, /readyz and /metrics (8081; 0 picks a free port)",
+    )
+    parser.add_argument(
+        "--graceful-shutdown-timeout",
+        type=float,
+        default=20.0,
+        help="seconds in-flight activities get to finish on SIGTERM (20)",
+    )
+    parser.add_argument(
+        "--identity", default="", help="leader election identity (default: pod name + random)"
+    )
+    parser.add_argument(
         "--log-format",
         choices=("json", "console"),
         default="json",
@@ -55,5 +82,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = structlog.get_logger("stackflow.run")
     if (line := empty_selector_log_line(config)) is not None:
         log.info(line)
-    log.error("the operator engine is not built yet; only --check is available")
-    return 1
+    # Imported here so that --check stays fast and needs no Temporal or Kubernetes libraries.
+    from stackflow.app import OperatorOptions, install_stop_signals, run_operator
+
+    options = OperatorOptions(
+        kubeconfig=args.kubeconfig,
+        health_host=args.health_host,
+        health_port=args.health_port,
+        graceful_shutdown_seconds=args.graceful_shutdown_timeout,
+        identity=args.identity,
+    )
+
+    async def operate() -> int:
+        stop = asyncio.Event()
+        remove_handlers = install_stop_signals(stop)
+        try:
+            return await run_operator(config, options=options, stop=stop)
+        finally:
+            remove_handlers()
+
+    try:
+        status = asyncio.run(operate())
+    except Exception as exc:
+        log.error("operator.failed", error=str(exc) or repr(exc), exc_info=True)
+        status = 1
+    # temporalio#300: interpreter teardown after a worker can abort in PyGILState_Release.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

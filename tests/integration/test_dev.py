@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 KUBECTL = str(Path(sys.executable).parent / "kubectl")
+REPO = Path(__file__).resolve().parents[2]
 
 
 async def read_until(stream: asyncio.StreamReader, marker: str, *, deadline: float) -> str:
@@ -66,6 +67,9 @@ async def test_dev_serves_a_demo_namespace_and_keeps_state(tmp_path: Path) -> No
         kubeconfig = state_dir / "kubeconfig"
         assert f"export KUBECONFIG={kubeconfig}" in banner
         assert banner.startswith("kubesim listening on http://127.0.0.1:")
+        assert "Temporal dev server on 127.0.0.1:" in banner
+        assert "UI at http://127.0.0.1:" in banner
+        assert (state_dir / "temporal.db").exists()
         rc, out = await kubectl(kubeconfig, cache, "get", "ns", "demo", "--show-labels")
         assert rc == 0, out
         assert "stackflow.dev/demo=true" in out
@@ -84,3 +88,55 @@ async def test_dev_serves_a_demo_namespace_and_keeps_state(tmp_path: Path) -> No
     finally:
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(proc.wait(), timeout=30) == 0
+
+
+async def test_dev_operator_reconciles_only_the_visible_demo(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    cache = tmp_path / "kubectl-cache"
+    crds = REPO / "deploy" / "crds"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "stackflow.cli",
+        "dev",
+        "--state-dir",
+        str(state_dir),
+        "--crds",
+        str(crds),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+    try:
+        banner = await read_until(proc.stdout, "Press Ctrl-C", deadline=90)
+        assert "operator running in-process" in banner
+        kubeconfig = state_dir / "kubeconfig"
+
+        async def health(namespace: str) -> str:
+            rc, out = await kubectl(
+                kubeconfig,
+                cache,
+                "get",
+                "elasticsearch",
+                "quickstart",
+                "-n",
+                namespace,
+                "-o",
+                "jsonpath={.status.health}",
+            )
+            assert rc == 0, out
+            return out.strip()
+
+        deadline = asyncio.get_running_loop().time() + 90
+        while await health("demo") != "green":
+            assert asyncio.get_running_loop().time() < deadline, "demo never turned green"
+            await asyncio.sleep(0.5)
+        # The unlabelled namespace is out of scope: no status, no children.
+        assert await health("demo-hidden") == ""
+        rc, out = await kubectl(kubeconfig, cache, "get", "statefulsets", "-n", "demo-hidden")
+        assert rc == 0, out
+        assert "quickstart" not in out
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.wait(), timeout=60) == 0

@@ -32,6 +32,10 @@ from stackflow.models.engine import (
         pytest.param("elasticsearch", "Elasticsearch", True, True, id="elasticsearch"),
         pytest.param("license", "Elasticsearch", False, False, id="license"),
         pytest.param("trial", "Secret", False, False, id="trial"),
+        pytest.param("kibana", "Kibana", True, True, id="kibana"),
+        pytest.param("agent", "Agent", True, True, id="agent"),
+        pytest.param("kb-es", "Kibana", True, False, id="kb-es"),
+        pytest.param("agent-fleetserver", "Agent", True, False, id="agent-fleetserver"),
     ],
 )
 def test_table_entries(name: str, kind: str, gated: bool, default_flip_mapper: bool) -> None:
@@ -45,7 +49,7 @@ def test_names_are_unique_and_unknown_names_are_refused() -> None:
     names = [controller.name for controller in CONTROLLERS]
     assert len(names) == len(set(names))
     with pytest.raises(KeyError):
-        controller_named("kibana")
+        controller_named("nope")
 
 
 def child(
@@ -115,6 +119,33 @@ def test_es_references_name_the_spec_secrets() -> None:
     ]
 
 
+APP_NAMES = (
+    "kibana",
+    "apmserver",
+    "enterprisesearch",
+    "beat",
+    "agent",
+    "logstash",
+    "maps",
+    "packageregistry",
+)
+ASSOCIATION_NAMES = (
+    "kb-es",
+    "apm-es",
+    "apm-kibana",
+    "ent-es",
+    "beat-es",
+    "beat-kibana",
+    "agent-es",
+    "agent-kibana",
+    "agent-fleetserver",
+    "logstash-es",
+    "ems-es",
+    "kb-ent",
+    "kb-epr",
+)
+
+
 def test_build_activities_registers_every_contract_name() -> None:
     context: Any = object()  # registration does not touch the context
 
@@ -135,6 +166,12 @@ def test_build_activities_registers_every_contract_name() -> None:
             "license.finalize",
             "trial.reconcile",
             "trial.finalize",
+            *(f"{app}.{step}" for app in APP_NAMES for step in ("reconcile", "finalize")),
+            *(
+                f"{association}.{step}"
+                for association in ASSOCIATION_NAMES
+                for step in ("reconcile", "finalize", "release_watches")
+            ),
         ]
     )
     for function in built:

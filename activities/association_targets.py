@@ -1,0 +1,284 @@
+"""One association ref resolved against the world: the target, its CA, its URL and the credentials.
+
+Every read goes through the **scoped** client: a target in a namespace that left scope reads as
+``NotFound`` and the ref goes ``Pending`` (its conf annotation is then removed), without a single
+write in that namespace. Writes (the CA copy, the user Secrets on both sides) happen only once the
+target was read, so only into namespaces in scope. The decisions are the pure builders of
+``stackflow.stack.associations``; this module only reads and applies.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from activities.apply import apply_object
+from activities.context import ControllerContext
+from activities.errors import InvalidSpecError
+from activities.kinds import SECRETS, SERVICES
+from stackflow.api.kinds import kind_info
+from stackflow.kube import errors
+from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.models.engine import ObjectKey
+from stackflow.stack.associations import conf as conf_builders
+from stackflow.stack.associations import secrets as secret_builders
+from stackflow.stack.associations.conf import AssociationConf, ConfError
+from stackflow.stack.associations.refs import AssociationRef, parse_refs
+from stackflow.stack.associations.service_accounts import service_account_secrets
+from stackflow.stack.associations.status import (
+    ESTABLISHED,
+    FAILED,
+    PENDING,
+    AssociationStatusValue,
+)
+from stackflow.stack.associations.table import (
+    ELASTICSEARCH,
+    FLEET_SERVER,
+    Association,
+    AuthMode,
+    association_named,
+    elastic_service_account,
+)
+from stackflow.stack.objects import decode_secret_data
+
+__all__ = [
+    "RefOutcome",
+    "resolve_ref",
+    "target_resource",
+]
+
+PASSWORD_LENGTH = 24
+_PASSWORD_ALPHABET = string.ascii_letters + string.digits
+
+
+def random_password() -> str:
+    """A fresh association user password (ECK's length and alphabet)."""
+    return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH))
+
+
+def target_resource(kind: str) -> KubeResource:
+    """The Kubernetes resource of an association target kind (its storage version)."""
+    info = kind_info(kind)
+    return KubeResource(info.group, info.storage_version, info.plural, namespaced=True, kind=kind)
+
+
+def object_key(resource: KubeResource, *, namespace: str, name: str) -> ObjectKey:
+    """The engine key of one object of ``resource``."""
+    return ObjectKey(
+        group=resource.group,
+        version=resource.version,
+        kind=resource.kind,
+        namespace=namespace,
+        name=name,
+    )
+
+
+@dataclass(frozen=True)
+class RefOutcome:
+    """What resolving one ref gave: its status, its conf when established, what it depends on."""
+
+    ref: AssociationRef
+    status: AssociationStatusValue
+    message: str
+    conf: AssociationConf | None = None
+    #: Objects read while resolving (the target, its Service and CA, a transitive Elasticsearch).
+    watched: tuple[ObjectKey, ...] = field(default=())
+
+
+async def _get_or_none(
+    context: ControllerContext, resource: KubeResource, *, namespace: str, name: str
+) -> dict[str, Any] | None:
+    try:
+        return await context.scoped.get(resource, namespace=namespace, name=name)
+    except errors.NotFound:
+        return None
+
+
+def _tls_disabled(target: Mapping[str, Any]) -> bool:
+    tls = (((target.get("spec") or {}).get("http") or {}).get("tls")) or {}
+    return bool((tls.get("selfSignedCertificate") or {}).get("disabled")) and not (
+        tls.get("certificate") or {}
+    ).get("secretName")
+
+
+def _version_of(target: Mapping[str, Any]) -> str:
+    status = target.get("status") or {}
+    return str(status.get("version") or (target.get("spec") or {}).get("version") or "")
+
+
+async def _external(
+    context: ControllerContext, association: Association, ref: AssociationRef
+) -> RefOutcome:
+    """A ``secretName`` ref: the conf points straight at the user's Secret."""
+    watched = (object_key(SECRETS, namespace=ref.namespace, name=ref.secret_name),)
+    secret = await _get_or_none(context, SECRETS, namespace=ref.namespace, name=ref.secret_name)
+    if secret is None:
+        return RefOutcome(
+            ref, PENDING, f"secret {ref.key} of the external {association.target.kind} not found",
+            watched=watched,
+        )  # fmt: skip
+    try:
+        conf = conf_builders.external_conf(
+            ref=ref, secret_data=decode_secret_data(secret), version=""
+        )
+    except ConfError as error:
+        return RefOutcome(ref, FAILED, str(error), watched=watched)
+    return RefOutcome(ref, ESTABLISHED, "", conf=conf, watched=watched)
+
+
+async def _user_elasticsearch(
+    context: ControllerContext,
+    association: Association,
+    target: Mapping[str, Any],
+) -> tuple[dict[str, Any] | None, str, tuple[ObjectKey, ...]]:
+    """The Elasticsearch the association's user lives in: the target, or the target Kibana's."""
+    if not association.user_via_kibana:
+        return dict(target), "", ()
+    kb_es = association_named("kb-es")
+    refs = parse_refs({**target, "kind": kb_es.associated_kind}, kb_es).refs
+    if not refs:
+        return None, "the target Kibana has no elasticsearchRef", ()
+    es_ref = refs[0]
+    if es_ref.is_external:
+        return None, "the target Kibana's Elasticsearch is external: no user can be made", ()
+    resource = target_resource(ELASTICSEARCH.kind)
+    watched = (object_key(resource, namespace=es_ref.namespace, name=es_ref.name),)
+    es = await _get_or_none(context, resource, namespace=es_ref.namespace, name=es_ref.name)
+    if es is None:
+        return None, f"Elasticsearch {es_ref.key} of the target Kibana not found", watched
+    return es, "", watched
+
+
+async def _credentials(
+    context: ControllerContext,
+    association: Association,
+    *,
+    associated: Mapping[str, Any],
+    ref: AssociationRef,
+    es: Mapping[str, Any],
+) -> tuple[str, str, bool]:
+    """Apply the user (or service-account token) Secrets on both sides; (secret, key, is SA)."""
+    namespace = str(associated["metadata"]["namespace"])
+    name = str(associated["metadata"]["name"])
+    app_secret_name = secret_builders.app_user_secret_name(
+        association, associated_name=name, ref=ref
+    )
+    user = secret_builders.es_user_name(
+        association, associated_namespace=namespace, associated_name=name, ref=ref
+    )
+    es_namespace = str(es["metadata"]["namespace"])
+    current_app = await _get_or_none(context, SECRETS, namespace=namespace, name=app_secret_name)
+    current_es = await _get_or_none(context, SECRETS, namespace=es_namespace, name=user)
+    account = elastic_service_account(association, associated)
+    if account is not None:
+        app_secret, es_secret = service_account_secrets(
+            association,
+            associated=associated,
+            ref=ref,
+            es=es,
+            service_account=account,
+            existing=current_app,
+            generate_secret=random_password,
+        )
+        await apply_object(context.scoped, SECRETS, app_secret)
+        await apply_object(context.scoped, SECRETS, es_secret)
+        return app_secret_name, conf_builders.SERVICE_ACCOUNT_TOKEN_KEY, True
+    app_secret, password = secret_builders.app_user_secret(
+        association,
+        associated=associated,
+        ref=ref,
+        existing=current_app,
+        generate_password=random_password,
+    )
+    es_secret = secret_builders.es_user_secret(
+        association, associated=associated, ref=ref, es=es, password=password, existing=current_es
+    )
+    await apply_object(context.scoped, SECRETS, app_secret)
+    await apply_object(context.scoped, SECRETS, es_secret)
+    return app_secret_name, user, False
+
+
+def _check_target(association: Association, target: Mapping[str, Any]) -> None:
+    """Refuse a target that exists but cannot be associated (an Agent that is no Fleet Server)."""
+    if association.target is FLEET_SERVER:
+        spec = target.get("spec") or {}
+        if not (spec.get("mode") == "fleet" and spec.get("fleetServerEnabled")):
+            metadata = target.get("metadata") or {}
+            raise InvalidSpecError(
+                f"spec.{association.ref_field}: Agent {metadata.get('namespace')}/"
+                f"{metadata.get('name')} is not a Fleet Server (fleetServerEnabled in fleet mode)"
+            )
+
+
+async def resolve_ref(
+    context: ControllerContext,
+    association: Association,
+    *,
+    associated: Mapping[str, Any],
+    ref: AssociationRef,
+) -> RefOutcome:
+    """Resolve one ref: Pending while something is missing, Established with its conf, else Failed."""
+    if ref.is_external:
+        return await _external(context, association, ref)
+    kind = association.target
+    resource = target_resource(kind.kind)
+    service_name = ref.service_name or kind.http_service_name(ref.name)
+    certs_name = kind.public_certs_secret_name(ref.name)
+    watched: tuple[ObjectKey, ...] = (
+        object_key(resource, namespace=ref.namespace, name=ref.name),
+        object_key(SERVICES, namespace=ref.namespace, name=service_name),
+        object_key(SECRETS, namespace=ref.namespace, name=certs_name),
+    )
+    target = await _get_or_none(context, resource, namespace=ref.namespace, name=ref.name)
+    if target is None:
+        return RefOutcome(ref, PENDING, f"{kind.kind} {ref.key} not found", watched=watched)
+    _check_target(association, target)
+    ca_provided, ca_name = False, ""
+    if not _tls_disabled(target):
+        certs = await _get_or_none(context, SECRETS, namespace=ref.namespace, name=certs_name)
+        if certs is None:
+            return RefOutcome(
+                ref, PENDING, f"waiting for the certificates of {kind.kind} {ref.key}",
+                watched=watched,
+            )  # fmt: skip
+        ca_copy = secret_builders.ca_secret(
+            association, associated=associated, ref=ref, public_certs=certs
+        )
+        await apply_object(context.scoped, SECRETS, ca_copy)
+        ca_provided = secret_builders.ca_cert_provided(ca_copy)
+        ca_name = str(ca_copy["metadata"]["name"])
+    service = await _get_or_none(context, SERVICES, namespace=ref.namespace, name=service_name)
+    url = None
+    if service is not None:
+        url = conf_builders.service_url(service, scheme="https" if ca_name else "http")
+    if url is None:
+        return RefOutcome(
+            ref, PENDING, f"service {ref.namespace}/{service_name} not found or without port",
+            watched=watched,
+        )  # fmt: skip
+    version = _version_of(target)
+    if association.auth_mode is AuthMode.NONE:
+        conf = conf_builders.no_auth_conf(
+            ca_secret_name=ca_name, ca_cert_provided=ca_provided, url=url, version=version
+        )
+        return RefOutcome(ref, ESTABLISHED, "", conf=conf, watched=watched)
+    es, problem, transitive = await _user_elasticsearch(context, association, target)
+    watched += transitive
+    if es is None:
+        return RefOutcome(ref, PENDING, problem, watched=watched)
+    secret_name, secret_key, service_account = await _credentials(
+        context, association, associated=associated, ref=ref, es=es
+    )
+    conf = conf_builders.managed_conf(
+        ca_secret_name=ca_name,
+        ca_cert_provided=ca_provided,
+        url=url,
+        version=version,
+        auth_secret_name=secret_name,
+        auth_secret_key=secret_key,
+        is_service_account=service_account,
+    )
+    return RefOutcome(ref, ESTABLISHED, "", conf=conf, watched=watched)

@@ -1,0 +1,392 @@
+"""One association reconcile for every pair of ``stackflow.stack.associations.table.ASSOCIATIONS``.
+
+Reconcile reads the associated object through the scoped client, parses its refs (``InvalidSpec``
+for a malformed one: name and secretName, a secretName where none is allowed…), resolves each ref
+(``activities.association_targets``), then writes only what changed: the conf annotations on the
+associated object (merge patch of ``metadata.annotations``, nothing else), the per-ref statuses
+through ``/status`` with an ``AssociationStatusChange`` event, and deletes the Secrets of refs that
+are gone (unbind clean-up). Finalize does the clean-up for a deleted object. The only state the
+operator holds is the in-process record of what each association watches (targets resolved at run
+time, transitive Elasticsearch included); the ``<name>.release_watches`` compensation drops it.
+
+The pure helpers (references, owner mapper) and the flip mapper feed the controller table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from activities.association_targets import (
+    RefOutcome,
+    object_key,
+    resolve_ref,
+    target_resource,
+)
+from activities.context import ControllerContext
+from activities.errors import InvalidSpecError
+from activities.kinds import SECRETS, SERVICES, involved_reference, resource_of
+from stackflow.kube import errors
+from stackflow.kube.events import InvolvedObject
+from stackflow.models.engine import (
+    CompensateInput,
+    CompensateResult,
+    CompensationStep,
+    FinalizeInput,
+    FinalizeResult,
+    FlipDirectionName,
+    ObjectKey,
+    Phase,
+    ReconcileInput,
+    ReconcileResult,
+)
+from stackflow.stack.associations import flip
+from stackflow.stack.associations.conf import conf_annotation_name, stale_conf_annotations
+from stackflow.stack.associations.refs import AssociationRef, parse_refs
+from stackflow.stack.associations.secrets import (
+    association_secrets_selector,
+    orphaned_secrets,
+)
+from stackflow.stack.associations.status import (
+    ESTABLISHED,
+    FAILED,
+    apply_status,
+    current_statuses,
+    describe,
+    status_fields,
+    status_map,
+)
+from stackflow.stack.associations.table import (
+    TRANSITIVE_ES_ASSOCIATION,
+    Association,
+    association_named,
+)
+
+__all__ = [
+    "EVENT_ASSOCIATION_ERROR",
+    "EVENT_STATUS_CHANGE",
+    "PENDING_REQUEUE_SECONDS",
+    "AssociationWatches",
+    "association_owner",
+    "association_references",
+    "finalize_for",
+    "flip_mapper_for",
+    "reconcile_for",
+    "release_watches_activity",
+    "release_watches_for",
+    "watches_of",
+]
+
+EVENT_STATUS_CHANGE = "AssociationStatusChange"
+EVENT_ASSOCIATION_ERROR = "AssociationError"
+#: A Pending ref is looked at again this soon even without a trigger (ECK's default requeue).
+PENDING_REQUEUE_SECONDS = 30.0
+
+OwnerMapper = Callable[[Mapping[str, Any]], tuple[str, str] | None]
+Reconcile = Callable[[ControllerContext, ReconcileInput], Awaitable[ReconcileResult]]
+Finalize = Callable[[ControllerContext, FinalizeInput], Awaitable[FinalizeResult]]
+Compensation = Callable[[ControllerContext, CompensateInput], Awaitable[CompensateResult]]
+FlipMapper = Callable[[ControllerContext, str, FlipDirectionName], Awaitable[list[dict[str, Any]]]]
+
+
+# --- operator-held state ---------------------------------------------------------------------
+
+
+class AssociationWatches:
+    """What each associated object's associations watch, keyed ``watches/<assoc>/<ns>/<name>``.
+
+    Rebuilt by every reconcile (DESIGN principle 1); dropped by the compensation when the object
+    leaves scope or is deleted.
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._watched: dict[str, tuple[ObjectKey, ...]] = {}
+
+    def record(self, key: str, watched: Sequence[ObjectKey]) -> None:
+        """Replace what ``key`` watches."""
+        self._watched[key] = tuple(watched)
+
+    def release(self, key: str) -> bool:
+        """Forget ``key``; True when it was recorded."""
+        return self._watched.pop(key, None) is not None
+
+    def watched(self, key: str) -> tuple[ObjectKey, ...]:
+        """What ``key`` watches (empty when unknown)."""
+        return self._watched.get(key, ())
+
+    def keys(self) -> list[str]:
+        """Every recorded key, sorted."""
+        return sorted(self._watched)
+
+
+def watches_of(context: ControllerContext) -> AssociationWatches:
+    """The process's association watch registry, kept alongside the other context registries."""
+    registry = vars(context).setdefault("association_watches", AssociationWatches())
+    assert isinstance(registry, AssociationWatches)
+    return registry
+
+
+def watch_key(association: Association, *, namespace: str, name: str) -> str:
+    """The registry and compensation key of one associated object's association."""
+    return f"watches/{association.name}/{namespace}/{name}"
+
+
+def release_watches_activity(association: Association) -> str:
+    """The registered name of an association's compensation."""
+    return f"{association.name}.release_watches"
+
+
+# --- pure helpers for the table --------------------------------------------------------------
+
+
+def association_references(
+    association: Association,
+) -> Callable[[Mapping[str, Any]], list[ObjectKey]]:
+    """A pure ``references`` function: the objects whose changes concern ``association``'s refs.
+
+    A managed ref references its target object, the target's HTTP Service and its public HTTP
+    certificates Secret (all in the target's namespace); an external ref its Secret. Malformed
+    refs reference nothing.
+    """
+
+    def references(obj: Mapping[str, Any]) -> list[ObjectKey]:
+        keys: list[ObjectKey] = []
+        for ref in parse_refs(obj, association).refs:
+            if ref.is_external:
+                keys.append(object_key(SECRETS, namespace=ref.namespace, name=ref.secret_name))
+                continue
+            target = association.target
+            keys += [
+                object_key(target_resource(target.kind), namespace=ref.namespace, name=ref.name),
+                object_key(
+                    SERVICES,
+                    namespace=ref.namespace,
+                    name=ref.service_name or target.http_service_name(ref.name),
+                ),
+                object_key(
+                    SECRETS,
+                    namespace=ref.namespace,
+                    name=target.public_certs_secret_name(ref.name),
+                ),
+            ]
+        return keys
+
+    return references
+
+
+def association_owner(association: Association) -> OwnerMapper:
+    """A pure owner mapper: an association Secret (either side) → its associated object."""
+
+    def owner(child: Mapping[str, Any]) -> tuple[str, str] | None:
+        labels = (child.get("metadata") or {}).get("labels") or {}
+        if labels.get(association.label_type) != association.association_type:
+            return None
+        namespace = labels.get(association.label_namespace)
+        name = labels.get(association.label_name)
+        return (str(namespace), str(name)) if namespace and name else None
+
+    return owner
+
+
+def association_secrets_label_selector(association: Association) -> str:
+    """The label selector of every Secret ``association`` makes (for the child watch)."""
+    return f"{association.label_type}={association.association_type}"
+
+
+# --- reconcile --------------------------------------------------------------------------------
+
+
+def _selector_string(labels: Mapping[str, str]) -> str:
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+
+
+def annotations_patch(
+    association: Association,
+    *,
+    annotations: Mapping[str, str],
+    outcomes: Sequence[RefOutcome],
+    refs: Sequence[AssociationRef],
+) -> dict[str, str | None]:
+    """The annotation changes: established confs set, others and stale ones removed (pure)."""
+    patch: dict[str, str | None] = {}
+    for outcome in outcomes:
+        name = conf_annotation_name(association, outcome.ref)
+        value = outcome.conf.to_json() if outcome.conf is not None else None
+        if annotations.get(name) != value:
+            patch[name] = value
+    for stale in stale_conf_annotations(association, annotations=annotations, refs=refs):
+        patch[stale] = None
+    return {key: value for key, value in patch.items() if value is not None or key in annotations}
+
+
+async def _delete_orphans(
+    context: ControllerContext,
+    association: Association,
+    *,
+    namespace: str,
+    name: str,
+    refs: Sequence[AssociationRef],
+) -> list[str]:
+    """Delete the association Secrets no current ref needs (scoped: in-scope namespaces only)."""
+    selector = association_secrets_selector(
+        association, associated_namespace=namespace, associated_name=name
+    )
+    listed = await context.scoped.list(SECRETS, label_selector=_selector_string(selector))
+    deleted: list[str] = []
+    for secret in orphaned_secrets(association, secrets=listed["items"], refs=refs):
+        metadata = secret["metadata"]
+        try:
+            await context.scoped.delete(
+                SECRETS, namespace=str(metadata["namespace"]), name=str(metadata["name"])
+            )
+        except errors.NotFound:
+            continue
+        deleted.append(f"Secret {metadata['namespace']}/{metadata['name']}")
+    return deleted
+
+
+async def _record_status(
+    context: ControllerContext,
+    association: Association,
+    *,
+    request: ReconcileInput,
+    obj: Mapping[str, Any],
+    outcomes: Sequence[RefOutcome],
+) -> None:
+    """Write the per-ref statuses when they changed, with the events ECK records."""
+    ref = request.ref
+    involved = InvolvedObject.of(involved_reference(ref, dict(obj)))
+    for outcome in outcomes:
+        if outcome.status == FAILED:
+            await context.events.warning(
+                involved, reason=EVENT_ASSOCIATION_ERROR, message=outcome.message
+            )
+    statuses = status_map((outcome.ref, outcome.status) for outcome in outcomes)
+    current = obj.get("status") or {}
+    if apply_status(current, association, statuses) == current:
+        return
+    await context.scoped.patch_status(
+        resource_of(ref),
+        {"status": status_fields(association, statuses)},
+        namespace=ref.namespace,
+        name=ref.name,
+    )
+    before = describe(
+        {key: value for key, value in current_statuses(current, association).items() if value}
+    )
+    after = describe(statuses)
+    await context.events.normal(
+        involved,
+        reason=EVENT_STATUS_CHANGE,
+        message=f"Association status changed from [{before}] to [{after}]",
+    )
+
+
+async def _reconcile(
+    context: ControllerContext, request: ReconcileInput, *, association: Association
+) -> ReconcileResult:
+    ref = request.ref
+    try:
+        obj = await context.scoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+    except errors.NotFound:
+        return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
+    parsed = parse_refs(obj, association)
+    if parsed.errors:
+        raise InvalidSpecError("; ".join(parsed.errors))
+    outcomes = [
+        await resolve_ref(context, association, associated=obj, ref=item) for item in parsed.refs
+    ]
+    annotations: Mapping[str, str] = (obj.get("metadata") or {}).get("annotations") or {}
+    patch = annotations_patch(
+        association, annotations=annotations, outcomes=outcomes, refs=parsed.refs
+    )
+    if patch:
+        # Only metadata.annotations: the user's spec is never written.
+        await context.scoped.merge_patch(
+            resource_of(ref),
+            {"metadata": {"annotations": patch}},
+            namespace=ref.namespace,
+            name=ref.name,
+        )
+    deleted = await _delete_orphans(
+        context, association, namespace=ref.namespace, name=ref.name, refs=parsed.refs
+    )
+    await _record_status(context, association, request=request, obj=obj, outcomes=outcomes)
+    key = watch_key(association, namespace=ref.namespace, name=ref.name)
+    watched = tuple(dict.fromkeys(item for outcome in outcomes for item in outcome.watched))
+    watches_of(context).record(key, watched)
+    established = all(outcome.status == ESTABLISHED for outcome in outcomes)
+    problems = [outcome.message for outcome in outcomes if outcome.status != ESTABLISHED]
+    summary = describe(status_map((o.ref, o.status) for o in outcomes)) or "no references"
+    return ReconcileResult(
+        phase=Phase.READY if established else Phase.RECONCILING,
+        message="; ".join([summary, *problems, *(f"deleted {item}" for item in deleted)]),
+        requeue_after_seconds=None if established else PENDING_REQUEUE_SECONDS,
+        observed_generation=(obj.get("metadata") or {}).get("generation"),
+        acquired=(CompensationStep(activity=release_watches_activity(association), key=key),),
+        referenced=watched,
+    )
+
+
+def reconcile_for(association: Association) -> Reconcile:
+    """The reconcile activity body of one association controller."""
+
+    async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
+        return await _reconcile(context, request, association=association)
+
+    reconcile.__doc__ = (
+        f"Reconcile the {association.name} association of one {association.associated_kind}."
+    )
+    return reconcile
+
+
+def finalize_for(association: Association) -> Finalize:
+    """The finalize activity body: the unbind clean-up of a deleted associated object."""
+
+    async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
+        ref = request.ref
+        deleted = await _delete_orphans(
+            context, association, namespace=ref.namespace, name=ref.name, refs=()
+        )
+        watches_of(context).release(watch_key(association, namespace=ref.namespace, name=ref.name))
+        return FinalizeResult(deleted=tuple(deleted))
+
+    return finalize
+
+
+def release_watches_for(association: Association) -> Compensation:
+    """The compensation: forget what the association watches (no Kubernetes object is touched)."""
+
+    async def release(context: ControllerContext, request: CompensateInput) -> CompensateResult:
+        return CompensateResult(released=watches_of(context).release(request.step.key))
+
+    return release
+
+
+def flip_mapper_for(association: Association) -> FlipMapper:
+    """The flip mapper (reference §11, plus transitive refs), over **unscoped** cluster-wide lists."""
+    associated_resource = target_resource(association.associated_kind)
+    transitive = TRANSITIVE_ES_ASSOCIATION.get(association.name)
+    target_kind = association.target.kind
+
+    async def mapper(
+        context: ControllerContext, namespace: str, direction: FlipDirectionName
+    ) -> list[dict[str, Any]]:
+        associated = (await context.unscoped.list(associated_resource))["items"]
+        targets: list[dict[str, Any]] | None = None
+        if transitive is not None and target_kind != association.associated_kind:
+            # The targets' own Elasticsearch refs decide the transitive triggers.
+            resource = target_resource(association_named(transitive).associated_kind)
+            targets = (await context.unscoped.list(resource))["items"]
+        return [
+            dict(obj)
+            for obj in flip.flip_targets(
+                association,
+                namespace=namespace,
+                associated_objects=associated,
+                target_objects=targets,
+            )
+        ]
+
+    return mapper

@@ -1,0 +1,158 @@
+"""The operator's HTTP endpoints (``/metrics``, ``/healthz``, ``/readyz``) and its reconcile metrics.
+
+``ProbeServer`` serves all three paths on the health port and, when ``metrics-port`` is set,
+``/metrics`` on that port too. ``ActivityMetrics`` is a Temporal worker interceptor: it times and
+counts the activities that matter to an operator (reconciles by controller and outcome, license
+waits, scope checks that found a resource out of scope) without the activities knowing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+from temporalio import activity
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+)
+
+from stackflow.metrics import CONTENT_TYPE, Registry
+from stackflow.models.engine import ACT_LICENSE_WAIT_NOTICE, ACT_SCOPE_CHECK
+
+__all__ = ["ActivityMetrics", "ProbeServer"]
+
+_RECONCILE_SUFFIX = ".reconcile"
+
+
+class _ActivityMetricsInbound(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, metrics: ActivityMetrics) -> None:
+        super().__init__(next)
+        self._metrics = metrics
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        name = activity.info().activity_type
+        started = time.monotonic()
+        try:
+            result = await super().execute_activity(input)
+        except BaseException:
+            self._metrics.record(name, None, time.monotonic() - started, failed=True)
+            raise
+        self._metrics.record(name, result, time.monotonic() - started, failed=False)
+        return result
+
+
+class ActivityMetrics(Interceptor):
+    """Worker interceptor recording reconcile counts/durations, license waits, scope misses."""
+
+    def __init__(self, registry: Registry) -> None:
+        """Declare the metrics in ``registry``."""
+        self.reconciles = registry.counter(
+            "stackflow_reconciles_total",
+            "Reconcile activities by controller and outcome (the phase, or error).",
+            ("controller", "outcome"),
+        )
+        self.duration = registry.histogram(
+            "stackflow_reconcile_duration_seconds",
+            "Duration of reconcile activity attempts, by controller.",
+            ("controller",),
+        )
+        self.license_waits = registry.counter(
+            "stackflow_license_waits_total",
+            "License waits started (InvalidLicense notices emitted).",
+        )
+        self.out_of_scope = registry.counter(
+            "stackflow_out_of_scope_total",
+            "Scope checks that found a resource out of scope (one per out-of-scope wake).",
+        )
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        """Wrap every activity."""
+        return _ActivityMetricsInbound(next, self)
+
+    def record(self, activity_name: str, result: Any, seconds: float, *, failed: bool) -> None:
+        """Account for one finished activity attempt (pure bookkeeping)."""
+        if activity_name.endswith(_RECONCILE_SUFFIX):
+            controller = activity_name[: -len(_RECONCILE_SUFFIX)]
+            phase = getattr(result, "phase", None)
+            outcome = "error" if failed else str(getattr(phase, "value", phase) or "unknown")
+            self.reconciles.inc(controller=controller, outcome=outcome)
+            self.duration.observe(seconds, controller=controller)
+        elif activity_name == ACT_LICENSE_WAIT_NOTICE and not failed:
+            self.license_waits.inc()
+        elif (
+            activity_name == ACT_SCOPE_CHECK
+            and not failed
+            and getattr(result, "exists", True)
+            and not getattr(result, "in_scope", True)
+        ):
+            self.out_of_scope.inc()
+
+
+class ProbeServer:
+    """``/healthz``, ``/readyz`` and ``/metrics`` over aiohttp."""
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        is_healthy: Callable[[], bool],
+        is_ready: Callable[[], bool],
+        host: str,
+        health_port: int,
+        metrics_port: int = 0,
+    ) -> None:
+        """``health_port`` 0 picks a free port; ``metrics_port`` 0 adds no metrics listener."""
+        self.registry = registry
+        self.is_healthy = is_healthy
+        self.is_ready = is_ready
+        self.host = host
+        self.health_port = health_port
+        self.metrics_port = metrics_port
+        self._runner: web.AppRunner | None = None
+        self.bound_health_port = 0
+        self.bound_metrics_port = 0
+
+    def app(self) -> web.Application:
+        """The aiohttp application."""
+        app = web.Application()
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/metrics", self._metrics)
+        return app
+
+    async def _healthz(self, _: web.Request) -> web.Response:
+        if self.is_healthy():
+            return web.Response(text="ok\n")
+        return web.Response(status=503, text="unhealthy\n")
+
+    async def _readyz(self, _: web.Request) -> web.Response:
+        if self.is_ready():
+            return web.Response(text="ok\n")
+        return web.Response(status=503, text="not ready\n")
+
+    async def _metrics(self, _: web.Request) -> web.Response:
+        response = web.Response(body=self.registry.render().encode())
+        response.headers["Content-Type"] = CONTENT_TYPE
+        return response
+
+    async def start(self) -> None:
+        """Bind and serve."""
+        self._runner = web.AppRunner(self.app(), handle_signals=False, access_log=None)
+        await self._runner.setup()
+        health = web.TCPSite(self._runner, self.host, self.health_port)
+        await health.start()
+        self.bound_health_port = int(self._runner.addresses[0][1])
+        if self.metrics_port:
+            metrics = web.TCPSite(self._runner, self.host, self.metrics_port)
+            await metrics.start()
+            self.bound_metrics_port = int(self._runner.addresses[-1][1])
+
+    async def stop(self) -> None:
+        """Stop serving."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

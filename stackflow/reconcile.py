@@ -1,0 +1,135 @@
+"""``stackflow reconcile KIND/NAMESPACE/NAME``: reconcile one resource now.
+
+``KIND`` is the ECK kind (``Elasticsearch``), its plural, its short name (``es``) or a controller
+name (``license``). With ``--wait`` the ``reconcile_now`` update runs on the resource's workflow and
+the outcome is printed; without it a ``Manual`` trigger is signalled (signal-with-start) and the
+command returns at once. The Temporal connection comes from ``--config`` (or the defaults and
+``STACKFLOW_*`` variables). Exit status: 0 done, 1 the workflow failed or could not be reached,
+2 bad arguments or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from stackflow.config import ConfigError, load_config
+from stackflow.models.engine import ReconcileNowInput, ReconcileNowResult, ResourceRef, Trigger
+from watchers.sources import ControllerLike, resource_ref
+
+__all__ = ["SHORT_NAMES", "main", "resolve_target"]
+
+EXIT_BAD_ARGS = 2
+
+#: ECK's short names (``kubectl get es``).
+SHORT_NAMES = {
+    "es": "Elasticsearch",
+    "kb": "Kibana",
+    "apm": "ApmServer",
+    "ent": "EnterpriseSearch",
+    "beat": "Beat",
+    "agent": "Agent",
+    "ls": "Logstash",
+    "ems": "ElasticMapsServer",
+    "epr": "PackageRegistry",
+    "scp": "StackConfigPolicy",
+    "esa": "ElasticsearchAutoscaler",
+}
+
+
+def _controller_for(kind: str, controllers: Sequence[ControllerLike]) -> ControllerLike:
+    wanted = kind.lower()
+    for controller in controllers:
+        if controller.name.lower() == wanted:
+            return controller
+    wanted = SHORT_NAMES.get(wanted, kind).lower()
+    for controller in controllers:
+        primary = controller.primary
+        if wanted in (primary.kind.lower(), primary.plural.lower()):
+            return controller
+    known = sorted({c.primary.kind for c in controllers} | {c.name for c in controllers})
+    raise ValueError(f"unknown kind {kind!r} (known: {', '.join(known)})")
+
+
+def resolve_target(target: str, controllers: Sequence[ControllerLike]) -> ResourceRef:
+    """``KIND/NAMESPACE/NAME`` → the workflow's ResourceRef; ValueError with a clear message."""
+    parts = target.split("/")
+    if len(parts) != 3 or not all(parts):
+        raise ValueError(f"expected KIND/NAMESPACE/NAME, got {target!r}")
+    kind, namespace, name = parts
+    return resource_ref(_controller_for(kind, controllers), namespace=namespace, name=name)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Flags of ``stackflow reconcile``."""
+    parser = argparse.ArgumentParser(
+        prog="stackflow reconcile", description="Reconcile one resource now."
+    )
+    parser.add_argument("target", metavar="KIND/NAMESPACE/NAME", help="e.g. es/default/quickstart")
+    parser.add_argument(
+        "--wait", action="store_true", help="wait for the reconcile and print its outcome"
+    )
+    parser.add_argument("--config", type=Path, help="operator configuration file (YAML)")
+    return parser
+
+
+def describe(ref: ResourceRef, result: ReconcileNowResult) -> str:
+    """One line for a finished reconcile."""
+    line = f"{ref.summary}: {result.phase.value} (reconciles: {result.reconciles})"
+    return f"{line}: {result.message}" if result.message else line
+
+
+async def _reconcile(ref: ResourceRef, *, gated: bool, wait: bool, config_path: Path | None) -> int:
+    from temporalio.client import WorkflowUpdateFailedError
+    from temporalio.service import RPCError
+
+    from stackflow.temporal import connect_client, signal_with_start
+
+    config = load_config(config_path, os.environ)
+    client = await connect_client(config)
+    request = ReconcileNowInput()
+    trigger = Trigger(reason=request.reason, source=request.source, detail="requested by the CLI")
+    try:
+        # Make sure a run exists (a signal-with-start never fails on a missing workflow).
+        await signal_with_start(
+            client,
+            task_queue=config.temporal_task_queue,
+            ref=ref,
+            gated=gated,
+            trigger=trigger,
+        )
+        if not wait:
+            print(f"{ref.summary}: reconcile requested (workflow {ref.workflow_id})")
+            return 0
+        result = await client.get_workflow_handle(ref.workflow_id).execute_update(
+            "reconcile_now", request, result_type=ReconcileNowResult
+        )
+    except (RPCError, WorkflowUpdateFailedError) as exc:
+        print(f"stackflow reconcile: {ref.workflow_id}: {exc}", file=sys.stderr)
+        return 1
+    print(describe(ref, result))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``stackflow reconcile``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    from stackflow.controllers import CONTROLLERS
+
+    try:
+        ref = resolve_target(args.target, CONTROLLERS)
+        gated = next(c.gated for c in CONTROLLERS if c.name == ref.controller)
+        return asyncio.run(_reconcile(ref, gated=gated, wait=args.wait, config_path=args.config))
+    except ValueError as exc:
+        print(f"stackflow reconcile: {exc}", file=sys.stderr)
+        return EXIT_BAD_ARGS
+    except ConfigError as exc:
+        print(f"stackflow reconcile: invalid configuration: {exc}", file=sys.stderr)
+        return EXIT_BAD_ARGS
+    except (OSError, RuntimeError) as exc:
+        print(f"stackflow reconcile: cannot reach Temporal: {exc}", file=sys.stderr)
+        return EXIT_BAD_ARGS

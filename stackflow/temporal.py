@@ -1,0 +1,153 @@
+"""Temporal wiring shared by the operator, the tests and ``stackflow replay``.
+
+The pydantic data converter (every engine model crosses the wire as JSON), the client built from the
+operator configuration, search-attribute registration and the workflows a Worker or Replayer runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
+from temporalio.client import Client, TLSConfig, WorkflowHandle
+from temporalio.common import (
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDReusePolicy,
+)
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
+from temporalio.service import RPCError, RPCStatusCode
+
+from stackflow.config import OperatorConfig
+from stackflow.models.engine import (
+    SA_CONTROLLER,
+    SA_KIND,
+    SA_NAMESPACE,
+    SA_PHASE,
+    SEARCH_ATTRIBUTES,
+    TASK_QUEUE,
+    Phase,
+    ResourceRef,
+    ResourceWorkflowInput,
+    ResourceWorkflowResult,
+    Trigger,
+)
+from workflows.flip import NamespaceFlipWorkflow
+from workflows.resource import ResourceWorkflow
+
+DATA_CONVERTER: DataConverter = pydantic_data_converter
+
+#: Every workflow class a Worker (and the Replayer) must know.
+WORKFLOWS: tuple[type, ...] = (ResourceWorkflow, NamespaceFlipWorkflow)
+
+
+def tls_config(config: OperatorConfig) -> TLSConfig | bool:
+    """TLS settings from the config: a TLSConfig when any file is set, else True with an API key."""
+    files = (config.temporal_tls_cert, config.temporal_tls_key, config.temporal_tls_ca)
+    if any(path is not None for path in files):
+        return TLSConfig(
+            client_cert=config.temporal_tls_cert.read_bytes() if config.temporal_tls_cert else None,
+            client_private_key=(
+                config.temporal_tls_key.read_bytes() if config.temporal_tls_key else None
+            ),
+            server_root_ca_cert=config.temporal_tls_ca.read_bytes()
+            if config.temporal_tls_ca
+            else None,
+        )
+    # An API key implies TLS (Temporal Cloud); plain localhost needs none.
+    return config.temporal_api_key is not None
+
+
+async def connect_client(config: OperatorConfig) -> Client:
+    """Connect to the configured Temporal server with the pydantic data converter."""
+    api_key = config.temporal_api_key.get_secret_value() if config.temporal_api_key else None
+    return await Client.connect(
+        config.temporal_address,
+        namespace=config.temporal_namespace,
+        data_converter=DATA_CONVERTER,
+        tls=tls_config(config),
+        api_key=api_key,
+    )
+
+
+async def existing_search_attributes(client: Client) -> set[str] | None:
+    """Names of the custom search attributes the namespace has; None when the server cannot say."""
+    try:
+        response = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=client.namespace)
+        )
+    except RPCError as error:
+        if error.status is RPCStatusCode.UNIMPLEMENTED:
+            return None
+        raise
+    return set(response.custom_attributes)
+
+
+async def register_search_attributes(
+    client: Client, keys: Sequence[SearchAttributeKey[str]] = SEARCH_ATTRIBUTES
+) -> list[str]:
+    """Register the missing custom search attributes; returns the names it added.
+
+    Works on a running server and on the time-skipping test server (which starts without any
+    custom attribute and cannot list them: there every key is added).
+    """
+    existing = await existing_search_attributes(client)
+    missing = [key for key in keys if existing is None or key.name not in existing]
+    if not missing:
+        return []
+    try:
+        await client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(
+                namespace=client.namespace,
+                search_attributes={
+                    key.name: IndexedValueType.ValueType(key.indexed_value_type) for key in missing
+                },
+            )
+        )
+    except RPCError as error:
+        # Another replica registered them between our list and add.
+        if error.status is not RPCStatusCode.ALREADY_EXISTS:
+            raise
+    return [key.name for key in missing]
+
+
+def resource_search_attributes(ref: ResourceRef) -> TypedSearchAttributes:
+    """The search attributes a new resource workflow starts with (phase ``Reconciling``)."""
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(SA_CONTROLLER, ref.controller),
+            SearchAttributePair(SA_KIND, ref.kind),
+            SearchAttributePair(SA_NAMESPACE, ref.namespace),
+            SearchAttributePair(SA_PHASE, Phase.RECONCILING.value),
+        ]
+    )
+
+
+async def signal_with_start(
+    client: Client,
+    *,
+    ref: ResourceRef,
+    gated: bool,
+    trigger: Trigger,
+    task_queue: str = TASK_QUEUE,
+    history_limit: int | None = None,
+) -> WorkflowHandle[Any, ResourceWorkflowResult]:
+    """Deliver `trigger` to the resource's workflow, starting a new run if none is running."""
+    return await client.start_workflow(
+        ResourceWorkflow.run,
+        ResourceWorkflowInput(ref=ref, gated=gated, history_limit=history_limit),
+        id=ref.workflow_id,
+        task_queue=task_queue,
+        start_signal="trigger",
+        start_signal_args=[trigger],
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        static_summary=ref.summary,
+        search_attributes=resource_search_attributes(ref),
+    )

@@ -1,0 +1,264 @@
+"""The application controllers' generic reconcile against kubesim: every kind to green."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities import apps as app_activities
+from activities import generic
+from activities.context import ControllerContext
+from activities.errors import translated_errors
+from activities.kinds import SECRETS, SERVICES
+from stackflow.api.crds import crd_for
+from stackflow.api.kinds import kind_info
+from stackflow.controllers import APP_CONTROLLER_NAMES, controller_named
+from stackflow.kube.resources import EVENTS
+from stackflow.models.engine import (
+    FinalizeInput,
+    InvalidSpecNoticeInput,
+    Phase,
+    ReconcileInput,
+    ReconcileResult,
+    ResourceRef,
+    Trigger,
+    TriggerReason,
+)
+from tests.integration.controller_context import Cluster, cluster, eventually
+
+__all__ = ["cluster"]
+
+NAMESPACE = "apps"
+VERSION = "8.15.0"
+APP_KINDS = (
+    "Kibana",
+    "ApmServer",
+    "EnterpriseSearch",
+    "Beat",
+    "Agent",
+    "Logstash",
+    "ElasticMapsServer",
+    "PackageRegistry",
+)
+
+
+async def install_app_crds(cluster: Cluster, ka_client: client.ApiClient) -> None:
+    """Create and serve the CRDs of every application kind."""
+    api: Any = client.ApiextensionsV1Api(ka_client)
+    for kind in APP_KINDS:
+        await api.create_custom_resource_definition(crd_for(kind_info(kind)))
+    await cluster.kubesim.settle()
+
+
+@pytest.fixture
+async def apps(cluster: Cluster, ka_client: client.ApiClient) -> Cluster:
+    """kubesim with every application CRD and the ``apps`` namespace."""
+    await install_app_crds(cluster, ka_client)
+    await cluster.create_namespace(NAMESPACE)
+    return cluster
+
+
+def app_ref(kind: str, name: str) -> ResourceRef:
+    controller = controller_named(APP_CONTROLLER_NAMES[kind])
+    primary = controller.primary
+    return ResourceRef(
+        controller=controller.name,
+        group=primary.group,
+        version=primary.version,
+        kind=primary.kind,
+        plural=primary.plural,
+        namespace=NAMESPACE,
+        name=name,
+    )
+
+
+def manifest(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    info = kind_info(kind)
+    return {
+        "apiVersion": info.api_version,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"version": VERSION, **spec},
+    }
+
+
+async def run_reconcile(context: ControllerContext, ref: ResourceRef) -> ReconcileResult:
+    return await ActivityEnvironment().run(
+        translated_errors(app_activities.reconcile),
+        context,
+        ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.CREATED, source="test"),)),
+    )
+
+
+async def reconcile_until_ready(
+    cluster: Cluster, context: ControllerContext, ref: ResourceRef
+) -> ReconcileResult:
+    results: list[ReconcileResult] = []
+
+    async def ready() -> bool:
+        await cluster.kubesim.settle()
+        results.append(await run_reconcile(context, ref))
+        return results[-1].phase is Phase.READY
+
+    await eventually(ready)
+    return results[-1]
+
+
+async def names(cluster: Cluster, resource: Any) -> set[str]:
+    listed = await cluster.raw.list(resource, namespace=NAMESPACE)
+    return {str(item["metadata"]["name"]) for item in listed["items"]}
+
+
+# kind, name, spec, (workload kind, name), services, secrets expected (reference §2)
+CASES = [
+    pytest.param(
+        "Kibana", "kb", {"count": 1},
+        ("Deployment", "kb-kb"), {"kb-kb-http"},
+        {"kb-kb-config", "kb-kb-http-certs-public", "kb-kb-http-certs-internal",
+         "kb-kb-http-ca-internal"},
+        id="kibana",
+    ),
+    pytest.param(
+        "ApmServer", "apm", {"count": 1},
+        ("Deployment", "apm-apm-server"), {"apm-apm-http"},
+        {"apm-apm-config", "apm-apm-token", "apm-apm-http-certs-public"},
+        id="apmserver",
+    ),
+    pytest.param(
+        "EnterpriseSearch", "ent", {"count": 1},
+        ("Deployment", "ent-ent"), {"ent-ent-http"},
+        {"ent-ent-config", "ent-ent-http-certs-public"},
+        id="enterprisesearch",
+    ),
+    pytest.param(
+        "Beat", "fb", {"type": "filebeat", "deployment": {"replicas": 1}},
+        ("Deployment", "fb-beat-filebeat"), set(), {"fb-beat-filebeat-config"},
+        id="beat",
+    ),
+    pytest.param(
+        "Agent", "ag", {"deployment": {"replicas": 1}},
+        ("Deployment", "ag-agent"), set(), {"ag-agent-config"},
+        id="agent-standalone",
+    ),
+    pytest.param(
+        "Logstash", "ls", {"count": 1},
+        ("StatefulSet", "ls-ls"), {"ls-ls-api"}, {"ls-ls-config", "ls-ls-pipeline"},
+        id="logstash",
+    ),
+    pytest.param(
+        "ElasticMapsServer", "ems", {"count": 1},
+        ("Deployment", "ems-ems"), {"ems-ems-http"}, {"ems-ems-config", "ems-ems-http-certs-public"},
+        id="maps",
+    ),
+    pytest.param(
+        "PackageRegistry", "epr", {"count": 1},
+        ("Deployment", "epr-epr"), {"epr-epr-http"}, {"epr-epr-config", "epr-epr-http-certs-public"},
+        id="packageregistry",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "name", "spec", "workload", "services", "secrets"), CASES)
+async def test_each_kind_reconciles_to_green_then_writes_nothing(
+    apps: Cluster,
+    kind: str,
+    name: str,
+    spec: dict[str, Any],
+    workload: tuple[str, str],
+    services: set[str],
+    secrets: set[str],
+) -> None:
+    context = apps.context()
+    ref = app_ref(kind, name)
+    await apps.raw.create(app_activities.app_resource(kind), manifest(kind, name, spec))
+
+    ready = await reconcile_until_ready(apps, context, ref)
+
+    assert ready.requeue_after_seconds is None
+    workload_kind, workload_name = workload
+    resource = {
+        "Deployment": app_activities.DEPLOYMENTS,
+        "StatefulSet": app_activities.STATEFULSETS,
+    }[workload_kind]
+    stored = await apps.raw.get(resource, namespace=NAMESPACE, name=workload_name)
+    assert stored["metadata"]["ownerReferences"][0]["kind"] == kind
+    assert await names(apps, SERVICES) == services
+    assert secrets <= await names(apps, SECRETS)
+    obj = await apps.raw.get(app_activities.app_resource(kind), namespace=NAMESPACE, name=name)
+    assert obj["status"]["health"] == "green"
+    assert obj["status"]["availableNodes"] == 1
+
+    again = await run_reconcile(context, ref)
+    assert again.phase is Phase.READY
+    assert "0 objects written" in again.message
+
+
+async def test_beat_switching_to_a_daemonset_removes_its_deployment(apps: Cluster) -> None:
+    context = apps.context()
+    resource = app_activities.app_resource("Beat")
+    spec = {"type": "metricbeat", "deployment": {"replicas": 1}}
+    await apps.raw.create(resource, manifest("Beat", "mb", spec))
+    await run_reconcile(context, app_ref("Beat", "mb"))
+    await apps.raw.merge_patch(
+        resource,
+        {"spec": {"deployment": None, "daemonSet": {}}},
+        namespace=NAMESPACE,
+        name="mb",
+    )
+
+    await run_reconcile(context, app_ref("Beat", "mb"))
+
+    assert "mb-beat-metricbeat" in await names(apps, app_activities.DAEMONSETS)
+    assert "mb-beat-metricbeat" not in await names(apps, app_activities.DEPLOYMENTS)
+
+
+async def test_fleet_agent_with_config_is_invalid_until_fixed(apps: Cluster) -> None:
+    context = apps.context()
+    resource = app_activities.app_resource("Agent")
+    ref = app_ref("Agent", "fleet")
+    spec = {"mode": "fleet", "config": {"agent": {"monitoring": {}}}, "deployment": {}}
+    await apps.raw.create(resource, manifest("Agent", "fleet", spec))
+
+    with pytest.raises(ApplicationError) as raised:
+        await run_reconcile(context, ref)
+
+    assert raised.value.type == "InvalidSpec"
+    assert raised.value.non_retryable is True
+    assert "remove config, it can't be set in the fleet mode" in raised.value.message
+    assert "fleet-agent" not in await names(apps, app_activities.DEPLOYMENTS)
+    await ActivityEnvironment().run(
+        generic.invalid_spec_notice,
+        context,
+        InvalidSpecNoticeInput(ref=ref, message=raised.value.message),
+    )
+    stored = await apps.raw.get(resource, namespace=NAMESPACE, name="fleet")
+    condition = stored["status"]["conditions"][-1]
+    assert (condition["type"], condition["status"]) == ("ReconciliationComplete", "False")
+    events = (await apps.raw.list(EVENTS, namespace=NAMESPACE))["items"]
+    assert [(e["type"], e["reason"]) for e in events] == [("Warning", "Validation")]
+
+    await apps.raw.merge_patch(
+        resource, {"spec": {"config": None}}, namespace=NAMESPACE, name="fleet"
+    )
+    await run_reconcile(context, ref)
+
+    assert "fleet-agent" in await names(apps, app_activities.DEPLOYMENTS)
+
+
+async def test_finalize_deletes_the_soft_owned_public_certificates(apps: Cluster) -> None:
+    context = apps.context()
+    resource = app_activities.app_resource("Kibana")
+    await apps.raw.create(resource, manifest("Kibana", "gone", {"count": 1}))
+    await run_reconcile(context, app_ref("Kibana", "gone"))
+    await apps.raw.delete(resource, namespace=NAMESPACE, name="gone")
+
+    result = await ActivityEnvironment().run(
+        app_activities.finalize, context, FinalizeInput(ref=app_ref("Kibana", "gone"))
+    )
+
+    assert result.deleted == (f"Secret {NAMESPACE}/gone-kb-http-certs-public",)
+    assert "gone-kb-http-certs-public" not in await names(apps, SECRETS)

@@ -1,0 +1,401 @@
+"""Watchers against kubesim and a real Temporal dev server, with stand-in workflows.
+
+The stand-in ``ResourceWorkflow`` only records the triggers it receives, so these tests assert
+exactly which workflow ids the watchers signal, and why, for every kind of event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from temporalio import workflow
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from stackflow.kube.informer import Backoff, NamespaceInformer
+from stackflow.kube.resources import CONFIGMAPS, NAMESPACES, SECRETS, ResourceClient
+from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.metrics import Registry
+from stackflow.models.engine import (
+    SA_PHASE,
+    SEARCH_ATTRIBUTES,
+    NamespaceFlipInput,
+    NamespaceFlipResult,
+    ObjectKey,
+    ResourceWorkflowInput,
+    Trigger,
+    TriggerReason,
+)
+from stackflow.scope import LabelSelector, NamespaceMatcher, ScopeConfig
+from watchers.signals import Signaller
+from watchers.sources import InformerSet, Watchers, flip_workflow_id
+
+TEMPORAL = Path(sys.executable).parent / "temporal"
+WIDGETS = KubeResource("example.com", "v1", "widgets", namespaced=True, kind="Widget")
+OWNER_LABEL = "example.com/widget"
+
+
+@workflow.defn(name="ResourceWorkflow")
+class RecordingResourceWorkflow:
+    """Stand-in: records triggers; ``set_phase`` lets a test put it in any phase."""
+
+    def __init__(self) -> None:
+        """Nothing received yet."""
+        self.received: list[Trigger] = []
+
+    @workflow.run
+    async def run(self, input: ResourceWorkflowInput) -> None:
+        """Live until terminated."""
+        await workflow.wait_condition(lambda: False)
+
+    @workflow.signal
+    def trigger(self, trigger: Trigger) -> None:
+        """Record a trigger."""
+        self.received.append(trigger)
+
+    @workflow.signal
+    def set_phase(self, phase: str) -> None:
+        """Upsert StackflowPhase."""
+        workflow.upsert_search_attributes([SA_PHASE.value_set(phase)])
+
+    @workflow.query
+    def reasons(self) -> list[str]:
+        """The reasons received, in order."""
+        return [trigger.reason.value for trigger in self.received]
+
+
+@workflow.defn(name="NamespaceFlipWorkflow")
+class RecordingFlipWorkflow:
+    """Stand-in: returns its input's controllers as the result's keys."""
+
+    @workflow.run
+    async def run(self, flip: NamespaceFlipInput) -> NamespaceFlipResult:
+        """Answer at once."""
+        return NamespaceFlipResult(
+            triggered={f"{flip.direction.value}:{name}": 0 for name in flip.controllers}
+        )
+
+
+@dataclass(frozen=True)
+class Kind:
+    group: str
+    version: str
+    kind: str
+    plural: str
+
+
+@dataclass(frozen=True)
+class ChildWatch:
+    kind: Kind
+    owner: Callable[[dict[str, Any]], tuple[str, str] | None]
+    label_selector: str | None = None
+
+
+@dataclass(frozen=True)
+class Controller:
+    name: str
+    primary: Kind
+    gated: bool
+    children: tuple[ChildWatch, ...]
+    references: Callable[[dict[str, Any]], list[ObjectKey]]
+    primary_label_selector: str | None = None
+
+
+def owner_by_label(obj: dict[str, Any]) -> tuple[str, str] | None:
+    owner = (obj["metadata"].get("labels") or {}).get(OWNER_LABEL)
+    return (obj["metadata"]["namespace"], owner) if owner else None
+
+
+def secret_named_by_color(obj: dict[str, Any]) -> list[ObjectKey]:
+    color = (obj.get("spec") or {}).get("color")
+    if not color:
+        return []
+    return [ObjectKey(kind="Secret", namespace=obj["metadata"]["namespace"], name=color)]
+
+
+WIDGET = Kind("example.com", "v1", "Widget", "widgets")
+CONTROLLERS = (
+    Controller(
+        name="widget",
+        primary=WIDGET,
+        gated=True,
+        children=(
+            ChildWatch(Kind("", "v1", "ConfigMap", "configmaps"), owner_by_label, OWNER_LABEL),
+        ),
+        references=secret_named_by_color,
+    ),
+    Controller(name="license", primary=WIDGET, gated=False, children=(), references=lambda _: []),
+)
+
+
+async def eventually(
+    predicate: Callable[[], Awaitable[bool]], *, within: float = 30, what: str = "condition"
+) -> None:
+    """Poll ``predicate`` until it holds; fail at the deadline."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not await predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            pytest.fail(f"{what}: not reached before the deadline")
+        await asyncio.sleep(0.05)
+
+
+@dataclass
+class Harness:
+    temporal: Client
+    resources: ResourceClient
+    watchers: Watchers
+    signaller: Signaller
+    leader: list[bool]
+
+    async def reasons(self, workflow_id: str) -> list[str]:
+        """The trigger reasons a workflow received ([] when it does not exist)."""
+        try:
+            handle = self.temporal.get_workflow_handle(workflow_id)
+            result: list[str] = await handle.query(RecordingResourceWorkflow.reasons)
+        except RPCError:
+            return []
+        return result
+
+    async def wait_for(self, workflow_id: str, reason: TriggerReason) -> None:
+        """Wait until ``workflow_id`` received a trigger with ``reason``."""
+
+        async def received() -> bool:
+            return reason.value in await self.reasons(workflow_id)
+
+        await eventually(received, what=f"{workflow_id} gets {reason.value}")
+
+    async def exists(self, workflow_id: str) -> bool:
+        """Whether a workflow with that id was ever started."""
+        try:
+            await self.temporal.get_workflow_handle(workflow_id).describe()
+        except RPCError:
+            return False
+        return True
+
+    async def create(self, resource: KubeResource, body: dict[str, Any]) -> dict[str, Any]:
+        """Create an object."""
+        namespace = body["metadata"].get("namespace")
+        return await self.resources.create(resource, body, namespace=namespace)
+
+
+def namespace(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels or {}}}
+
+
+def widget(name: str, ns: str, *, size: int = 1, color: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {"size": size}
+    if color:
+        spec["color"] = color
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
+
+
+@pytest.fixture
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A real Temporal dev server on 127.0.0.1, free port, with Stackflow's search attributes."""
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=str(TEMPORAL),
+        search_attributes=SEARCH_ATTRIBUTES,
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+async def harness(
+    temporal_env: WorkflowEnvironment,
+    ka_client: client.ApiClient,
+    widget_crd: dict[str, Any],
+) -> AsyncIterator[Harness]:
+    """Watchers over kubesim, signalling the recording workflows on a private task queue."""
+    task_queue = f"watchers-{uuid.uuid4()}"
+    resources = ResourceClient(ka_client)
+    for name, labels in (
+        ("elastic-system", {}),
+        ("team-a", {"eck-visible": "true"}),
+        ("team-b", {}),
+    ):
+        await resources.create(NAMESPACES, namespace(name, labels))
+    backoff = Backoff(initial=0.05, maximum=0.5)
+    namespaces = NamespaceInformer(resources, backoff=backoff)
+    matcher = NamespaceMatcher(
+        ScopeConfig(
+            operator_namespace="elastic-system",
+            namespace_selector=LabelSelector.model_validate(
+                {"matchLabels": {"eck-visible": "true"}}
+            ),
+        ),
+        source=namespaces,
+    )
+    leader = [True]
+    metrics = Registry()
+    signaller = Signaller(
+        temporal_env.client, task_queue=task_queue, is_leader=lambda: leader[0], metrics=metrics
+    )
+    informers = InformerSet(resources, matcher, backoff=backoff)
+    watchers = Watchers(
+        controllers=CONTROLLERS,
+        informers=informers,
+        namespaces=namespaces,
+        signaller=signaller,
+        temporal=temporal_env.client,
+        task_queue=task_queue,
+        metrics=metrics,
+    )
+    async with Worker(
+        temporal_env.client,
+        task_queue=task_queue,
+        workflows=[RecordingResourceWorkflow, RecordingFlipWorkflow],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    ):
+        namespaces.start()
+        await namespaces.wait_synced()
+        informers.start()
+        await informers.wait_synced()
+        signaller.start()
+        try:
+            yield Harness(temporal_env.client, resources, watchers, signaller, leader)
+        finally:
+            await signaller.stop()
+            await watchers.stop()
+            await informers.stop()
+            await namespaces.stop()
+            async for execution in temporal_env.client.list_workflows(
+                f"TaskQueue='{task_queue}' AND ExecutionStatus='Running'"
+            ):
+                if execution.status is WorkflowExecutionStatus.RUNNING:
+                    await temporal_env.client.get_workflow_handle(execution.id).terminate()
+
+
+async def test_each_event_reaches_the_right_workflow(harness: Harness) -> None:
+    h = harness
+    await h.create(WIDGETS, widget("w1", "team-a"))
+    await h.wait_for("widget/team-a/w1", TriggerReason.CREATED)
+    await h.wait_for("license/team-a/w1", TriggerReason.CREATED)
+
+    # Spec change → SpecChanged; it also makes w1 reference Secret "creds".
+    await h.resources.merge_patch(
+        WIDGETS, {"spec": {"size": 3, "color": "creds"}}, namespace="team-a", name="w1"
+    )
+    await h.wait_for("widget/team-a/w1", TriggerReason.SPEC_CHANGED)
+
+    # A child (ConfigMap labelled with its owner) → the owner's workflow.
+    await h.create(
+        CONFIGMAPS,
+        {"metadata": {"name": "w1-config", "namespace": "team-a", "labels": {OWNER_LABEL: "w1"}}},
+    )
+    await h.wait_for("widget/team-a/w1", TriggerReason.CHILD_CHANGED)
+
+    # The referenced Secret → the referencing workflow.
+    await h.create(SECRETS, {"metadata": {"name": "creds", "namespace": "team-a"}})
+    await h.wait_for("widget/team-a/w1", TriggerReason.REFERENCE_CHANGED)
+
+    # The operator's own status write wakes nothing; the next label change does.
+    await h.resources.patch_status(
+        WIDGETS, {"status": {"ready": True}}, namespace="team-a", name="w1"
+    )
+    await h.resources.merge_patch(
+        WIDGETS, {"metadata": {"labels": {"tier": "gold"}}}, namespace="team-a", name="w1"
+    )
+    await h.wait_for("widget/team-a/w1", TriggerReason.METADATA_CHANGED)
+    assert await h.reasons("widget/team-a/w1") == [
+        "Created",
+        "SpecChanged",
+        "ChildChanged",
+        "ReferenceChanged",
+        "MetadataChanged",
+    ]
+
+    # Out of scope: nothing is signalled for team-b (seen by the informer before the flip).
+    await h.create(WIDGETS, widget("w2", "team-b"))
+    raw_widgets = h.watchers.informers.informer(WIDGETS)
+
+    async def w2_cached() -> bool:
+        return raw_widgets.cache.get(namespace="team-b", name="w2") is not None
+
+    await eventually(w2_cached, what="the informer saw w2")
+    # Labelling team-b flips it into scope: one flip workflow for that resourceVersion.
+    labelled = await h.resources.merge_patch(
+        NAMESPACES, {"metadata": {"labels": {"eck-visible": "true"}}}, namespace=None, name="team-b"
+    )
+    flip_id = flip_workflow_id("team-b", labelled["metadata"]["resourceVersion"])
+
+    async def flip_ran() -> bool:
+        return await h.exists(flip_id)
+
+    await eventually(flip_ran, what="flip workflow started")
+    flip: NamespaceFlipResult = await h.temporal.get_workflow_handle(
+        flip_id, result_type=NamespaceFlipResult
+    ).result()
+    assert flip.triggered == {"IntoScope:widget": 0, "IntoScope:license": 0}
+    assert not await h.exists("widget/team-b/w2")
+
+
+async def test_license_secret_reaches_waiting_workflows_and_license_controller(
+    harness: Harness,
+) -> None:
+    h = harness
+    await h.create(WIDGETS, widget("w1", "team-a"))
+    await h.wait_for("widget/team-a/w1", TriggerReason.CREATED)
+    await h.wait_for("license/team-a/w1", TriggerReason.CREATED)
+    await h.temporal.get_workflow_handle("widget/team-a/w1").signal(
+        RecordingResourceWorkflow.set_phase, "WaitingForLicense"
+    )
+
+    async def visible() -> bool:
+        count = await h.temporal.count_workflows(
+            "ExecutionStatus='Running' AND StackflowPhase='WaitingForLicense'"
+        )
+        return count.count == 1
+
+    await eventually(visible, what="the waiting workflow is visible")
+    await h.create(
+        SECRETS,
+        {
+            "metadata": {
+                "name": "eck-license",
+                "namespace": "elastic-system",
+                "labels": {"license.k8s.elastic.co/scope": "operator"},
+            },
+            "data": {"license": "e30="},
+        },
+    )
+    await h.wait_for("widget/team-a/w1", TriggerReason.LICENSE_CHANGED)
+    await h.wait_for("license/team-a/w1", TriggerReason.LICENSE_CHANGED)
+
+
+async def test_a_non_leader_sends_nothing_until_it_leads(harness: Harness) -> None:
+    h = harness
+    h.leader[0] = False
+    await h.create(WIDGETS, widget("quiet", "team-a"))
+    primaries = h.watchers.primary("widget")
+
+    async def cached() -> bool:
+        return primaries.get(namespace="team-a", name="quiet") is not None
+
+    await eventually(cached, what="the informer saw the widget")
+    assert h.signaller.pending == 0
+    assert not await h.exists("widget/team-a/quiet")
+
+    h.leader[0] = True
+    assert await h.watchers.resync() == 2
+    await h.wait_for("widget/team-a/quiet", TriggerReason.STARTUP)
+    await h.wait_for("license/team-a/quiet", TriggerReason.STARTUP)

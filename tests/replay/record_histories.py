@@ -1,0 +1,218 @@
+"""Record the committed replay histories: ``python -m tests.replay.record_histories``.
+
+Runs scripted scenarios of every workflow type on the time-skipping server with the fake activities
+and writes each history to ``tests/replay/histories/NAME.json`` — only when that file is missing,
+so a committed history keeps describing the code that wrote it (delete a file to re-record it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHistory
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from stackflow.models.engine import (
+    ACT_LICENSE_CHECK,
+    FlipDirectionName,
+    NamespaceFlipInput,
+    Phase,
+    ReconcileNowInput,
+    ReconcileResult,
+    ResourceRef,
+    Trigger,
+    TriggerReason,
+    reconcile_activity,
+)
+from stackflow.temporal import WORKFLOWS, signal_with_start
+from tests.workflows.conftest import start_time_skipping_env
+from tests.workflows.fakes import (
+    RELEASE_WATCH,
+    FakeEngine,
+    eventually,
+    invalid_spec,
+    make_ref,
+    step,
+)
+from workflows.flip import NamespaceFlipWorkflow
+from workflows.resource import ResourceWorkflow
+
+HISTORIES = Path(__file__).parent / "histories"
+TASK_QUEUE = "record-histories"
+
+Scenario = Callable[[WorkflowEnvironment, FakeEngine], Awaitable[WorkflowHistory]]
+
+
+def trigger(reason: TriggerReason, detail: str = "") -> Trigger:
+    """A trigger from the recorder."""
+    return Trigger(reason=reason, source="record-histories", detail=detail)
+
+
+async def until_phase(client: Client, ref: ResourceRef, phase: Phase) -> None:
+    """Wait until the workflow reports `phase` with nothing pending."""
+    handle = client.get_workflow_handle_for(ResourceWorkflow.run, ref.workflow_id)
+
+    async def reached() -> bool:
+        view = await handle.query(ResourceWorkflow.state)
+        return view.phase is phase and not view.pending
+
+    await eventually(reached, what=f"phase {phase.value}")
+
+
+async def until_reconciled(engine: FakeEngine, detail: str) -> None:
+    """Wait until a reconcile received the trigger with `detail` (no query: the test server can
+    lose a query that races a continue-as-new)."""
+
+    async def reconciled() -> bool:
+        return any(
+            trigger.detail == detail
+            for request in engine.inputs(reconcile_activity("elasticsearch"))
+            for trigger in request.triggers
+        )
+
+    await eventually(reconciled, what=f"reconcile of {detail}")
+
+
+async def resource_lifecycle(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """Every branch of the loop once: requeue, update, out of scope, license wait, invalid spec, delete."""
+    client, ref = env.client, make_ref("lifecycle")
+    held = (step("observer"), step("watch", RELEASE_WATCH))
+    engine.outcomes.extend(
+        [
+            ReconcileResult(phase=Phase.RECONCILING, requeue_after_seconds=30, acquired=held),
+            ReconcileResult(phase=Phase.READY, message="green"),
+            ReconcileResult(phase=Phase.READY, message="by hand"),
+        ]
+    )
+    handle = await signal_with_start(
+        client, ref=ref, gated=True, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
+    )
+    await until_phase(client, ref, Phase.RETRY_SCHEDULED)
+    await env.sleep(timedelta(seconds=31))
+    await until_phase(client, ref, Phase.READY)
+    await handle.execute_update(ResourceWorkflow.reconcile_now, ReconcileNowInput(detail="manual"))
+
+    engine.in_scope = False
+    await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.NAMESPACE_FLIP))
+    await until_phase(client, ref, Phase.OUT_OF_SCOPE)
+
+    engine.in_scope, engine.license_required, engine.licensed = True, True, False
+    await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.NAMESPACE_FLIP))
+    await until_phase(client, ref, Phase.WAITING_FOR_LICENSE)
+    await env.sleep(timedelta(minutes=5, seconds=1))
+
+    async def rechecked() -> bool:
+        return engine.count(ACT_LICENSE_CHECK) >= 2
+
+    await eventually(rechecked, what="license recheck")
+
+    engine.licensed = True
+    engine.outcomes.append(invalid_spec())
+    await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.LICENSE_CHANGED))
+    await until_phase(client, ref, Phase.ERROR)
+
+    await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.SPEC_CHANGED, "fixed"))
+    await until_phase(client, ref, Phase.READY)
+
+    engine.exists = False
+    await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.DELETED))
+    await handle.result()
+    return await handle.fetch_history()
+
+
+async def resource_continue_as_new(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """A first run that continues as new (small history limit), carrying its compensations."""
+    client, ref = env.client, make_ref("continued")
+    engine.outcomes.append(ReconcileResult(phase=Phase.READY, acquired=(step("observer"),)))
+    handle = await signal_with_start(
+        client,
+        ref=ref,
+        gated=True,
+        trigger=trigger(TriggerReason.CREATED),
+        task_queue=TASK_QUEUE,
+        history_limit=30,
+    )
+    first_run = (await handle.describe()).run_id
+    for number in range(8):
+        detail = f"change-{number}"
+        await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.SPEC_CHANGED, detail))
+        await until_reconciled(engine, detail)
+
+    async def continued() -> bool:
+        return (await handle.describe()).run_id != first_run
+
+    await eventually(continued, what="continue-as-new")
+    history = await client.get_workflow_handle(ref.workflow_id, run_id=first_run).fetch_history()
+    await handle.terminate()
+    return history
+
+
+async def namespace_flip(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """A flip into scope that signals two resources of one controller and none of another."""
+    engine.flip_targets = {"elasticsearch": (make_ref("one"), make_ref("two"))}
+    handle = await env.client.start_workflow(
+        NamespaceFlipWorkflow.run,
+        NamespaceFlipInput(
+            namespace="team-a",
+            direction=FlipDirectionName.INTO_SCOPE,
+            controllers=("elasticsearch", "license"),
+        ),
+        id="flip/team-a/1234",
+        task_queue=TASK_QUEUE,
+    )
+    await handle.result()
+    return await handle.fetch_history()
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "resource_lifecycle": resource_lifecycle,
+    "resource_continue_as_new": resource_continue_as_new,
+    "namespace_flip": namespace_flip,
+}
+
+
+async def record_missing(directory: Path = HISTORIES) -> list[Path]:
+    """Record every scenario whose history file is missing; returns the files written."""
+    missing = {
+        name: run for name, run in SCENARIOS.items() if not (directory / f"{name}.json").exists()
+    }
+    if not missing:
+        return []
+    env = await start_time_skipping_env()
+    written: list[Path] = []
+    try:
+        for name, scenario in missing.items():
+            engine = FakeEngine()
+            async with Worker(
+                env.client,
+                task_queue=TASK_QUEUE,
+                workflows=list(WORKFLOWS),
+                activities=engine.activities(),
+            ):
+                history = await scenario(env, engine)
+            path = directory / f"{name}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(history.to_json() + "\n", encoding="utf-8")
+            written.append(path)
+    finally:
+        await env.shutdown()
+    return written
+
+
+def main() -> None:
+    """Record the missing histories and list them."""
+    for path in asyncio.run(record_missing()):
+        print(f"wrote {path}")
+    sys.stdout.flush()
+    # Short-lived Temporal client scripts can crash at interpreter exit (sdk-python #300).
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

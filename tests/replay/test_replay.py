@@ -1,0 +1,147 @@
+"""The replay tier: committed histories replay against this code; drift is caught and named."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio import workflow
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer, Worker
+from temporalio.workflow import NondeterminismError
+
+from stackflow.models.engine import (
+    FlipDirectionName,
+    NamespaceFlipInput,
+    ResourceWorkflowInput,
+    ResourceWorkflowResult,
+    Trigger,
+)
+from stackflow.replay import load_history_file, main
+from stackflow.temporal import DATA_CONVERTER, WORKFLOWS
+from tests.workflows.conftest import ts_env
+from tests.workflows.fakes import FakeEngine
+from workflows.flip import NamespaceFlipWorkflow
+from workflows.resource import ResourceWorkflow
+
+HISTORIES = Path(__file__).parent / "histories"
+HISTORY_FILES = sorted(HISTORIES.glob("*.json"))
+LIFECYCLE = HISTORIES / "resource_lifecycle.json"
+
+__all__ = ["ts_env"]  # the session's time-skipping server, for --workflow-id
+
+
+@workflow.defn(name="ResourceWorkflow", sandboxed=False)
+class SleepsBeforeScopeCheck(ResourceWorkflow):
+    """A non-deterministic change: a timer before the scope check, not behind a patch."""
+
+    @workflow.run
+    async def run(self, input: ResourceWorkflowInput) -> ResourceWorkflowResult:
+        """The unchanged loop."""
+        return await super().run(input)
+
+    async def _handle(self, triggers: tuple[Trigger, ...]) -> bool:
+        await workflow.sleep(timedelta(seconds=1), summary="debounce")
+        return await super()._handle(triggers)
+
+
+@workflow.defn(name="ResourceWorkflow", sandboxed=False)
+class PatchedDebounce(ResourceWorkflow):
+    """The same change behind ``workflow.patched``: old histories keep replaying."""
+
+    @workflow.run
+    async def run(self, input: ResourceWorkflowInput) -> ResourceWorkflowResult:
+        """The unchanged loop."""
+        return await super().run(input)
+
+    async def _handle(self, triggers: tuple[Trigger, ...]) -> bool:
+        if workflow.patched("debounce-before-scope-check"):
+            await workflow.sleep(timedelta(seconds=1), summary="debounce")
+        return await super()._handle(triggers)
+
+
+def test_every_workflow_type_has_a_committed_history() -> None:
+    types = {
+        json.loads(path.read_text())["events"][0]["workflowExecutionStartedEventAttributes"][
+            "workflowType"
+        ]["name"]
+        for path in HISTORY_FILES
+    }
+    assert types == {"ResourceWorkflow", "NamespaceFlipWorkflow"}
+
+
+@pytest.mark.parametrize("history", HISTORY_FILES, ids=lambda path: path.stem)
+def test_committed_history_replays_cleanly(
+    history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--history-file", str(history)]) == 0
+    assert "replayed 1 histories, 0 failed" in capsys.readouterr().out
+
+
+def test_a_non_deterministic_change_is_caught_and_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status = main(
+        ["--history-file", str(LIFECYCLE)],
+        workflows=(SleepsBeforeScopeCheck, NamespaceFlipWorkflow),
+    )
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "replay failed: ResourceWorkflow resource_lifecycle" in error
+    assert "Nondeterminism" in error or "TMPRL1100" in error
+
+
+async def test_the_replayer_raises_nondeterminism_error() -> None:
+    replayer = Replayer(workflows=[SleepsBeforeScopeCheck], data_converter=DATA_CONVERTER)
+    with pytest.raises(NondeterminismError):
+        await replayer.replay_workflow(load_history_file(LIFECYCLE))
+
+
+def test_the_same_change_behind_a_patch_replays_cleanly() -> None:
+    assert (
+        main(["--history-file", str(LIFECYCLE)], workflows=(PatchedDebounce, NamespaceFlipWorkflow))
+        == 0
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--history-file", "does-not-exist.json"],
+        ["--query", "x", "--history-file", "a.json"],
+    ],
+)
+def test_bad_arguments_exit_2(argv: list[str]) -> None:
+    assert main(argv) == 2
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_replays_histories_fetched_by_workflow_id(
+    ts_env: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task_queue, flip_id = f"tq-{uuid.uuid4().hex[:8]}", f"flip/team-a/{uuid.uuid4().hex[:8]}"
+    engine = FakeEngine()
+    async with Worker(
+        ts_env.client,
+        task_queue=task_queue,
+        workflows=list(WORKFLOWS),
+        activities=engine.activities(),
+    ):
+        await ts_env.client.execute_workflow(
+            NamespaceFlipWorkflow.run,
+            NamespaceFlipInput(
+                namespace="team-a", direction=FlipDirectionName.OUT_OF_SCOPE, controllers=()
+            ),
+            id=flip_id,
+            task_queue=task_queue,
+        )
+    monkeypatch.setenv(
+        "STACKFLOW_TEMPORAL_ADDRESS", ts_env.client.service_client.config.target_host
+    )
+    # main() runs its own event loop: give it a thread.
+    assert await asyncio.to_thread(main, ["--workflow-id", flip_id]) == 0

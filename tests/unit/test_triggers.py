@@ -1,0 +1,312 @@
+"""Which Kubernetes events ask which workflow to look again (watchers.triggers, pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stackflow.models.engine import FlipDirectionName, ObjectKey, TriggerReason
+from watchers.references import ReferenceIndex
+from watchers.triggers import (
+    child_owners,
+    child_trigger,
+    is_operator_license,
+    license_trigger,
+    namespace_flip_direction,
+    primary_trigger,
+    reference_trigger,
+)
+
+
+def es(
+    *,
+    generation: int = 1,
+    rv: str = "1",
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    status: dict[str, Any] | None = None,
+    deleting: bool = False,
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "name": "quickstart",
+        "namespace": "team-a",
+        "generation": generation,
+        "resourceVersion": rv,
+    }
+    if labels is not None:
+        metadata["labels"] = labels
+    if annotations is not None:
+        metadata["annotations"] = annotations
+    if deleting:
+        metadata["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    obj: dict[str, Any] = {"kind": "Elasticsearch", "metadata": metadata, "spec": {"version": "9"}}
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("event_type", "old", "new", "expected"),
+    [
+        ("ADDED", None, es(), TriggerReason.CREATED),
+        ("DELETED", es(), None, TriggerReason.DELETED),
+        ("MODIFIED", es(generation=1), es(generation=2, rv="2"), TriggerReason.SPEC_CHANGED),
+        ("MODIFIED", es(), es(rv="2", labels={"a": "b"}), TriggerReason.METADATA_CHANGED),
+        ("MODIFIED", es(), es(rv="2", annotations={"x": "y"}), TriggerReason.METADATA_CHANGED),
+        ("MODIFIED", es(), es(rv="2", deleting=True), TriggerReason.METADATA_CHANGED),
+        # The operator's own status write must not wake the workflow up again.
+        ("MODIFIED", es(), es(rv="2", status={"health": "green"}), None),
+        ("MODIFIED", es(), es(rv="2"), None),
+    ],
+    ids=[
+        "create",
+        "delete",
+        "generation",
+        "labels",
+        "annotations",
+        "deletion-requested",
+        "status-only",
+        "rv-only",
+    ],
+)
+def test_primary_trigger(
+    event_type: str,
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    expected: TriggerReason | None,
+) -> None:
+    trigger = primary_trigger(event_type, old, new, source="watch Elasticsearch")
+    assert (trigger.reason if trigger else None) == expected
+    if trigger is not None:
+        assert trigger.source == "watch Elasticsearch"
+        assert "team-a/quickstart" in trigger.detail
+
+
+def test_generation_change_detail_names_both_generations() -> None:
+    trigger = primary_trigger("MODIFIED", es(generation=3), es(generation=4), source="s")
+    assert trigger is not None
+    assert "3 → 4" in trigger.detail
+
+
+def sts(*, owner: str | None, rv: str = "1", replicas: int = 3) -> dict[str, Any]:
+    labels = {"elasticsearch.k8s.elastic.co/cluster-name": owner} if owner else {}
+    return {
+        "kind": "StatefulSet",
+        "metadata": {
+            "name": "quickstart-es-default",
+            "namespace": "team-a",
+            "resourceVersion": rv,
+            "labels": labels,
+        },
+        "status": {"readyReplicas": replicas},
+    }
+
+
+def owner_by_label(obj: dict[str, Any]) -> tuple[str, str] | None:
+    labels = obj["metadata"].get("labels") or {}
+    name = labels.get("elasticsearch.k8s.elastic.co/cluster-name")
+    return (obj["metadata"]["namespace"], name) if name else None
+
+
+@pytest.mark.parametrize(
+    ("event_type", "old", "new", "expected"),
+    [
+        ("ADDED", None, sts(owner="quickstart"), [("team-a", "quickstart")]),
+        ("DELETED", sts(owner="quickstart"), None, [("team-a", "quickstart")]),
+        (
+            "MODIFIED",
+            sts(owner="quickstart"),
+            sts(owner="quickstart", rv="2", replicas=2),
+            [("team-a", "quickstart")],
+        ),
+        ("MODIFIED", sts(owner="quickstart"), sts(owner="quickstart", rv="2"), []),
+        (
+            "MODIFIED",
+            sts(owner="old"),
+            sts(owner="new", rv="2"),
+            [("team-a", "new"), ("team-a", "old")],
+        ),
+        ("ADDED", None, sts(owner=None), []),
+    ],
+    ids=["create", "delete", "status-change", "rv-only", "owner-moved", "no-owner"],
+)
+def test_child_owners(
+    event_type: str,
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    expected: list[tuple[str, str]],
+) -> None:
+    assert child_owners(event_type, old, new, owner_by_label) == expected
+
+
+def test_child_trigger_names_the_child() -> None:
+    trigger = child_trigger("DELETED", sts(owner="quickstart"), None, source="watch StatefulSet")
+    assert trigger.reason is TriggerReason.CHILD_CHANGED
+    assert trigger.detail == "StatefulSet team-a/quickstart-es-default deleted"
+
+
+def secret(
+    *, data: dict[str, str] | None = None, rv: str = "1", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "kind": "Secret",
+        "metadata": {
+            "name": "creds",
+            "namespace": "team-a",
+            "resourceVersion": rv,
+            "labels": labels or {},
+        },
+        "data": data or {"password": "czNjcjN0"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("event_type", "old", "new", "expected"),
+    [
+        ("ADDED", None, secret(), TriggerReason.REFERENCE_CHANGED),
+        ("DELETED", secret(), None, TriggerReason.REFERENCE_CHANGED),
+        (
+            "MODIFIED",
+            secret(),
+            secret(data={"password": "bmV3"}, rv="2"),
+            TriggerReason.REFERENCE_CHANGED,
+        ),
+        ("MODIFIED", secret(), secret(rv="2"), None),
+    ],
+    ids=["create", "delete", "data-change", "rv-only"],
+)
+def test_reference_trigger(
+    event_type: str,
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    expected: TriggerReason | None,
+) -> None:
+    trigger = reference_trigger(event_type, old, new, source="watch Secret")
+    assert (trigger.reason if trigger else None) == expected
+
+
+OPERATOR = {"license.k8s.elastic.co/scope": "operator"}
+
+
+@pytest.mark.parametrize(
+    ("event_type", "old", "new", "expected"),
+    [
+        ("ADDED", None, secret(labels=OPERATOR), TriggerReason.LICENSE_CHANGED),
+        ("DELETED", secret(labels=OPERATOR), None, TriggerReason.LICENSE_CHANGED),
+        (
+            "MODIFIED",
+            secret(labels=OPERATOR),
+            secret(labels=OPERATOR, data={"license": "e30="}, rv="2"),
+            TriggerReason.LICENSE_CHANGED,
+        ),
+        # Losing the label is the license going away.
+        ("MODIFIED", secret(labels=OPERATOR), secret(rv="2"), TriggerReason.LICENSE_CHANGED),
+        ("MODIFIED", secret(labels=OPERATOR), secret(labels=OPERATOR, rv="2"), None),
+        ("ADDED", None, secret(), None),
+        ("ADDED", None, secret(labels={"license.k8s.elastic.co/scope": "elasticsearch"}), None),
+    ],
+    ids=[
+        "added",
+        "removed",
+        "replaced",
+        "label-dropped",
+        "rv-only",
+        "plain-secret",
+        "cluster-license",
+    ],
+)
+def test_license_trigger(
+    event_type: str,
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    expected: TriggerReason | None,
+) -> None:
+    trigger = license_trigger(event_type, old, new, source="watch license Secret")
+    assert (trigger.reason if trigger else None) == expected
+
+
+def test_is_operator_license() -> None:
+    assert is_operator_license(secret(labels=OPERATOR))
+    assert not is_operator_license(secret())
+    assert not is_operator_license(None)
+
+
+INTO = FlipDirectionName.INTO_SCOPE
+OUT = FlipDirectionName.OUT_OF_SCOPE
+
+
+@pytest.mark.parametrize(
+    ("event_type", "old_matches", "new_matches", "always", "expected"),
+    [
+        ("ADDED", None, True, False, INTO),
+        ("ADDED", None, False, False, None),
+        ("DELETED", True, None, False, OUT),
+        ("DELETED", False, None, False, None),
+        ("MODIFIED", False, True, False, INTO),
+        ("MODIFIED", True, False, False, OUT),
+        ("MODIFIED", True, True, False, None),
+        ("MODIFIED", False, False, False, None),
+        ("MODIFIED", False, True, True, None),
+        ("ADDED", None, True, True, None),
+    ],
+    ids=[
+        "create-matching",
+        "create-other",
+        "delete-matching",
+        "delete-other",
+        "labelled",
+        "unlabelled",
+        "still-matching",
+        "still-other",
+        "operator-namespace",
+        "operator-namespace-created",
+    ],
+)
+def test_namespace_flip_direction(
+    event_type: str,
+    old_matches: bool | None,
+    new_matches: bool | None,
+    always: bool,
+    expected: FlipDirectionName | None,
+) -> None:
+    assert (
+        namespace_flip_direction(
+            event_type, old_matches=old_matches, new_matches=new_matches, always_managed=always
+        )
+        == expected
+    )
+
+
+def secret_key(name: str, namespace: str = "team-a") -> ObjectKey:
+    return ObjectKey(kind="Secret", namespace=namespace, name=name)
+
+
+def test_reference_index_follows_the_latest_spec() -> None:
+    index = ReferenceIndex()
+    index.set_references(
+        controller="elasticsearch",
+        namespace="team-a",
+        name="one",
+        references=[secret_key("s1"), secret_key("s2")],
+    )
+    index.set_references(
+        controller="elasticsearch", namespace="team-a", name="two", references=[secret_key("s1")]
+    )
+    assert index.referrers(group="", kind="Secret", namespace="team-a", name="s1") == [
+        ("elasticsearch", "team-a", "one"),
+        ("elasticsearch", "team-a", "two"),
+    ]
+    # "one" stops referencing s1: only s2 is left for it.
+    index.set_references(
+        controller="elasticsearch", namespace="team-a", name="one", references=[secret_key("s2")]
+    )
+    assert index.referrers(group="", kind="Secret", namespace="team-a", name="s1") == [
+        ("elasticsearch", "team-a", "two")
+    ]
+    index.remove(controller="elasticsearch", namespace="team-a", name="two")
+    assert index.referrers(group="", kind="Secret", namespace="team-a", name="s1") == []
+    assert index.references_of(controller="elasticsearch", namespace="team-a", name="one") == [
+        ("", "Secret", "team-a", "s2")
+    ]
+    assert len(index) == 1

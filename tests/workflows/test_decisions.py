@@ -1,0 +1,234 @@
+"""The ResourceWorkflow's pure decisions, table-tested."""
+
+from __future__ import annotations
+
+import pytest
+
+from stackflow.models.engine import (
+    CarriedState,
+    CompensationStep,
+    Phase,
+    ReconcileResult,
+    Trigger,
+    TriggerReason,
+)
+from tests.workflows.fakes import make_ref
+from workflows import decisions
+
+
+def trigger(detail: str, reason: TriggerReason = TriggerReason.SPEC_CHANGED) -> Trigger:
+    """A trigger told apart by its detail."""
+    return Trigger(reason=reason, source="test", detail=detail)
+
+
+def step(key: str, activity: str = "es.release", **data: str) -> CompensationStep:
+    """A compensation step."""
+    return CompensationStep(activity=activity, key=key, data=dict(data))
+
+
+@pytest.mark.parametrize(
+    ("pending", "batch"),
+    [
+        ((), ()),
+        ((trigger("a"),), (trigger("a"),)),
+        ((trigger("a"), trigger("a"), trigger("b")), (trigger("a"), trigger("b"))),
+        ((trigger("b"), trigger("a"), trigger("b")), (trigger("b"), trigger("a"))),
+        (
+            (trigger("a"), trigger("a", TriggerReason.DELETED)),
+            (trigger("a"), trigger("a", TriggerReason.DELETED)),
+        ),
+    ],
+)
+def test_coalesce_keeps_each_distinct_trigger_once_in_order(
+    pending: tuple[Trigger, ...], batch: tuple[Trigger, ...]
+) -> None:
+    assert decisions.coalesce(pending) == batch
+
+
+@pytest.mark.parametrize(
+    ("recorded", "acquired", "released", "merged"),
+    [
+        ((), (), (), ()),
+        ((), (step("a"), step("b")), (), (step("a"), step("b"))),
+        ((step("a"),), (step("b"), step("a")), (), (step("a"), step("b"))),
+        ((step("a", v="1"),), (step("a", v="2"),), (), (step("a", v="2"),)),
+        ((step("a"), step("b")), (), ("a",), (step("b"),)),
+        ((step("a"),), (step("b"),), ("b", "zzz"), (step("a"),)),
+    ],
+)
+def test_merge_compensations_dedups_by_key_keeps_order_and_drops_released(
+    recorded: tuple[CompensationStep, ...],
+    acquired: tuple[CompensationStep, ...],
+    released: tuple[str, ...],
+    merged: tuple[CompensationStep, ...],
+) -> None:
+    assert decisions.merge_compensations(recorded, acquired=acquired, released=released) == merged
+
+
+@pytest.mark.parametrize(
+    ("result", "phase", "requeue"),
+    [
+        (ReconcileResult(phase=Phase.READY), Phase.READY, None),
+        (ReconcileResult(phase=Phase.READY, requeue_after_seconds=60), Phase.READY, 60),
+        (
+            ReconcileResult(phase=Phase.RECONCILING, requeue_after_seconds=10),
+            Phase.RETRY_SCHEDULED,
+            10,
+        ),
+        (ReconcileResult(phase=Phase.RECONCILING), Phase.RECONCILING, None),
+    ],
+)
+def test_after_reconcile_sets_phase_and_requeue(
+    result: ReconcileResult, phase: Phase, requeue: float | None
+) -> None:
+    state = decisions.after_reconcile(
+        CarriedState(out_of_scope=True, license_warned=True, reconciles=4), result
+    )
+    assert (state.phase, state.requeue_after_seconds, state.reconciles) == (phase, requeue, 5)
+    assert not state.out_of_scope
+    assert not state.license_warned
+
+
+@pytest.mark.parametrize(
+    ("already_out", "run_now", "left"),
+    [
+        (False, (step("b"), step("a")), ()),
+        (True, (), (step("a"), step("b"))),
+    ],
+)
+def test_out_of_scope_runs_compensations_once_per_episode(
+    already_out: bool, run_now: tuple[CompensationStep, ...], left: tuple[CompensationStep, ...]
+) -> None:
+    state = CarriedState(compensations=(step("a"), step("b")), out_of_scope=already_out)
+    decision = decisions.after_out_of_scope(state, "namespace does not match")
+    assert decision.run_now == run_now
+    assert decision.state.compensations == left
+    assert decision.state.phase is Phase.OUT_OF_SCOPE
+    assert decision.state.requeue_after_seconds is None
+
+
+@pytest.mark.parametrize(("warned", "notify"), [(False, True), (True, False)])
+def test_unlicensed_notifies_on_the_first_wake_only(warned: bool, notify: bool) -> None:
+    decision = decisions.after_unlicensed(CarriedState(license_warned=warned), "no license")
+    assert decision.notify is notify
+    assert decision.state.phase is Phase.WAITING_FOR_LICENSE
+    assert decision.state.license_warned
+
+
+@pytest.mark.parametrize(
+    ("state", "plan"),
+    [
+        (CarriedState(), decisions.WaitPlan(None, "")),
+        (CarriedState(phase=Phase.OUT_OF_SCOPE), decisions.WaitPlan(None, "")),
+        (CarriedState(phase=Phase.ERROR), decisions.WaitPlan(None, "")),
+        (
+            CarriedState(phase=Phase.WAITING_FOR_LICENSE),
+            decisions.WaitPlan(300.0, "license recheck in 5m"),
+        ),
+        (
+            CarriedState(phase=Phase.RETRY_SCHEDULED, requeue_after_seconds=30),
+            decisions.WaitPlan(30.0, "requeue in 30s"),
+        ),
+        (
+            CarriedState(phase=Phase.READY, requeue_after_seconds=600),
+            decisions.WaitPlan(600.0, "requeue in 10m"),
+        ),
+        (
+            CarriedState(phase=Phase.READY, requeue_after_seconds=-5),
+            decisions.WaitPlan(0.0, "requeue in 0s"),
+        ),
+    ],
+)
+def test_next_wait(state: CarriedState, plan: decisions.WaitPlan) -> None:
+    assert decisions.next_wait(state) == plan
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "0s"),
+        (1.5, "1.5s"),
+        (59, "59s"),
+        (90, "90s"),
+        (300, "5m"),
+        (5400, "1h30m"),
+        (3600, "1h"),
+    ],
+)
+def test_format_seconds(seconds: float, text: str) -> None:
+    assert decisions.format_seconds(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("triggers", "summary"),
+    [
+        ((), "reconcile (timer)"),
+        ((trigger("a"),), "reconcile (1 trigger: SpecChanged)"),
+        (
+            (trigger("a"), trigger("b"), trigger("c", TriggerReason.CHILD_CHANGED)),
+            "reconcile (3 triggers: SpecChanged, ChildChanged)",
+        ),
+    ],
+)
+def test_reconcile_summary(triggers: tuple[Trigger, ...], summary: str) -> None:
+    assert decisions.reconcile_summary(triggers) == summary
+
+
+@pytest.mark.parametrize(
+    ("suggested", "length", "limit", "expected"),
+    [
+        (False, 100, None, False),
+        (True, 100, None, True),
+        (False, 39, 40, False),
+        (False, 40, 40, True),
+        (True, 1, 40, True),
+    ],
+)
+def test_should_continue_as_new(
+    suggested: bool, length: int, limit: int | None, expected: bool
+) -> None:
+    assert (
+        decisions.should_continue_as_new(
+            suggested=suggested, history_length=length, history_limit=limit
+        )
+        is expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "lines"),
+    [
+        (
+            CarriedState(phase=Phase.READY, reconciles=3, message="green"),
+            [
+                "**Ready** Elasticsearch team-a/es",
+                "* reconciles: 3",
+                "* message: green",
+                "* next: waiting for a trigger",
+            ],
+        ),
+        (
+            CarriedState(phase=Phase.WAITING_FOR_LICENSE, compensations=(step("a"),)),
+            [
+                "**WaitingForLicense** Elasticsearch team-a/es",
+                "* compensations held: 1",
+                "* next: license recheck in 5m",
+            ],
+        ),
+    ],
+)
+def test_current_details_markdown(state: CarriedState, lines: list[str]) -> None:
+    details = decisions.current_details(make_ref("es"), state).splitlines()
+    assert all(line in details for line in lines), details
+
+
+def test_deleted_forgets_everything_held() -> None:
+    state = decisions.deleted(
+        CarriedState(compensations=(step("a"),), pending=(trigger("x"),), requeue_after_seconds=3)
+    )
+    assert (state.phase, state.compensations, state.pending, state.requeue_after_seconds) == (
+        Phase.DELETED,
+        (),
+        (),
+        None,
+    )

@@ -1,0 +1,172 @@
+"""Informer plumbing of the watchers: the controller-table shapes they rely on, the mapping from a
+controller kind to a ``stackflow.kube`` resource and a workflow ref, and ``InformerSet`` (one shared
+informer per resource and label selector, with scoped views).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from stackflow.kube.informer import Backoff, Informer
+from stackflow.kube.resources import ResourceClient
+from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.kube.scoped import ScopedInformer
+from stackflow.models.engine import ObjectKey, ResourceRef
+from stackflow.scope.matcher import NamespaceMatcher
+
+__all__ = [
+    "ChildWatchLike",
+    "ControllerLike",
+    "InformerSet",
+    "KindLike",
+    "kube_resource",
+    "resource_ref",
+]
+
+
+class KindLike(Protocol):
+    """What the watchers need of ``stackflow.controllers.Kind``."""
+
+    @property
+    def group(self) -> str:
+        """API group ("" for core)."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """API version."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """Kind."""
+        ...
+
+    @property
+    def plural(self) -> str:
+        """Resource (plural) name."""
+        ...
+
+
+class ChildWatchLike(Protocol):
+    """What the watchers need of ``stackflow.controllers.ChildWatch``."""
+
+    @property
+    def kind(self) -> KindLike:
+        """The child kind."""
+        ...
+
+    @property
+    def owner(self) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
+        """Child → (namespace, owner name) or None."""
+        ...
+
+    @property
+    def label_selector(self) -> str | None:
+        """Narrows the child informer (None: every object)."""
+        ...
+
+
+class ControllerLike(Protocol):
+    """What the watchers need of ``stackflow.controllers.Controller``."""
+
+    @property
+    def name(self) -> str:
+        """Controller name."""
+        ...
+
+    @property
+    def primary(self) -> KindLike:
+        """Primary kind."""
+        ...
+
+    @property
+    def gated(self) -> bool:
+        """Whether the license gate applies."""
+        ...
+
+    @property
+    def children(self) -> Sequence[ChildWatchLike]:
+        """Child watches."""
+        ...
+
+    @property
+    def references(self) -> Callable[[dict[str, Any]], list[ObjectKey]]:
+        """Primary → the Secrets/ConfigMaps its spec references."""
+        ...
+
+    @property
+    def primary_label_selector(self) -> str | None:
+        """Narrows the primary informer (None: every object)."""
+        ...
+
+
+def kube_resource(kind: KindLike) -> KubeResource:
+    """The ``stackflow.kube`` resource of a (namespaced) controller kind."""
+    return KubeResource(kind.group, kind.version, kind.plural, namespaced=True, kind=kind.kind)
+
+
+def resource_ref(controller: ControllerLike, *, namespace: str, name: str) -> ResourceRef:
+    """The workflow identity of a resource as ``controller`` sees it."""
+    kind = controller.primary
+    return ResourceRef(
+        controller=controller.name,
+        group=kind.group,
+        version=kind.version,
+        kind=kind.kind,
+        plural=kind.plural,
+        namespace=namespace,
+        name=name,
+    )
+
+
+class InformerSet:
+    """One informer per (resource, label selector), shared by every handler that needs it."""
+
+    def __init__(
+        self,
+        client: ResourceClient,
+        matcher: NamespaceMatcher,
+        *,
+        backoff: Backoff | None = None,
+    ) -> None:
+        """Informers list/watch through ``client``; scoped views filter through ``matcher``."""
+        self.client = client
+        self.matcher = matcher
+        self.backoff = backoff
+        self._informers: dict[tuple[str, str, str, str], Informer] = {}
+
+    def informer(self, resource: KubeResource, *, label_selector: str | None = None) -> Informer:
+        """The raw (cluster-wide, unfiltered) informer of ``resource``."""
+        key = (resource.group, resource.version, resource.plural, label_selector or "")
+        if key not in self._informers:
+            self._informers[key] = Informer(
+                self.client, resource, label_selector=label_selector, backoff=self.backoff
+            )
+        return self._informers[key]
+
+    def scoped(
+        self, resource: KubeResource, *, label_selector: str | None = None
+    ) -> ScopedInformer:
+        """The same informer seen through the matcher."""
+        return ScopedInformer(self.informer(resource, label_selector=label_selector), self.matcher)
+
+    def start(self) -> None:
+        """Start every informer."""
+        for informer in self._informers.values():
+            informer.start()
+
+    async def stop(self) -> None:
+        """Stop every informer."""
+        await asyncio.gather(*(informer.stop() for informer in self._informers.values()))
+
+    async def wait_synced(self) -> None:
+        """Wait until every informer listed once."""
+        await asyncio.gather(*(informer.wait_synced() for informer in self._informers.values()))
+
+    @property
+    def has_synced(self) -> bool:
+        """Whether every informer listed once."""
+        return all(informer.has_synced for informer in self._informers.values())

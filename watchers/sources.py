@@ -1,0 +1,409 @@
+"""Event sources: informers of every controller's kinds, wired to the Signaller.
+
+* primary kinds (scoped informers): create, generation change, label/annotation change, delete
+  → the resource's workflow; the raw (unscoped) informer also keeps the reference index;
+* children (scoped) → their owner's workflow, if the owner is a cached, in-scope primary;
+* Secrets/ConfigMaps (scoped) → the workflows whose spec references them (``ReferenceIndex``);
+* the cluster-wide Namespace informer → ECK's flip rule → a ``NamespaceFlipWorkflow``
+  (id ``flip/{namespace}/{resourceVersion}``, so a re-delivered event starts nothing twice);
+* operator license Secrets → ``LicenseChanged`` to every workflow waiting for a license
+  (visibility query) and to every resource of the license controller.
+
+Only the leader sends; other replicas keep their informers warm. ``resync`` (called when
+leadership is acquired) sends a ``Startup`` trigger to every in-scope primary and a
+``NamespaceFlip`` to running workflows whose namespace left scope while nobody led.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import structlog
+from temporalio.client import Client
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from stackflow.kube.cache import EventType
+from stackflow.kube.informer import NamespaceInformer
+from stackflow.kube.resources import CONFIGMAPS, SECRETS
+from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.kube.scoped import ScopedInformer
+from stackflow.metrics import Registry
+from stackflow.models.engine import (
+    SA_NAMESPACE,
+    FlipDirectionName,
+    NamespaceFlipInput,
+    Phase,
+    Trigger,
+    TriggerReason,
+)
+from watchers.informers import (
+    ChildWatchLike,
+    ControllerLike,
+    InformerSet,
+    KindLike,
+    kube_resource,
+    resource_ref,
+)
+from watchers.references import ReferenceIndex
+from watchers.signals import Signaller
+from watchers.triggers import (
+    LICENSE_SCOPE_LABEL,
+    LICENSE_SCOPE_OPERATOR,
+    child_owners,
+    child_trigger,
+    license_trigger,
+    namespace_flip_direction,
+    primary_trigger,
+    reference_trigger,
+)
+
+__all__ = [
+    "FLIP_WORKFLOW",
+    "LICENSE_CONTROLLER",
+    "ChildWatchLike",
+    "ControllerLike",
+    "InformerSet",
+    "KindLike",
+    "Watchers",
+    "flip_workflow_id",
+    "kube_resource",
+    "resource_ref",
+]
+
+FLIP_WORKFLOW = "NamespaceFlipWorkflow"
+LICENSE_CONTROLLER = "license"
+#: Seconds between the repeated visibility queries after a license change.
+LICENSE_FOLLOW_UP_DELAYS = (1.0, 4.0)
+WAITING_FOR_LICENSE_QUERY = (
+    f"ExecutionStatus='Running' AND StackflowPhase='{Phase.WAITING_FOR_LICENSE.value}'"
+)
+IN_SCOPE_PHASES_QUERY = (
+    "ExecutionStatus='Running' AND WorkflowType='ResourceWorkflow'"
+    f" AND StackflowPhase!='{Phase.OUT_OF_SCOPE.value}'"
+    f" AND StackflowPhase!='{Phase.DELETED.value}'"
+)
+
+_log = structlog.get_logger(__name__)
+
+
+def flip_workflow_id(namespace: str, resource_version: str) -> str:
+    """``flip/{namespace}/{resourceVersion}``."""
+    return f"flip/{namespace}/{resource_version}"
+
+
+def _namespace_and_name(obj: dict[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+
+
+class Watchers:
+    """Turns Kubernetes events into workflow signals and flip workflows (leader only)."""
+
+    def __init__(
+        self,
+        *,
+        controllers: Sequence[ControllerLike],
+        informers: InformerSet,
+        namespaces: NamespaceInformer,
+        signaller: Signaller,
+        temporal: Client,
+        task_queue: str,
+        metrics: Registry,
+    ) -> None:
+        """Register every handler; nothing runs until the informers start."""
+        self.controllers = {controller.name: controller for controller in controllers}
+        self.informers = informers
+        self.matcher = informers.matcher
+        self.namespaces = namespaces
+        self.signaller = signaller
+        self.temporal = temporal
+        self.task_queue = task_queue
+        self.references = ReferenceIndex()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._flips = metrics.counter(
+            "stackflow_namespace_flips_total",
+            "Namespace scope flips that started a NamespaceFlipWorkflow, by direction.",
+            ("direction",),
+        )
+        self._license_changes = metrics.counter(
+            "stackflow_license_changes_total",
+            "Operator license Secret changes, by the number of workflows told (bucketed).",
+            (),
+        )
+        self._primaries: dict[str, ScopedInformer] = {}
+        for controller in controllers:
+            self._wire_controller(controller)
+        for resource in (SECRETS, CONFIGMAPS):
+            self.informers.scoped(resource).add_handler(self._reference_handler(resource))
+        self.license_secrets = self.informers.scoped(
+            SECRETS, label_selector=f"{LICENSE_SCOPE_LABEL}={LICENSE_SCOPE_OPERATOR}"
+        )
+        self.license_secrets.add_handler(self._on_license_secret)
+        namespaces.add_handler(self._on_namespace)
+
+    @property
+    def is_leader(self) -> bool:
+        """Whether this replica may send."""
+        return self.signaller.is_leader()
+
+    def primary(self, controller: str) -> ScopedInformer:
+        """The scoped primary informer of a controller."""
+        return self._primaries[controller]
+
+    # --- wiring -----------------------------------------------------------------------------
+
+    def _wire_controller(self, controller: ControllerLike) -> None:
+        resource = kube_resource(controller.primary)
+        selector = controller.primary_label_selector
+        raw = self.informers.informer(resource, label_selector=selector)
+        raw.add_handler(self._index_handler(controller))
+        scoped = self.informers.scoped(resource, label_selector=selector)
+        scoped.add_handler(self._primary_handler(controller))
+        self._primaries[controller.name] = scoped
+        for child in controller.children:
+            self.informers.scoped(
+                kube_resource(child.kind), label_selector=child.label_selector
+            ).add_handler(self._child_handler(controller, child))
+
+    def _index_handler(
+        self, controller: ControllerLike
+    ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
+        def handler(
+            event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+        ) -> None:
+            obj = new if new is not None else old
+            if obj is None:
+                return
+            namespace, name = _namespace_and_name(obj)
+            if new is None:
+                self.references.remove(controller=controller.name, namespace=namespace, name=name)
+                return
+            self.references.set_references(
+                controller=controller.name,
+                namespace=namespace,
+                name=name,
+                references=controller.references(new),
+            )
+
+        return handler
+
+    def _primary_handler(
+        self, controller: ControllerLike
+    ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
+        source = f"watch {controller.primary.kind}"
+
+        def handler(
+            event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+        ) -> None:
+            trigger = primary_trigger(event_type, old, new, source=source)
+            obj = new if new is not None else old
+            if trigger is None or obj is None:
+                return
+            namespace, name = _namespace_and_name(obj)
+            ref = resource_ref(controller, namespace=namespace, name=name)
+            if trigger.reason is TriggerReason.DELETED:
+                # A gone resource needs no new workflow: tell the running one, if any.
+                self.signaller.submit_running(ref.workflow_id, trigger)
+            else:
+                self.signaller.submit(ref, gated=controller.gated, trigger=trigger)
+
+        return handler
+
+    def _child_handler(
+        self, controller: ControllerLike, child: ChildWatchLike
+    ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
+        source = f"watch {child.kind.kind}"
+
+        def handler(
+            event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+        ) -> None:
+            owners = child_owners(event_type, old, new, child.owner)
+            if not owners or not self.is_leader:
+                return
+            primaries = self._primaries[controller.name]
+            trigger = child_trigger(event_type, old, new, source=source)
+            for namespace, name in owners:
+                if primaries.get(namespace=namespace, name=name) is None:
+                    continue  # the owner is gone or out of scope: nothing to reconcile
+                ref = resource_ref(controller, namespace=namespace, name=name)
+                self.signaller.submit(ref, gated=controller.gated, trigger=trigger)
+
+        return handler
+
+    def _reference_handler(
+        self, resource: KubeResource
+    ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
+        source = f"watch {resource.kind}"
+
+        def handler(
+            event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+        ) -> None:
+            obj = new if new is not None else old
+            if obj is None or not self.is_leader:
+                return
+            namespace, name = _namespace_and_name(obj)
+            referrers = self.references.referrers(
+                group=resource.group, kind=resource.kind, namespace=namespace, name=name
+            )
+            if not referrers:
+                return
+            trigger = reference_trigger(event_type, old, new, source=source)
+            if trigger is None:
+                return
+            for controller_name, ref_namespace, ref_name in referrers:
+                controller = self.controllers.get(controller_name)
+                if controller is None or not self.matcher.name_matches(ref_namespace):
+                    continue
+                ref = resource_ref(controller, namespace=ref_namespace, name=ref_name)
+                self.signaller.submit(ref, gated=controller.gated, trigger=trigger)
+
+        return handler
+
+    # --- license ------------------------------------------------------------------------------
+
+    async def _on_license_secret(
+        self, event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> None:
+        trigger = license_trigger(event_type, old, new, source="watch license Secret")
+        if trigger is None or not self.is_leader:
+            return
+        self._license_changes.inc()
+        told = self.signal_license_controller(trigger)
+        told += await self.signal_waiting_for_license(trigger)
+        _log.info("license.changed", detail=trigger.detail, workflows=told)
+        # Visibility is eventually consistent: a workflow that entered WaitingForLicense just
+        # before this change may not be listed yet. Ask again a little later.
+        self._spawn(self._license_follow_up(trigger))
+
+    async def _license_follow_up(self, trigger: Trigger) -> None:
+        for delay in LICENSE_FOLLOW_UP_DELAYS:
+            await asyncio.sleep(delay)
+            if not self.is_leader:
+                return
+            await self.signal_waiting_for_license(trigger)
+
+    def signal_license_controller(self, trigger: Trigger) -> int:
+        """Send ``trigger`` to every resource of the license controller; how many."""
+        controller = self.controllers.get(LICENSE_CONTROLLER)
+        if controller is None:
+            return 0
+        count = 0
+        for obj in self._primaries[controller.name].list():
+            namespace, name = _namespace_and_name(obj)
+            ref = resource_ref(controller, namespace=namespace, name=name)
+            count += self.signaller.submit(ref, gated=controller.gated, trigger=trigger)
+        return count
+
+    async def signal_waiting_for_license(self, trigger: Trigger) -> int:
+        """Send ``trigger`` to every running workflow in phase WaitingForLicense; how many."""
+        count = 0
+        try:
+            async for execution in self.temporal.list_workflows(WAITING_FOR_LICENSE_QUERY):
+                count += self.signaller.submit_running(execution.id, trigger)
+        except Exception as exc:
+            # The durable 5-minute recheck still wakes them; log and go on.
+            _log.warning("license.visibility_query_failed", error=repr(exc))
+        return count
+
+    # --- namespaces ---------------------------------------------------------------------------
+
+    def _on_namespace(
+        self, event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> None:
+        # The initial list is not a flip: the leader's start-up resync covers what exists.
+        if not self.matcher.enabled or not self.namespaces.has_synced or not self.is_leader:
+            return
+        obj = new if new is not None else old
+        if obj is None:
+            return
+        metadata = obj.get("metadata") or {}
+        name = str(metadata.get("name") or "")
+        direction = namespace_flip_direction(
+            event_type,
+            old_matches=None if old is None else self.matcher.namespace_matches(old),
+            new_matches=None if new is None else self.matcher.namespace_matches(new),
+            always_managed=self.matcher.is_always_managed(name),
+        )
+        if direction is None:
+            return
+        resource_version = str(metadata.get("resourceVersion") or "")
+        self._spawn(self.start_flip(name, resource_version, direction))
+
+    async def start_flip(
+        self, namespace: str, resource_version: str, direction: FlipDirectionName
+    ) -> bool:
+        """Start the flip workflow (retrying while leader); False if it already existed."""
+        workflow_id = flip_workflow_id(namespace, resource_version)
+        flip = NamespaceFlipInput(
+            namespace=namespace, direction=direction, controllers=tuple(self.controllers)
+        )
+        attempt = 0
+        while self.is_leader:
+            try:
+                await self.temporal.start_workflow(
+                    FLIP_WORKFLOW,
+                    flip,
+                    id=workflow_id,
+                    task_queue=self.task_queue,
+                    id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                    static_summary=f"Namespace {namespace} {direction.value}",
+                )
+            except WorkflowAlreadyStartedError:
+                return False
+            except Exception as exc:
+                delay = min(10.0, 0.2 * 2**attempt)
+                attempt += 1
+                _log.warning("flip.retry", workflow_id=workflow_id, error=repr(exc), delay=delay)
+                await asyncio.sleep(delay)
+                continue
+            self._flips.inc(direction=direction.value)
+            _log.info("flip.started", namespace=namespace, direction=direction.value)
+            return True
+        return False
+
+    # --- leadership ---------------------------------------------------------------------------
+
+    async def resync(self) -> int:
+        """A new leader's catch-up: ``Startup`` to every in-scope primary, ``NamespaceFlip`` to
+        running workflows whose namespace is out of scope now. Returns how many were queued."""
+        count = 0
+        startup = Trigger(reason=TriggerReason.STARTUP, source="leader resync")
+        for controller in self.controllers.values():
+            for obj in self._primaries[controller.name].list():
+                namespace, name = _namespace_and_name(obj)
+                ref = resource_ref(controller, namespace=namespace, name=name)
+                count += self.signaller.submit(ref, gated=controller.gated, trigger=startup)
+        if self.matcher.enabled:
+            count += await self._sweep_out_of_scope()
+        return count
+
+    async def _sweep_out_of_scope(self) -> int:
+        trigger = Trigger(
+            reason=TriggerReason.NAMESPACE_FLIP,
+            source="leader resync",
+            detail="namespace left scope while no replica was leading",
+        )
+        count = 0
+        try:
+            async for execution in self.temporal.list_workflows(IN_SCOPE_PHASES_QUERY):
+                namespace = execution.typed_search_attributes.get(SA_NAMESPACE)
+                if namespace is not None and not self.matcher.name_matches(namespace):
+                    count += self.signaller.submit_running(execution.id, trigger)
+        except Exception as exc:
+            _log.warning("resync.visibility_query_failed", error=repr(exc))
+        return count
+
+    def _spawn(self, coroutine: Any) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def stop(self) -> None:
+        """Cancel background flip starts."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

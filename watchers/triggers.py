@@ -1,0 +1,217 @@
+"""Pure decisions: which Kubernetes event asks which workflow to look again, and why.
+
+Every function here takes an informer event ``(event type, old, new)`` — ADDED has no old,
+DELETED has no new — and answers a ``Trigger`` (or the workflows to trigger), or None when the
+event changes nothing a reconcile depends on (a status write by the operator itself, a
+resourceVersion bump). No I/O: ``watchers.sources`` does the wiring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from stackflow.models.engine import FlipDirectionName, Trigger, TriggerReason
+from stackflow.scope.flip import flip_direction
+
+__all__ = [
+    "LICENSE_SCOPE_LABEL",
+    "LICENSE_SCOPE_OPERATOR",
+    "OwnerOf",
+    "child_owners",
+    "child_trigger",
+    "is_operator_license",
+    "license_trigger",
+    "namespace_flip_direction",
+    "primary_trigger",
+    "reference_trigger",
+]
+
+LICENSE_SCOPE_LABEL = "license.k8s.elastic.co/scope"
+LICENSE_SCOPE_OPERATOR = "operator"
+
+Obj = Mapping[str, Any]
+OwnerOf = Callable[[dict[str, Any]], tuple[str, str] | None]
+"""A child object → (namespace, owner name), or None when it has no owner of that kind."""
+
+# Metadata the API server or controllers change without the object's meaning changing.
+_VOLATILE_METADATA = frozenset({"resourceVersion", "managedFields"})
+
+
+def _metadata(obj: Obj | None) -> Mapping[str, Any]:
+    metadata = (obj or {}).get("metadata")
+    return metadata if isinstance(metadata, Mapping) else {}
+
+
+def _name(obj: Obj) -> str:
+    metadata = _metadata(obj)
+    namespace = str(metadata.get("namespace") or "")
+    name = str(metadata.get("name") or "")
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _kind_and_name(obj: Obj) -> str:
+    return f"{obj.get('kind') or 'object'} {_name(obj)}"
+
+
+def _changed_keys(old: Obj, new: Obj, keys: tuple[str, ...]) -> list[str]:
+    return [key for key in keys if _metadata(old).get(key) != _metadata(new).get(key)]
+
+
+def primary_trigger(
+    event_type: str, old: Obj | None, new: Obj | None, *, source: str
+) -> Trigger | None:
+    """The trigger for an event of a controller's primary object, or None.
+
+    Create → ``Created``; delete → ``Deleted``; a generation change → ``SpecChanged``; a
+    label, annotation or deletion-timestamp change → ``MetadataChanged``. A status-only update
+    (the operator's own write) or a bare resourceVersion bump triggers nothing, so the
+    operator never wakes itself up in a loop.
+    """
+    if event_type == "ADDED" and new is not None:
+        return Trigger(reason=TriggerReason.CREATED, source=source, detail=_kind_and_name(new))
+    if event_type == "DELETED" and old is not None:
+        return Trigger(reason=TriggerReason.DELETED, source=source, detail=_kind_and_name(old))
+    if event_type != "MODIFIED" or old is None or new is None:
+        return None
+    old_generation = _metadata(old).get("generation")
+    new_generation = _metadata(new).get("generation")
+    if old_generation != new_generation:
+        return Trigger(
+            reason=TriggerReason.SPEC_CHANGED,
+            source=source,
+            detail=f"{_kind_and_name(new)} generation {old_generation} → {new_generation}",
+        )
+    changed = _changed_keys(old, new, ("labels", "annotations", "deletionTimestamp"))
+    if changed:
+        return Trigger(
+            reason=TriggerReason.METADATA_CHANGED,
+            source=source,
+            detail=f"{_kind_and_name(new)} {', '.join(changed)} changed",
+        )
+    return None
+
+
+def _meaningfully_changed(old: Obj, new: Obj) -> bool:
+    """Whether anything but volatile metadata differs between two states of an object."""
+    if {k: v for k, v in old.items() if k != "metadata"} != {
+        k: v for k, v in new.items() if k != "metadata"
+    }:
+        return True
+    old_meta = {k: v for k, v in _metadata(old).items() if k not in _VOLATILE_METADATA}
+    new_meta = {k: v for k, v in _metadata(new).items() if k not in _VOLATILE_METADATA}
+    return old_meta != new_meta
+
+
+def _only_volatile_change(event_type: str, old: Obj | None, new: Obj | None) -> bool:
+    """An update that changed nothing but the resourceVersion or managed fields."""
+    if event_type != "MODIFIED" or old is None or new is None:
+        return False
+    return not _meaningfully_changed(old, new)
+
+
+def child_owners(
+    event_type: str, old: dict[str, Any] | None, new: dict[str, Any] | None, owner_of: OwnerOf
+) -> list[tuple[str, str]]:
+    """The owners (namespace, name) a child event concerns: the new owner and, if it moved,
+    the old one too. Empty when the event changes nothing meaningful."""
+    if _only_volatile_change(event_type, old, new):
+        return []
+    owners: list[tuple[str, str]] = []
+    for state in (new, old):
+        if state is None:
+            continue
+        owner = owner_of(state)
+        if owner is not None and owner not in owners:
+            owners.append(owner)
+    return owners
+
+
+def child_trigger(event_type: str, old: Obj | None, new: Obj | None, *, source: str) -> Trigger:
+    """The ``ChildChanged`` trigger sent to a child's owner."""
+    obj = new if new is not None else old
+    verb = {"ADDED": "created", "MODIFIED": "changed", "DELETED": "deleted"}.get(
+        event_type, event_type.lower()
+    )
+    return Trigger(
+        reason=TriggerReason.CHILD_CHANGED,
+        source=source,
+        detail=f"{_kind_and_name(obj or {})} {verb}",
+    )
+
+
+def reference_trigger(
+    event_type: str, old: Obj | None, new: Obj | None, *, source: str
+) -> Trigger | None:
+    """The ``ReferenceChanged`` trigger for a referenced Secret/ConfigMap event, or None when
+    only volatile metadata changed."""
+    if _only_volatile_change(event_type, old, new):
+        return None
+    obj = new if new is not None else old
+    if obj is None:
+        return None
+    verb = {"ADDED": "created", "MODIFIED": "changed", "DELETED": "deleted"}.get(
+        event_type, event_type.lower()
+    )
+    return Trigger(
+        reason=TriggerReason.REFERENCE_CHANGED,
+        source=source,
+        detail=f"{_kind_and_name(obj)} {verb}",
+    )
+
+
+def is_operator_license(obj: Obj | None) -> bool:
+    """Whether a Secret is an operator (enterprise) license: label scope=operator."""
+    labels = _metadata(obj).get("labels")
+    return isinstance(labels, Mapping) and labels.get(LICENSE_SCOPE_LABEL) == LICENSE_SCOPE_OPERATOR
+
+
+def license_trigger(
+    event_type: str, old: Obj | None, new: Obj | None, *, source: str
+) -> Trigger | None:
+    """The ``LicenseChanged`` trigger for a Secret event, or None.
+
+    A Secret that is (or was, before this event) an operator license and whose content,
+    labels or existence changed: a license appeared, was replaced, or went away.
+    """
+    if not (is_operator_license(old) or is_operator_license(new)):
+        return None
+    if _only_volatile_change(event_type, old, new):
+        return None
+    obj = new if new is not None else old
+    if obj is None:
+        return None
+    verb = {"ADDED": "added", "MODIFIED": "changed", "DELETED": "removed"}.get(
+        event_type, event_type.lower()
+    )
+    return Trigger(
+        reason=TriggerReason.LICENSE_CHANGED,
+        source=source,
+        detail=f"operator license Secret {_name(obj)} {verb}",
+    )
+
+
+def namespace_flip_direction(
+    event_type: str,
+    *,
+    old_matches: bool | None,
+    new_matches: bool | None,
+    always_managed: bool,
+) -> FlipDirectionName | None:
+    """ECK's flip rule on one Namespace event (the matcher's answers passed in).
+
+    Create: passes only if the namespace matches now (into scope). Delete: passes only if it
+    matched (it leaves scope). Update: only when the answer changed. An always-managed
+    namespace (the operator namespace) never flips. ``old_matches``/``new_matches`` are None
+    for the missing side of a create or delete.
+    """
+    if always_managed:
+        return None
+    if event_type == "ADDED":
+        return FlipDirectionName.INTO_SCOPE if new_matches else None
+    if event_type == "DELETED":
+        return FlipDirectionName.OUT_OF_SCOPE if old_matches else None
+    if event_type == "MODIFIED" and old_matches is not None and new_matches is not None:
+        direction = flip_direction(old_matches, new_matches)
+        return None if direction is None else FlipDirectionName(direction.value)
+    return None

@@ -1,0 +1,213 @@
+"""Pure decisions of the ResourceWorkflow loop: what to carry, what to run next, what to show.
+
+The workflow does the Temporal calls; everything it decides goes through these functions, which take
+the carried state (a frozen `CarriedState`) and return a new one, so the rules are table-tested
+without a server and replay stays a matter of calling them in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from stackflow.models.engine import (
+    LICENSE_RECHECK_SECONDS,
+    CarriedState,
+    CompensationStep,
+    Phase,
+    ReconcileResult,
+    ResourceRef,
+    Trigger,
+)
+
+LICENSE_RECHECK_SUMMARY = "license recheck in 5m"
+
+
+@dataclass(frozen=True)
+class WaitPlan:
+    """How long the loop waits for a trigger (None: no timer) and what the timer is called."""
+
+    timeout_seconds: float | None
+    summary: str
+
+
+@dataclass(frozen=True)
+class OutOfScopeDecision:
+    """The state after an out-of-scope check and the compensations to run now (in that order)."""
+
+    state: CarriedState
+    run_now: tuple[CompensationStep, ...]
+
+
+@dataclass(frozen=True)
+class UnlicensedDecision:
+    """The state after a failed license check and whether this wait's notice is still due."""
+
+    state: CarriedState
+    notify: bool
+
+
+def coalesce(triggers: Iterable[Trigger]) -> tuple[Trigger, ...]:
+    """All pending triggers as one batch, identical ones once, first-seen order kept."""
+    batch: list[Trigger] = []
+    for trigger in triggers:
+        if trigger not in batch:
+            batch.append(trigger)
+    return tuple(batch)
+
+
+def merge_compensations(
+    recorded: Sequence[CompensationStep],
+    *,
+    acquired: Sequence[CompensationStep],
+    released: Sequence[str],
+) -> tuple[CompensationStep, ...]:
+    """Record `acquired` steps (one per key, first recording wins its place), drop `released` keys."""
+    merged: dict[str, CompensationStep] = {}
+    for step in (*recorded, *acquired):
+        # A re-acquired key keeps its original position (the order the state was taken in) but
+        # its latest data, because a release must act on what is held now.
+        merged[step.key] = step
+    dropped = set(released)
+    return tuple(step for key, step in merged.items() if key not in dropped)
+
+
+def reverse_order(steps: Sequence[CompensationStep]) -> tuple[CompensationStep, ...]:
+    """Compensations run last-acquired first, as a saga unwinds."""
+    return tuple(reversed(steps))
+
+
+def after_reconcile(state: CarriedState, result: ReconcileResult) -> CarriedState:
+    """Fold a reconcile's outcome into the state (a requeued non-Ready result is RetryScheduled)."""
+    phase = result.phase
+    if result.requeue_after_seconds is not None and phase is not Phase.READY:
+        phase = Phase.RETRY_SCHEDULED
+    return state.model_copy(
+        update={
+            "phase": phase,
+            "message": result.message,
+            "requeue_after_seconds": result.requeue_after_seconds,
+            "compensations": merge_compensations(
+                state.compensations, acquired=result.acquired, released=result.released
+            ),
+            "referenced": result.referenced,
+            "reconciles": state.reconciles + 1,
+            "out_of_scope": False,
+            "license_warned": False,
+        }
+    )
+
+
+def after_invalid_spec(state: CarriedState, message: str) -> CarriedState:
+    """An invalid spec: phase Error, no requeue (only a new trigger helps)."""
+    return state.model_copy(
+        update={
+            "phase": Phase.ERROR,
+            "message": message,
+            "requeue_after_seconds": None,
+            "reconciles": state.reconciles + 1,
+            "out_of_scope": False,
+            "license_warned": False,
+        }
+    )
+
+
+def after_out_of_scope(state: CarriedState, reason: str) -> OutOfScopeDecision:
+    """Out of scope: the compensations run once per episode (reverse order), then are forgotten."""
+    run_now = () if state.out_of_scope else reverse_order(state.compensations)
+    new_state = state.model_copy(
+        update={
+            "phase": Phase.OUT_OF_SCOPE,
+            "message": reason or "the resource's namespace is not managed",
+            "requeue_after_seconds": None,
+            "compensations": () if run_now else state.compensations,
+            "out_of_scope": True,
+            "license_warned": False,
+        }
+    )
+    return OutOfScopeDecision(state=new_state, run_now=run_now)
+
+
+def after_unlicensed(state: CarriedState, reason: str) -> UnlicensedDecision:
+    """No license: WaitingForLicense; the Warning notice is due on the first wake of the wait only."""
+    new_state = state.model_copy(
+        update={
+            "phase": Phase.WAITING_FOR_LICENSE,
+            "message": reason or "an enterprise license is required",
+            "requeue_after_seconds": None,
+            "out_of_scope": False,
+            "license_warned": True,
+        }
+    )
+    return UnlicensedDecision(state=new_state, notify=not state.license_warned)
+
+
+def in_scope(state: CarriedState) -> CarriedState:
+    """Back in scope: a new out-of-scope episode will compensate again."""
+    return state.model_copy(update={"out_of_scope": False})
+
+
+def deleted(state: CarriedState) -> CarriedState:
+    """The resource is gone: nothing is held any more."""
+    return state.model_copy(
+        update={
+            "phase": Phase.DELETED,
+            "message": "the resource was deleted",
+            "requeue_after_seconds": None,
+            "compensations": (),
+            "pending": (),
+        }
+    )
+
+
+def format_seconds(seconds: float) -> str:
+    """``90s``, ``5m``, ``1h30m``: a short, readable duration for summaries."""
+    whole = round(seconds)
+    if whole < 60 or whole % 60:
+        return f"{seconds:g}s"
+    hours, minutes = divmod(whole // 60, 60)
+    return (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "")
+
+
+def next_wait(state: CarriedState) -> WaitPlan:
+    """The next wait: a license recheck, a requeue, or (None) only a trigger wakes the workflow."""
+    if state.phase is Phase.WAITING_FOR_LICENSE:
+        return WaitPlan(timeout_seconds=LICENSE_RECHECK_SECONDS, summary=LICENSE_RECHECK_SUMMARY)
+    if state.requeue_after_seconds is not None:
+        requeue = max(state.requeue_after_seconds, 0.0)
+        return WaitPlan(timeout_seconds=requeue, summary=f"requeue in {format_seconds(requeue)}")
+    return WaitPlan(timeout_seconds=None, summary="")
+
+
+def reconcile_summary(triggers: Sequence[Trigger]) -> str:
+    """The reconcile activity's summary: the reasons that led to it."""
+    if not triggers:
+        return "reconcile (timer)"
+    reasons = ", ".join(dict.fromkeys(trigger.reason.value for trigger in triggers))
+    plural = "" if len(triggers) == 1 else "s"
+    return f"reconcile ({len(triggers)} trigger{plural}: {reasons})"
+
+
+def should_continue_as_new(
+    *, suggested: bool, history_length: int, history_limit: int | None
+) -> bool:
+    """Continue-as-new when the server suggests it or the history passed the configured limit."""
+    return suggested or (history_limit is not None and history_length >= history_limit)
+
+
+def current_details(ref: ResourceRef, state: CarriedState) -> str:
+    """The markdown the Temporal UI shows as the workflow's current details."""
+    wait = next_wait(state)
+    lines = [
+        f"**{state.phase.value}** {ref.summary}",
+        "",
+        f"* reconciles: {state.reconciles}",
+        f"* compensations held: {len(state.compensations)}",
+    ]
+    if state.message:
+        lines.append(f"* message: {state.message}")
+    if wait.timeout_seconds is not None:
+        lines.append(f"* next: {wait.summary}")
+    else:
+        lines.append("* next: waiting for a trigger")
+    return "\n".join(lines)

@@ -1,0 +1,82 @@
+"""``NamespaceFlipWorkflow``: a namespace entered or left the managed set; trigger its resources.
+
+Id ``flip/{namespace}/{resourceVersion}``. For each controller: its flip mapper lists the concerned
+resources (through the unscoped client, so de-scoped objects are reached), then every one of them is
+signalled-with-start with a ``NamespaceFlip`` trigger.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from stackflow.models.engine import (
+        ACT_FLIP_TARGETS,
+        ACT_SIGNAL_RESOURCES,
+        FlipTargetsInput,
+        FlipTargetsResult,
+        NamespaceFlipInput,
+        NamespaceFlipResult,
+        SignalResourcesInput,
+        SignalResourcesResult,
+        Trigger,
+        TriggerReason,
+    )
+
+ACTIVITY_TIMEOUT = timedelta(seconds=60)
+ACTIVITY_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+    maximum_attempts=0,
+)
+
+
+def flip_trigger(flip: NamespaceFlipInput) -> Trigger:
+    """The trigger every target of `flip` receives."""
+    return Trigger(
+        reason=TriggerReason.NAMESPACE_FLIP,
+        source=workflow.info().workflow_id,
+        detail=f"namespace {flip.namespace} {flip.direction.value}",
+    )
+
+
+@workflow.defn
+class NamespaceFlipWorkflow:
+    """Fans one namespace flip out to the resource workflows of every controller."""
+
+    @workflow.run
+    async def run(self, flip: NamespaceFlipInput) -> NamespaceFlipResult:
+        """Per controller: list the targets, signal them; answer the count per controller."""
+        trigger = flip_trigger(flip)
+        triggered: dict[str, int] = {}
+        for controller in flip.controllers:
+            targets: FlipTargetsResult = await workflow.execute_activity(
+                ACT_FLIP_TARGETS,
+                FlipTargetsInput(
+                    controller=controller, namespace=flip.namespace, direction=flip.direction
+                ),
+                result_type=FlipTargetsResult,
+                start_to_close_timeout=ACTIVITY_TIMEOUT,
+                retry_policy=ACTIVITY_RETRY,
+                summary=f"{controller} targets in {flip.namespace}",
+            )
+            if not targets.refs:
+                triggered[controller] = 0
+                continue
+            signalled: SignalResourcesResult = await workflow.execute_activity(
+                ACT_SIGNAL_RESOURCES,
+                SignalResourcesInput(refs=targets.refs, gated=targets.gated, trigger=trigger),
+                result_type=SignalResourcesResult,
+                start_to_close_timeout=ACTIVITY_TIMEOUT,
+                retry_policy=ACTIVITY_RETRY,
+                summary=f"signal {len(targets.refs)} {controller} workflows",
+            )
+            triggered[controller] = signalled.signalled
+        workflow.set_current_details(
+            "\n".join(f"* {name}: {count}" for name, count in triggered.items()) or "no controllers"
+        )
+        return NamespaceFlipResult(triggered=triggered)

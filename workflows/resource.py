@@ -1,0 +1,279 @@
+"""``ResourceWorkflow``: one durable entity per (controller, resource), fed by ``trigger`` signals.
+
+The loop (docs/engine.md): wait for triggers → scope check → license gate → reconcile, with the
+decisions in `workflows.decisions`. Activities are called by their registered names, so this module
+imports nothing that does I/O.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from stackflow.models.engine import (
+        ACT_INVALID_SPEC_NOTICE,
+        ACT_LICENSE_CHECK,
+        ACT_LICENSE_WAIT_NOTICE,
+        ACT_SCOPE_CHECK,
+        INVALID_SPEC_ERROR,
+        SA_PHASE,
+        CarriedState,
+        CompensateInput,
+        CompensateResult,
+        CompensationStep,
+        FinalizeInput,
+        FinalizeResult,
+        InvalidSpecNoticeInput,
+        InvalidSpecNoticeResult,
+        LicenseCheckInput,
+        LicenseCheckResult,
+        LicenseWaitNoticeInput,
+        LicenseWaitNoticeResult,
+        Phase,
+        ReconcileInput,
+        ReconcileNowInput,
+        ReconcileNowResult,
+        ReconcileResult,
+        ResourceRef,
+        ResourceWorkflowInput,
+        ResourceWorkflowResult,
+        ScopeCheckInput,
+        ScopeCheckResult,
+        Trigger,
+        WorkflowStateView,
+        finalize_activity,
+        reconcile_activity,
+    )
+    from workflows import decisions
+
+ACTIVITY_TIMEOUT = timedelta(seconds=60)
+ACTIVITY_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+    maximum_attempts=0,
+    non_retryable_error_types=[INVALID_SPEC_ERROR],
+)
+
+
+def _invalid_spec_message(error: ActivityError) -> str | None:
+    """The message of an InvalidSpec failure, or None when `error` is something else."""
+    cause = error.cause
+    if isinstance(cause, ApplicationError) and cause.type == INVALID_SPEC_ERROR:
+        return cause.message
+    return None
+
+
+@workflow.defn
+class ResourceWorkflow:
+    """Reconciles one resource for its whole life; returns when the resource is deleted."""
+
+    @workflow.init
+    def __init__(self, input: ResourceWorkflowInput) -> None:
+        """Restore the carried state before the first signal lands."""
+        self._ref: ResourceRef = input.ref
+        self._gated = input.gated
+        self._history_limit = input.history_limit
+        self._state: CarriedState = input.carried.model_copy(update={"pending": ()})
+        self._pending: list[Trigger] = list(input.carried.pending)
+        # Batches taken / finished: an update waits until the batch holding its trigger is done.
+        self._batches_taken = 0
+        self._batches_done = 0
+
+    @workflow.signal
+    def trigger(self, trigger: Trigger) -> None:
+        """Queue a trigger; the loop takes every pending trigger in one batch."""
+        self._pending.append(trigger)
+
+    @workflow.update
+    async def reconcile_now(self, request: ReconcileNowInput) -> ReconcileNowResult:
+        """Queue a trigger and answer with the outcome of the iteration that handles it."""
+        self._pending.append(
+            Trigger(reason=request.reason, source=request.source, detail=request.detail)
+        )
+        handled_by = self._batches_taken + 1
+        await workflow.wait_condition(lambda: self._batches_done >= handled_by)
+        return ReconcileNowResult(
+            phase=self._state.phase, message=self._state.message, reconciles=self._state.reconciles
+        )
+
+    @workflow.query
+    def state(self) -> WorkflowStateView:
+        """The workflow's current state."""
+        return WorkflowStateView(
+            ref=self._ref,
+            phase=self._state.phase,
+            message=self._state.message,
+            reconciles=self._state.reconciles,
+            pending=tuple(self._pending),
+            compensations=self._state.compensations,
+            out_of_scope=self._state.out_of_scope,
+            license_warned=self._state.license_warned,
+            referenced=self._state.referenced,
+        )
+
+    @workflow.run
+    async def run(self, input: ResourceWorkflowInput) -> ResourceWorkflowResult:
+        """Wait for triggers and handle them until the resource is gone."""
+        while True:
+            await self._wait_for_work()
+            if await self._iterate():
+                return await self._finish()
+            info = workflow.info()
+            if decisions.should_continue_as_new(
+                suggested=info.is_continue_as_new_suggested(),
+                history_length=info.get_current_history_length(),
+                history_limit=self._history_limit,
+            ):
+                if await self._drain():
+                    return await self._finish()
+                workflow.continue_as_new(
+                    ResourceWorkflowInput(
+                        ref=self._ref,
+                        gated=self._gated,
+                        carried=self._state.model_copy(update={"pending": tuple(self._pending)}),
+                        history_limit=self._history_limit,
+                    )
+                )
+
+    async def _wait_for_work(self) -> None:
+        plan = decisions.next_wait(self._state)
+        if plan.timeout_seconds is None:
+            await workflow.wait_condition(lambda: bool(self._pending))
+            return
+        try:
+            await workflow.wait_condition(
+                lambda: bool(self._pending),
+                timeout=timedelta(seconds=plan.timeout_seconds),
+                timeout_summary=plan.summary,
+            )
+        except TimeoutError:
+            workflow.logger.debug("%s: %s elapsed", self._ref.workflow_id, plan.summary)
+
+    async def _drain(self) -> bool:
+        """Let running update handlers finish before continue-as-new; True if the resource went."""
+        while not workflow.all_handlers_finished():
+            # An update waits for a reconcile, so keep handling triggers or the drain deadlocks.
+            await workflow.wait_condition(
+                lambda: workflow.all_handlers_finished() or bool(self._pending)
+            )
+            if self._pending and await self._iterate():
+                return True
+        return False
+
+    async def _finish(self) -> ResourceWorkflowResult:
+        # Updates waiting on the final batch answer before the run completes.
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return ResourceWorkflowResult(phase=Phase.DELETED, reconciles=self._state.reconciles)
+
+    async def _iterate(self) -> bool:
+        """One pass of the loop over all pending triggers; True when the resource is deleted."""
+        triggers = decisions.coalesce(self._pending)
+        self._pending.clear()
+        self._batches_taken += 1
+        gone = await self._handle(triggers)
+        self._batches_done += 1
+        self._publish()
+        return gone
+
+    async def _handle(self, triggers: tuple[Trigger, ...]) -> bool:
+        scope: ScopeCheckResult = await self._activity(
+            ACT_SCOPE_CHECK,
+            ScopeCheckInput(ref=self._ref, gated=self._gated),
+            result_type=ScopeCheckResult,
+            summary="scope check",
+        )
+        if not scope.exists:
+            await self._compensate(decisions.reverse_order(self._state.compensations))
+            await self._activity(
+                finalize_activity(self._ref.controller),
+                FinalizeInput(ref=self._ref),
+                result_type=FinalizeResult,
+                summary="finalize",
+            )
+            self._state = decisions.deleted(self._state)
+            return True
+        if not scope.in_scope:
+            out_of_scope = decisions.after_out_of_scope(self._state, scope.reason)
+            await self._compensate(out_of_scope.run_now)
+            self._state = out_of_scope.state
+            return False
+        self._state = decisions.in_scope(self._state)
+        if scope.license_required and not await self._licensed():
+            return False
+        await self._reconcile(triggers)
+        return False
+
+    async def _licensed(self) -> bool:
+        verdict: LicenseCheckResult = await self._activity(
+            ACT_LICENSE_CHECK,
+            LicenseCheckInput(ref=self._ref),
+            result_type=LicenseCheckResult,
+            summary="license check",
+        )
+        if verdict.licensed:
+            return True
+        unlicensed = decisions.after_unlicensed(self._state, verdict.reason)
+        if unlicensed.notify:
+            await self._activity(
+                ACT_LICENSE_WAIT_NOTICE,
+                LicenseWaitNoticeInput(ref=self._ref, message=unlicensed.state.message),
+                result_type=LicenseWaitNoticeResult,
+                summary="InvalidLicense warning events",
+            )
+        self._state = unlicensed.state
+        return False
+
+    async def _reconcile(self, triggers: tuple[Trigger, ...]) -> None:
+        try:
+            result: ReconcileResult = await self._activity(
+                reconcile_activity(self._ref.controller),
+                ReconcileInput(ref=self._ref, triggers=triggers),
+                result_type=ReconcileResult,
+                summary=decisions.reconcile_summary(triggers),
+            )
+        except ActivityError as error:
+            message = _invalid_spec_message(error)
+            if message is None:
+                raise
+            await self._activity(
+                ACT_INVALID_SPEC_NOTICE,
+                InvalidSpecNoticeInput(ref=self._ref, message=message),
+                result_type=InvalidSpecNoticeResult,
+                summary="invalid spec notice",
+            )
+            self._state = decisions.after_invalid_spec(self._state, message)
+            return
+        self._state = decisions.after_reconcile(self._state, result)
+
+    async def _compensate(self, steps: tuple[CompensationStep, ...]) -> None:
+        for step in steps:
+            await self._activity(
+                step.activity,
+                CompensateInput(ref=self._ref, step=step),
+                result_type=CompensateResult,
+                summary=f"compensate {step.key}",
+            )
+
+    def _publish(self) -> None:
+        phase = self._state.phase.value
+        if workflow.info().typed_search_attributes.get(SA_PHASE) != phase:
+            workflow.upsert_search_attributes([SA_PHASE.value_set(phase)])
+        workflow.set_current_details(decisions.current_details(self._ref, self._state))
+
+    async def _activity(
+        self, name: str, argument: Any, *, result_type: type[Any], summary: str
+    ) -> Any:
+        return await workflow.execute_activity(
+            name,
+            argument,
+            result_type=result_type,
+            start_to_close_timeout=ACTIVITY_TIMEOUT,
+            retry_policy=ACTIVITY_RETRY,
+            summary=summary,
+        )
