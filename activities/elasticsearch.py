@@ -3,8 +3,10 @@
 Reconcile reads the cluster through the scoped client, validates it (``InvalidSpec`` when the
 spec cannot be reconciled), builds every child with the pure builder and applies them idempotently
 (no write when nothing changed), then reads the StatefulSets and Pods, asks the cluster for its
-health when a node is ready, and writes the computed status through ``/status``. While the cluster
-is not settled it asks to be reconciled again. Observing a cluster's health registers an
+health when a node is ready, installs the per-cluster license (``<es>-es-license``) once the
+cluster answers (see :mod:`activities.elasticsearch_license`), and writes the computed status
+through ``/status``. While the cluster is not settled, or a license waits for it, it asks to be
+reconciled again. Observing a cluster's health registers an
 in-process observer; the ``elasticsearch.release_observers`` compensation drops it.
 """
 
@@ -17,7 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object
-from activities.context import ControllerContext, ElasticsearchEndpoint
+from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
+from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
 from activities.errors import InvalidSpecError
 from activities.kinds import (
     CONFIGMAPS,
@@ -71,6 +74,8 @@ logger = logging.getLogger("activities.elasticsearch")
 RELEASE_OBSERVERS = "elasticsearch.release_observers"
 INTERNAL_USER = "elastic-internal"
 PASSWORD_LENGTH = 24
+#: How soon to try again when a license waits for the cluster to answer.
+LICENSE_RETRY_SECONDS = 10.0
 _PASSWORD_ALPHABET = string.ascii_letters + string.digits
 _CHILD_RESOURCES: tuple[KubeResource, ...] = (
     SECRETS,
@@ -99,7 +104,12 @@ def _cluster_selector(name: str) -> str:
 async def _existing_objects(
     context: ControllerContext, es: Mapping[str, Any]
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """The cluster's current children and the objects its spec references, by (kind, name)."""
+    """The cluster's current children and the objects its spec references, by (kind, name).
+
+    The Secrets listed by the cluster-name label include the association controllers' user and
+    service-account-token Secrets (``common.k8s.elastic.co/type: user`` /
+    ``service-account-token``): the builder turns them into file realm users and service tokens.
+    """
     metadata = es["metadata"]
     namespace, name = str(metadata["namespace"]), str(metadata["name"])
     existing: dict[tuple[str, str], dict[str, Any]] = {}
@@ -149,23 +159,42 @@ def endpoint_for(
     )
 
 
-async def _cluster_health(
-    context: ControllerContext, endpoint: ElasticsearchEndpoint | None
-) -> str | None:
+async def _cluster_health(api: ElasticsearchApi, endpoint: ElasticsearchEndpoint) -> str | None:
     """The cluster's health, or None when it cannot be asked (the status says "not reachable")."""
-    if endpoint is None or context.elasticsearch is None:
-        return None
-    api = context.elasticsearch(endpoint)
     try:
         health = await api.cluster_health()
     except (ElasticsearchUnavailable, ElasticsearchError) as error:
         logger.info("cluster %s/%s not reachable: %s", endpoint.namespace, endpoint.name, error)
         return None
+    return health.status
+
+
+async def _observe_cluster(
+    context: ControllerContext,
+    *,
+    es: Mapping[str, Any],
+    endpoint: ElasticsearchEndpoint | None,
+) -> tuple[str | None, LicenseOutcome]:
+    """Ask the cluster for its health, then install its license once it answers.
+
+    ``endpoint`` is None while no node is ready: then the cluster is not asked at all. Without an
+    Elasticsearch client factory (ES calls disabled) nothing is asked and nothing is retried.
+    """
+    if context.elasticsearch is None:
+        return None, LicenseOutcome()
+    if endpoint is None:
+        return None, await apply_cluster_license(context, es=es, api=None)
+    api = context.elasticsearch(endpoint)
+    try:
+        health = await _cluster_health(api, endpoint)
+        license_outcome = await apply_cluster_license(
+            context, es=es, api=api if health is not None else None
+        )
     finally:
         close = getattr(api, "close", None)
         if close is not None:
             await close()
-    return health.status
+    return health, license_outcome
 
 
 def _references(es: Mapping[str, Any]) -> tuple[ObjectKey, ...]:
@@ -203,10 +232,11 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         STATEFULSETS, namespace=ref.namespace, label_selector=selector
     )
     pods = await context.scoped.list(PODS, namespace=ref.namespace, label_selector=selector)
-    health: str | None = None
     acquired: tuple[CompensationStep, ...] = ()
-    if any(is_pod_ready(pod) for pod in pods["items"]):
-        health = await _cluster_health(context, endpoint_for(es, existing))
+    ready = any(is_pod_ready(pod) for pod in pods["items"])
+    health, license_outcome = await _observe_cluster(
+        context, es=es, endpoint=endpoint_for(es, existing) if ready else None
+    )
     if health is not None:
         key = observer_key(ref.namespace, ref.name)
         context.observers.observe(key, {"health": health})
@@ -223,15 +253,20 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         await context.scoped.patch_status(
             resource_of(ref), {"status": decision.status}, namespace=ref.namespace, name=ref.name
         )
-    settled = decision.requeue_after_seconds is None
+    requeue_after = decision.requeue_after_seconds
+    if license_outcome.retry:
+        requeue_after = min(requeue_after or LICENSE_RETRY_SECONDS, LICENSE_RETRY_SECONDS)
+    settled = requeue_after is None
     phase_text = decision.status.get("phase", "")
+    license_text = f", {license_outcome.message}" if license_outcome.message else ""
     return ReconcileResult(
         phase=Phase.READY if settled else Phase.RECONCILING,
         message=(
             f"{phase_text}, health {decision.status.get('health')}, "
             f"{decision.status.get('availableNodes', 0)} nodes available, {written} objects written"
+            f"{license_text}"
         ),
-        requeue_after_seconds=decision.requeue_after_seconds,
+        requeue_after_seconds=requeue_after,
         observed_generation=(es.get("metadata") or {}).get("generation"),
         acquired=acquired,
         referenced=_references(es),

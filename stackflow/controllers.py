@@ -17,6 +17,7 @@ from activities import associations as association_activities
 from activities import elasticsearch as es_activities
 from activities import license as license_activities
 from activities import trial as trial_activities
+from activities.association_targets import target_resource
 from activities.context import ControllerContext
 from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.models.engine import (
@@ -97,6 +98,8 @@ class Controller:
     compensations: Mapping[str, Compensation] = field(default_factory=dict)
     children: tuple[ChildWatch, ...] = ()
     references: Callable[[Mapping[str, Any]], list[ObjectKey]] = no_references
+    #: Every kind ``references`` can name: the watchers wake the referrers on their changes.
+    reference_kinds: tuple[Kind, ...] = ()
     #: None: the default mapper (every object of the primary kind in the namespace, unscoped).
     flip_mapper: FlipMapper | None = None
     #: Narrow the primary informer (the trial controller watches only trial Secrets).
@@ -158,11 +161,18 @@ ELASTICSEARCH_CONTROLLER = Controller(
     reconcile=es_activities.reconcile,
     finalize=es_activities.finalize,
     compensations={es_activities.RELEASE_OBSERVERS: es_activities.release_observers},
-    children=tuple(
-        ChildWatch(kind=kind, owner=es_cluster_owner, label_selector=ES_CLUSTER_NAME_LABEL)
-        for kind in _ES_CHILD_KINDS
+    # The cluster-name Secret watch also covers the association controllers' user and
+    # service-account-token Secrets (they carry the label), so the file realm follows them; the
+    # license Secret has no cluster-name label and is mapped through its ownerReference.
+    children=(
+        *(
+            ChildWatch(kind=kind, owner=es_cluster_owner, label_selector=ES_CLUSTER_NAME_LABEL)
+            for kind in _ES_CHILD_KINDS
+        ),
+        ChildWatch(kind=SECRET, owner=es_owner_reference, label_selector=ES_LICENSE_SCOPE_SELECTOR),
     ),
     references=es_references,
+    reference_kinds=(SECRET, CONFIGMAP),
 )
 
 LICENSE_CONTROLLER = Controller(
@@ -225,6 +235,7 @@ def app_controller(app: AppKind) -> Controller:
             for kind in _APP_CHILD_KINDS
         ),
         references=app_activities.app_references,
+        reference_kinds=(SECRET,),
     )
 
 
@@ -248,6 +259,11 @@ def association_controller(association: Association) -> Controller:
             ),
         ),
         references=association_activities.association_references(association),
+        reference_kinds=(
+            kind_of(target_resource(association.target.kind)),
+            SERVICE,
+            SECRET,
+        ),
         flip_mapper=association_activities.flip_mapper_for(association),
     )
 

@@ -40,6 +40,8 @@ class FakeElasticsearchState:
         default_factory=lambda: {"uid": "basic-uid", "type": "basic", "status": "active"}
     )
     unavailable: bool = False
+    #: Elasticsearch runs a self-generated trial at most once per cluster.
+    trial_activated: bool = False
     file_settings_version: int | None = None
     file_settings_errors: dict[str, Any] | None = None
     api_keys: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -158,14 +160,17 @@ class FakeElasticsearch:
         return web.json_response({"acknowledged": True, "license_status": "valid"})
 
     async def _start_trial(self, request: web.Request) -> web.Response:
-        if self.state.license.get("type") == "trial":
+        if self.state.trial_activated:
+            # What Elasticsearch answers to a second trial: 403, acknowledged, not started.
             return web.json_response(
                 {
                     "acknowledged": True,
                     "trial_was_started": False,
-                    "error_message": "Trial was already activated.",
-                }
+                    "error_message": "Operation failed: Trial was already activated.",
+                },
+                status=403,
             )
+        self.state.trial_activated = True
         self.state.license = {"uid": "trial-uid", "type": "trial", "status": "active"}
         return web.json_response({"acknowledged": True, "trial_was_started": True, "type": "trial"})
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,6 +14,7 @@ from temporalio.testing import ActivityEnvironment
 from activities import elasticsearch as es_activities
 from activities import generic
 from activities.context import ControllerContext, ElasticsearchEndpoint
+from activities.elasticsearch_license import TRIAL_STARTED_ANNOTATION
 from activities.errors import translated_errors
 from activities.kinds import ELASTICSEARCHES, SECRETS, STATEFULSETS
 from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchApi
@@ -311,3 +314,168 @@ async def test_flip_targets_reach_objects_of_a_namespace_out_of_scope(cluster: C
 
     assert result.gated is True
     assert result.refs == (es_ref(), es_ref("second"))
+
+
+# --- association users and the per-cluster license ---------------------------------------------
+
+
+def encoded(data: dict[str, str]) -> dict[str, str]:
+    return {key: base64.b64encode(value.encode()).decode() for key, value in data.items()}
+
+
+def decoded_secret(secret: dict[str, Any]) -> dict[str, str]:
+    return {key: base64.b64decode(value).decode() for key, value in secret["data"].items()}
+
+
+def association_user_secret(name: str = "team-a-kb-kibana-user") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": {
+                "common.k8s.elastic.co/type": "user",
+                "elasticsearch.k8s.elastic.co/cluster-name": "quickstart",
+                "elasticsearch.k8s.elastic.co/cluster-namespace": NAMESPACE,
+            },
+        },
+        "data": encoded(
+            {"name": name, "passwordHash": "$2a$10$abcdefgh", "userRoles": "kibana_system"}
+        ),
+    }
+
+
+async def license_secret_for(cluster: Cluster, license_: dict[str, Any]) -> dict[str, Any]:
+    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "quickstart-es-license",
+            "namespace": NAMESPACE,
+            "labels": {
+                "common.k8s.elastic.co/type": "license",
+                "license.k8s.elastic.co/scope": "elasticsearch",
+                "license.k8s.elastic.co/type": str(license_["type"]),
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "elasticsearch.k8s.elastic.co/v1",
+                    "kind": "Elasticsearch",
+                    "name": "quickstart",
+                    "uid": es["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "data": encoded({"license": json.dumps(license_)}),
+    }
+
+
+async def file_realm(cluster: Cluster) -> dict[str, str]:
+    secret = await cluster.raw.get(
+        SECRETS, namespace=NAMESPACE, name="quickstart-es-xpack-file-realm"
+    )
+    return decoded_secret(secret)
+
+
+async def ready_cluster(cluster: Cluster, context: ControllerContext) -> ReconcileResult:
+    """Create the cluster and reconcile until kubesim's pods are ready and ES answers."""
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(ELASTICSEARCHES, es_manifest(count=1))
+    results: list[ReconcileResult] = []
+
+    async def reconciled_ready() -> bool:
+        results.append(await run_reconcile(context, es_ref()))
+        await cluster.kubesim.settle()
+        return results[-1].phase is Phase.READY
+
+    await eventually(reconciled_ready)
+    return results[-1]
+
+
+async def test_association_user_secret_joins_and_leaves_the_file_realm(cluster: Cluster) -> None:
+    context = cluster.context()
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(ELASTICSEARCHES, es_manifest(count=1))
+    await run_reconcile(context, es_ref())
+    assert "team-a-kb-kibana-user:" not in (await file_realm(cluster))["users"]
+
+    await cluster.raw.create(SECRETS, association_user_secret())
+    await run_reconcile(context, es_ref())
+
+    realm = await file_realm(cluster)
+    assert "team-a-kb-kibana-user:$2a$10$abcdefgh\n" in realm["users"]
+    assert "kibana_system:team-a-kb-kibana-user\n" in realm["users_roles"]
+    assert realm["service_tokens"] == ""
+
+    await cluster.raw.delete(SECRETS, namespace=NAMESPACE, name="team-a-kb-kibana-user")
+    await run_reconcile(context, es_ref())
+
+    realm = await file_realm(cluster)
+    assert "team-a-kb-kibana-user" not in realm["users"]
+    assert "kibana_system" not in realm["users_roles"]
+
+
+async def test_cluster_license_is_put_once(cluster: Cluster, fake_es: FakeElasticsearch) -> None:
+    context = cluster.context(elasticsearch=FakeFactory(fake_es))
+    await ready_cluster(cluster, context)
+    assert fake_es.calls_to("PUT", "/_license") == []
+    platinum = {"uid": "platinum-1", "type": "platinum", "signature": "sig"}
+    await cluster.raw.create(SECRETS, await license_secret_for(cluster, platinum))
+
+    first = await run_reconcile(context, es_ref())
+    second = await run_reconcile(context, es_ref())
+
+    puts = fake_es.calls_to("PUT", "/_license")
+    assert [call.body for call in puts] == [{"licenses": [platinum]}]
+    assert fake_es.state.license["uid"] == "platinum-1"
+    assert "applying the platinum license" in first.message
+    assert "already applied" in second.message
+    assert second.phase is Phase.READY
+
+
+async def test_trial_license_starts_the_self_generated_trial_only_once(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    context = cluster.context(elasticsearch=FakeFactory(fake_es))
+    await ready_cluster(cluster, context)
+    await cluster.raw.create(SECRETS, await license_secret_for(cluster, {"type": "trial"}))
+
+    await run_reconcile(context, es_ref())
+
+    assert len(fake_es.calls_to("POST", "/_license/start_trial")) == 1
+    assert fake_es.state.license["type"] == "trial"
+    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    assert es["metadata"]["annotations"][TRIAL_STARTED_ANNOTATION] == "true"
+
+    # The trial ended (ES fell back to basic): the operator must not ask for another one.
+    fake_es.state.license = {"uid": "basic-uid", "type": "basic", "status": "active"}
+    result = await run_reconcile(context, es_ref())
+
+    assert len(fake_es.calls_to("POST", "/_license/start_trial")) == 1
+    assert fake_es.calls_to("PUT", "/_license") == []
+    assert result.phase is Phase.READY
+
+
+async def test_license_waits_for_an_unreachable_cluster(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    context = cluster.context(elasticsearch=FakeFactory(fake_es))
+    await ready_cluster(cluster, context)
+    platinum = {"uid": "platinum-1", "type": "platinum", "signature": "sig"}
+    await cluster.raw.create(SECRETS, await license_secret_for(cluster, platinum))
+    fake_es.state.unavailable = True
+
+    waiting = await run_reconcile(context, es_ref())
+
+    assert waiting.phase is Phase.RECONCILING
+    assert waiting.requeue_after_seconds is not None
+    assert "license pending" in waiting.message
+    assert fake_es.calls_to("PUT", "/_license") == []
+
+    fake_es.state.unavailable = False
+    await run_reconcile(context, es_ref())
+
+    assert len(fake_es.calls_to("PUT", "/_license")) == 1

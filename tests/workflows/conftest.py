@@ -29,18 +29,14 @@ async def start_time_skipping_env() -> WorkflowEnvironment:
     return env
 
 
-@pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def ts_env() -> AsyncIterator[WorkflowEnvironment]:
-    """The session's time-skipping environment (tests share it: run them one at a time)."""
-    env = await start_time_skipping_env()
-    yield env
-    await env.shutdown()
-
-
 @pytest_asyncio.fixture(loop_scope="session")
-async def own_ts_env() -> AsyncIterator[WorkflowEnvironment]:
-    """A time-skipping server for one test: after an activity fails, the test server sometimes
-    keeps its clock locked, which must not stall the tests that share `ts_env`."""
+async def ts_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping server of this test's own (it starts in about half a second).
+
+    Sharing one across tests is not safe: after an activity fails or a worker stops with work
+    in flight, the test server sometimes keeps its clock locked, and a later test's
+    ``env.sleep`` then hangs until the RPC times out.
+    """
     env = await start_time_skipping_env()
     yield env
     await env.shutdown()

@@ -301,14 +301,14 @@ async def test_a_new_run_handles_carried_triggers_and_keeps_compensations(
 
 
 async def test_invalid_spec_notices_sets_error_and_waits_for_the_next_trigger(
-    own_ts_env: WorkflowEnvironment, task_queue: str
+    ts_env: WorkflowEnvironment, task_queue: str
 ) -> None:
     engine = FakeEngine()
     engine.outcomes.append(invalid_spec("spec.nodeSets must not be empty"))
     ref = make_ref()
-    async with worker(own_ts_env.client, engine, task_queue):
-        handle = await start(own_ts_env.client, ref, task_queue)
-        view = await until_phase(own_ts_env.client, ref, Phase.ERROR)
+    async with worker(ts_env.client, engine, task_queue):
+        handle = await start(ts_env.client, ref, task_queue)
+        view = await until_phase(ts_env.client, ref, Phase.ERROR)
         assert view.message == "spec.nodeSets must not be empty"
         assert engine.count(ACT_INVALID_SPEC_NOTICE) == 1
         assert await phase_attribute(handle) == Phase.ERROR.value
@@ -321,7 +321,7 @@ async def test_invalid_spec_notices_sets_error_and_waits_for_the_next_trigger(
         ]
         fixed = Trigger(reason=TriggerReason.SPEC_CHANGED, source="t", detail="fixed")
         await handle.signal(ResourceWorkflow.trigger, fixed)
-        await until_phase(own_ts_env.client, ref, Phase.READY)
+        await until_phase(ts_env.client, ref, Phase.READY)
 
         assert [request.triggers for request in engine.inputs(RECONCILE)] == [(CREATED,), (fixed,)]
         await stop(handle)

@@ -260,7 +260,8 @@ def desired_children(
     """Return every child manifest of ``es``, in apply order.
 
     ``existing`` maps ``(kind, name)`` to the current objects of the namespace (children, the
-    Secrets the spec references, and optionally the cluster's Pods for the seed hosts).
+    Secrets the spec references, the association user and service-account-token Secrets labelled
+    with the cluster's name, and optionally the cluster's Pods for the seed hosts).
     Raises ``ValueError`` when ``spec.version`` does not parse (validation reports it first).
     """
     context = BuildContext(

@@ -3,6 +3,12 @@
 Passwords are generated once (by the injected ``random_password``) and kept from the current Secrets
 afterwards; file realm hashes are kept while they still match their password, so a reconcile of an
 unchanged cluster rewrites nothing.
+
+The association controllers add users too: in the cluster's namespace, Secrets labelled
+``common.k8s.elastic.co/type: user`` (data ``name``, ``passwordHash``, ``userRoles``) become file
+realm users, and Secrets labelled ``common.k8s.elastic.co/type: service-account-token`` (data
+``name``, ``hash``) become lines of the ``service_tokens`` file. Both are read from ``existing``
+on every build, so a removed Secret drops its user on the next reconcile.
 """
 
 from __future__ import annotations
@@ -11,14 +17,16 @@ import base64
 import hashlib
 import hmac
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.context import BuildContext
-from stackflow.stack.labels import CREDENTIALS_LABEL
-from stackflow.stack.objects import Manifest, encode_secret_data
+from stackflow.stack.labels import CREDENTIALS_LABEL, ES_CLUSTER_NAME_LABEL, TYPE_LABEL
+from stackflow.stack.objects import Manifest, decode_secret_data, encode_secret_data
 
 ELASTIC_USER = "elastic"
 INTERNAL_USER_ROLES = {
@@ -37,6 +45,78 @@ PBKDF2_PREFIX = "{PBKDF2}"
 PBKDF2_ITERATIONS = 10_000
 PBKDF2_KEY_BYTES = 32
 PBKDF2_SALT_BYTES = 32
+ASSOCIATED_USER_TYPE = "user"
+SERVICE_ACCOUNT_TOKEN_TYPE = "service-account-token"
+SERVICE_TOKENS_FILE = "service_tokens"
+
+
+@dataclass(frozen=True)
+class AssociatedUser:
+    """A user an association controller asks for (ECK's ``AssociatedUser``)."""
+
+    name: str
+    password_hash: str
+    roles: tuple[str, ...]
+
+
+def _typed_secrets(
+    existing: Mapping[tuple[str, str], Mapping[str, Any]], *, es_name: str, secret_type: str
+) -> Iterator[dict[str, bytes]]:
+    """Yield the decoded data of the cluster's Secrets of ``secret_type``, by Secret name.
+
+    The name order makes the output deterministic; when two Secrets declare the same user, the
+    one whose name sorts last wins.
+    """
+    for kind, name in sorted(existing):
+        if kind != "Secret":
+            continue
+        secret = existing[(kind, name)]
+        labels = (secret.get("metadata") or {}).get("labels") or {}
+        if labels.get(TYPE_LABEL) == secret_type and labels.get(ES_CLUSTER_NAME_LABEL) == es_name:
+            yield decode_secret_data(secret)
+
+
+def associated_users(
+    existing: Mapping[tuple[str, str], Mapping[str, Any]], *, es_name: str
+) -> list[AssociatedUser]:
+    """Return the association users of ``es_name`` found in ``existing``.
+
+    A Secret without ``name`` or ``passwordHash`` is ignored: the association controller is still
+    writing it, and a half-written user must not lock the other users out of the realm.
+    """
+    users: list[AssociatedUser] = []
+    for data in _typed_secrets(existing, es_name=es_name, secret_type=ASSOCIATED_USER_TYPE):
+        name = data.get("name", b"").decode(errors="replace").strip()
+        password_hash = data.get("passwordHash", b"").decode(errors="replace").strip()
+        if not name or not password_hash:
+            continue
+        roles = data.get("userRoles", b"").decode(errors="replace").split(",")
+        users.append(
+            AssociatedUser(
+                name=name,
+                password_hash=password_hash,
+                roles=tuple(role.strip() for role in roles if role.strip()),
+            )
+        )
+    return users
+
+
+def service_account_tokens(
+    existing: Mapping[tuple[str, str], Mapping[str, Any]], *, es_name: str
+) -> dict[str, str]:
+    """Return ``namespace/service/token`` → hash for the service account tokens of ``es_name``."""
+    tokens: dict[str, str] = {}
+    for data in _typed_secrets(existing, es_name=es_name, secret_type=SERVICE_ACCOUNT_TOKEN_TYPE):
+        name = data.get("name", b"").decode(errors="replace").strip()
+        token_hash = data.get("hash", b"").decode(errors="replace").strip()
+        if name and token_hash:
+            tokens[name] = token_hash
+    return tokens
+
+
+def render_service_tokens(tokens: Mapping[str, str]) -> str:
+    """Render the ``service_tokens`` file: ``name:hash`` lines sorted by name (ECK's format)."""
+    return "".join(f"{name}:{tokens[name]}\n" for name in sorted(tokens))
 
 
 def pbkdf2_hash(password: str, *, salt: bytes, iterations: int = PBKDF2_ITERATIONS) -> str:
@@ -158,10 +238,20 @@ def _user_file_realm(context: BuildContext) -> tuple[dict[str, str], dict[str, s
 def file_realm_secret(
     context: BuildContext, *, passwords: Mapping[str, str], user_roles: Mapping[str, str]
 ) -> Manifest:
-    """Return the file realm Secret: operator users (hashes kept when still valid) and user users."""
+    """Return the file realm Secret: operator, association and user-provided users, service tokens.
+
+    Operator users win over association users, which win over the spec's ``auth.fileRealm``, so a
+    user Secret cannot replace the operator's own credentials.
+    """
     current = context.existing_secret_data(names.file_realm_secret_name(context.name))
     current_hashes = parse_users_file(current.get("users", b"").decode(errors="replace"))
     users, roles, user_roles_yml = _user_file_realm(context)
+    for associated in associated_users(context.existing, es_name=context.name):
+        if associated.name in passwords:
+            continue  # never let a labelled Secret redefine an operator user or its roles
+        users[associated.name] = associated.password_hash
+        for role in associated.roles:
+            roles.setdefault(role, set()).add(associated.name)
     for user, password in passwords.items():
         kept = current_hashes.get(user, "")
         users[user] = (
@@ -176,6 +266,9 @@ def file_realm_secret(
         "users": "".join(f"{user}:{users[user]}\n" for user in sorted(users)),
         "users_roles": "".join(
             f"{role}:{','.join(sorted(members))}\n" for role, members in sorted(roles.items())
+        ),
+        SERVICE_TOKENS_FILE: render_service_tokens(
+            service_account_tokens(context.existing, es_name=context.name)
         ),
     }
     return context.secret(names.file_realm_secret_name(context.name), encode_secret_data(data))
