@@ -23,7 +23,7 @@ from activities.association_targets import (
     resolve_ref,
     target_resource,
 )
-from activities.context import ControllerContext
+from activities.context import AssociationWatches, ControllerContext
 from activities.errors import InvalidSpecError
 from activities.kinds import SECRETS, SERVICES, involved_reference, resource_of
 from stackflow.kube import errors
@@ -92,39 +92,9 @@ FlipMapper = Callable[[ControllerContext, str, FlipDirectionName], Awaitable[lis
 # --- operator-held state ---------------------------------------------------------------------
 
 
-class AssociationWatches:
-    """What each associated object's associations watch, keyed ``watches/<assoc>/<ns>/<name>``.
-
-    Rebuilt by every reconcile (DESIGN principle 1); dropped by the compensation when the object
-    leaves scope or is deleted.
-    """
-
-    def __init__(self) -> None:
-        """Start empty."""
-        self._watched: dict[str, tuple[ObjectKey, ...]] = {}
-
-    def record(self, key: str, watched: Sequence[ObjectKey]) -> None:
-        """Replace what ``key`` watches."""
-        self._watched[key] = tuple(watched)
-
-    def release(self, key: str) -> bool:
-        """Forget ``key``; True when it was recorded."""
-        return self._watched.pop(key, None) is not None
-
-    def watched(self, key: str) -> tuple[ObjectKey, ...]:
-        """What ``key`` watches (empty when unknown)."""
-        return self._watched.get(key, ())
-
-    def keys(self) -> list[str]:
-        """Every recorded key, sorted."""
-        return sorted(self._watched)
-
-
 def watches_of(context: ControllerContext) -> AssociationWatches:
-    """The process's association watch registry, kept alongside the other context registries."""
-    registry = vars(context).setdefault("association_watches", AssociationWatches())
-    assert isinstance(registry, AssociationWatches)
-    return registry
+    """The process's association watch registry (``ControllerContext.association_watches``)."""
+    return context.association_watches
 
 
 def watch_key(association: Association, *, namespace: str, name: str) -> str:

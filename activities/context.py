@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,10 +22,11 @@ from stackflow.config import OperatorConfig
 from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchApi
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
-from stackflow.models.engine import TASK_QUEUE
+from stackflow.models.engine import TASK_QUEUE, ObjectKey
 from stackflow.scope import NamespaceMatcher
 
 __all__ = [
+    "AssociationWatches",
     "ControllerContext",
     "ElasticsearchApi",
     "ElasticsearchApiFactory",
@@ -34,6 +35,34 @@ __all__ = [
     "aiohttp_elasticsearch",
     "operator_pod_name",
 ]
+
+
+class AssociationWatches:
+    """What each associated object's associations watch, keyed ``watches/<assoc>/<ns>/<name>``.
+
+    Rebuilt by every association reconcile (DESIGN principle 1); dropped by the compensation when
+    the object leaves scope or is deleted.
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._watched: dict[str, tuple[ObjectKey, ...]] = {}
+
+    def record(self, key: str, watched: Sequence[ObjectKey]) -> None:
+        """Replace what ``key`` watches."""
+        self._watched[key] = tuple(watched)
+
+    def release(self, key: str) -> bool:
+        """Forget ``key``; True when it was recorded."""
+        return self._watched.pop(key, None) is not None
+
+    def watched(self, key: str) -> tuple[ObjectKey, ...]:
+        """What ``key`` watches (empty when unknown)."""
+        return self._watched.get(key, ())
+
+    def keys(self) -> list[str]:
+        """Every recorded key, sorted."""
+        return sorted(self._watched)
 
 
 def operator_pod_name(environ: Mapping[str, str] | None = None) -> str:
@@ -115,6 +144,8 @@ class ControllerContext:
     pod_name: str = field(default_factory=operator_pod_name)
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     observers: ObserverRegistry = field(default_factory=ObserverRegistry)
+    #: What each association watches (``activities.associations``); compensations release it.
+    association_watches: AssociationWatches = field(default_factory=AssociationWatches)
     #: Field manager name for the operator's writes.
     field_manager: str = "stackflow"
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from stackflow.kube.informer import Backoff, Informer
-from stackflow.kube.resources import ResourceClient
+from stackflow.kube.resources import CONFIGMAPS, SECRETS, ResourceClient
 from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.kube.scoped import ScopedInformer
 from stackflow.models.engine import ObjectKey, ResourceRef
@@ -22,6 +22,7 @@ __all__ = [
     "InformerSet",
     "KindLike",
     "kube_resource",
+    "reference_resources",
     "resource_ref",
 ]
 
@@ -102,10 +103,27 @@ class ControllerLike(Protocol):
         """Narrows the primary informer (None: every object)."""
         ...
 
+    @property
+    def reference_kinds(self) -> Sequence[KindLike]:
+        """Every kind ``references`` can name (Secrets, Services, association targets…)."""
+        ...
+
 
 def kube_resource(kind: KindLike) -> KubeResource:
     """The ``stackflow.kube`` resource of a (namespaced) controller kind."""
     return KubeResource(kind.group, kind.version, kind.plural, namespaced=True, kind=kind.kind)
+
+
+def reference_resources(controllers: Sequence[ControllerLike]) -> list[KubeResource]:
+    """The resources whose changes wake referrers: Secrets and ConfigMaps (any spec may name
+    them) and every controller's reference kinds, each once, in first-seen order."""
+    resources: dict[tuple[str, str, str], KubeResource] = {}
+    for resource in (SECRETS, CONFIGMAPS):
+        resources[(resource.group, resource.version, resource.plural)] = resource
+    for controller in controllers:
+        for kind in controller.reference_kinds:
+            resources.setdefault((kind.group, kind.version, kind.plural), kube_resource(kind))
+    return list(resources.values())
 
 
 def resource_ref(controller: ControllerLike, *, namespace: str, name: str) -> ResourceRef:

@@ -3,7 +3,9 @@
 * primary kinds (scoped informers): create, generation change, label/annotation change, delete
   → the resource's workflow; the raw (unscoped) informer also keeps the reference index;
 * children (scoped) → their owner's workflow, if the owner is a cached, in-scope primary;
-* Secrets/ConfigMaps (scoped) → the workflows whose spec references them (``ReferenceIndex``);
+* referenced objects (scoped) → the workflows whose spec references them (``ReferenceIndex``):
+  Secrets and ConfigMaps, and every ``reference_kinds`` of the table (an association's target,
+  its Service and CA Secret, which may live in another namespace than the referrer);
 * the cluster-wide Namespace informer → ECK's flip rule → a ``NamespaceFlipWorkflow``
   (id ``flip/{namespace}/{resourceVersion}``, so a re-delivered event starts nothing twice);
 * operator license Secrets → ``LicenseChanged`` to every workflow waiting for a license
@@ -22,29 +24,28 @@ from typing import Any
 
 import structlog
 from temporalio.client import Client
-from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from stackflow.kube.cache import EventType
 from stackflow.kube.informer import NamespaceInformer
-from stackflow.kube.resources import CONFIGMAPS, SECRETS
+from stackflow.kube.resources import SECRETS
 from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.kube.scoped import ScopedInformer
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
     SA_NAMESPACE,
     FlipDirectionName,
-    NamespaceFlipInput,
     Phase,
     Trigger,
     TriggerReason,
 )
+from watchers.flips import FLIP_WORKFLOW, flip_workflow_id, start_flip_workflow
 from watchers.informers import (
     ChildWatchLike,
     ControllerLike,
     InformerSet,
     KindLike,
     kube_resource,
+    reference_resources,
     resource_ref,
 )
 from watchers.references import ReferenceIndex
@@ -73,7 +74,6 @@ __all__ = [
     "resource_ref",
 ]
 
-FLIP_WORKFLOW = "NamespaceFlipWorkflow"
 LICENSE_CONTROLLER = "license"
 #: Seconds between the repeated visibility queries after a license change.
 LICENSE_FOLLOW_UP_DELAYS = (1.0, 4.0)
@@ -87,11 +87,6 @@ IN_SCOPE_PHASES_QUERY = (
 )
 
 _log = structlog.get_logger(__name__)
-
-
-def flip_workflow_id(namespace: str, resource_version: str) -> str:
-    """``flip/{namespace}/{resourceVersion}``."""
-    return f"flip/{namespace}/{resource_version}"
 
 
 def _namespace_and_name(obj: dict[str, Any]) -> tuple[str, str]:
@@ -136,7 +131,9 @@ class Watchers:
         self._primaries: dict[str, ScopedInformer] = {}
         for controller in controllers:
             self._wire_controller(controller)
-        for resource in (SECRETS, CONFIGMAPS):
+        # One handler per referenced resource, on the shared unfiltered informer: a target kind
+        # that is also a primary kind (Elasticsearch, Kibana, Agent…) reuses the primary's.
+        for resource in reference_resources(controllers):
             self.informers.scoped(resource).add_handler(self._reference_handler(resource))
         self.license_secrets = self.informers.scoped(
             SECRETS, label_selector=f"{LICENSE_SCOPE_LABEL}={LICENSE_SCOPE_OPERATOR}"
@@ -225,6 +222,8 @@ class Watchers:
                 return
             primaries = self._primaries[controller.name]
             trigger = child_trigger(event_type, old, new, source=source)
+            # The owner may live in another namespace than the child (an association's Secrets
+            # in the target's namespace): only the owner's own namespace must be in scope.
             for namespace, name in owners:
                 if primaries.get(namespace=namespace, name=name) is None:
                     continue  # the owner is gone or out of scope: nothing to reconcile
@@ -336,33 +335,18 @@ class Watchers:
         self, namespace: str, resource_version: str, direction: FlipDirectionName
     ) -> bool:
         """Start the flip workflow (retrying while leader); False if it already existed."""
-        workflow_id = flip_workflow_id(namespace, resource_version)
-        flip = NamespaceFlipInput(
-            namespace=namespace, direction=direction, controllers=tuple(self.controllers)
+        started = await start_flip_workflow(
+            self.temporal,
+            task_queue=self.task_queue,
+            namespace=namespace,
+            resource_version=resource_version,
+            direction=direction,
+            controllers=tuple(self.controllers),
+            is_leader=lambda: self.is_leader,
         )
-        attempt = 0
-        while self.is_leader:
-            try:
-                await self.temporal.start_workflow(
-                    FLIP_WORKFLOW,
-                    flip,
-                    id=workflow_id,
-                    task_queue=self.task_queue,
-                    id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                    static_summary=f"Namespace {namespace} {direction.value}",
-                )
-            except WorkflowAlreadyStartedError:
-                return False
-            except Exception as exc:
-                delay = min(10.0, 0.2 * 2**attempt)
-                attempt += 1
-                _log.warning("flip.retry", workflow_id=workflow_id, error=repr(exc), delay=delay)
-                await asyncio.sleep(delay)
-                continue
+        if started:
             self._flips.inc(direction=direction.value)
-            _log.info("flip.started", namespace=namespace, direction=direction.value)
-            return True
-        return False
+        return started
 
     # --- leadership ---------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ signalled-with-start with a ``NamespaceFlip`` trigger.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
@@ -25,6 +26,9 @@ with workflow.unsafe.imports_passed_through():
         Trigger,
         TriggerReason,
     )
+
+#: Histories recorded before this patch fanned out to one controller after another.
+PARALLEL_CONTROLLERS_PATCH = "flip-controllers-in-parallel"
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
 ACTIVITY_RETRY = RetryPolicy(
@@ -52,31 +56,48 @@ class NamespaceFlipWorkflow:
     async def run(self, flip: NamespaceFlipInput) -> NamespaceFlipResult:
         """Per controller: list the targets, signal them; answer the count per controller."""
         trigger = flip_trigger(flip)
-        triggered: dict[str, int] = {}
-        for controller in flip.controllers:
-            targets: FlipTargetsResult = await workflow.execute_activity(
-                ACT_FLIP_TARGETS,
-                FlipTargetsInput(
-                    controller=controller, namespace=flip.namespace, direction=flip.direction
-                ),
-                result_type=FlipTargetsResult,
-                start_to_close_timeout=ACTIVITY_TIMEOUT,
-                retry_policy=ACTIVITY_RETRY,
-                summary=f"{controller} targets in {flip.namespace}",
+        if workflow.patched(PARALLEL_CONTROLLERS_PATCH):
+            # Controllers are independent: fanning out to all of them at once takes one
+            # activity round trip instead of one per controller.
+            counts = await asyncio.gather(
+                *(
+                    self._flip_controller(flip, controller, trigger)
+                    for controller in flip.controllers
+                )
             )
-            if not targets.refs:
-                triggered[controller] = 0
-                continue
-            signalled: SignalResourcesResult = await workflow.execute_activity(
-                ACT_SIGNAL_RESOURCES,
-                SignalResourcesInput(refs=targets.refs, gated=targets.gated, trigger=trigger),
-                result_type=SignalResourcesResult,
-                start_to_close_timeout=ACTIVITY_TIMEOUT,
-                retry_policy=ACTIVITY_RETRY,
-                summary=f"signal {len(targets.refs)} {controller} workflows",
-            )
-            triggered[controller] = signalled.signalled
+        else:
+            counts = [
+                await self._flip_controller(flip, controller, trigger)
+                for controller in flip.controllers
+            ]
+        triggered = dict(zip(flip.controllers, counts, strict=True))
         workflow.set_current_details(
             "\n".join(f"* {name}: {count}" for name, count in triggered.items()) or "no controllers"
         )
         return NamespaceFlipResult(triggered=triggered)
+
+    async def _flip_controller(
+        self, flip: NamespaceFlipInput, controller: str, trigger: Trigger
+    ) -> int:
+        """List one controller's targets and signal them; answer how many were signalled."""
+        targets: FlipTargetsResult = await workflow.execute_activity(
+            ACT_FLIP_TARGETS,
+            FlipTargetsInput(
+                controller=controller, namespace=flip.namespace, direction=flip.direction
+            ),
+            result_type=FlipTargetsResult,
+            start_to_close_timeout=ACTIVITY_TIMEOUT,
+            retry_policy=ACTIVITY_RETRY,
+            summary=f"{controller} targets in {flip.namespace}",
+        )
+        if not targets.refs:
+            return 0
+        signalled: SignalResourcesResult = await workflow.execute_activity(
+            ACT_SIGNAL_RESOURCES,
+            SignalResourcesInput(refs=targets.refs, gated=targets.gated, trigger=trigger),
+            result_type=SignalResourcesResult,
+            start_to_close_timeout=ACTIVITY_TIMEOUT,
+            retry_policy=ACTIVITY_RETRY,
+            summary=f"signal {len(targets.refs)} {controller} workflows",
+        )
+        return signalled.signalled

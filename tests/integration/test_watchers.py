@@ -110,6 +110,7 @@ class Controller:
     children: tuple[ChildWatch, ...]
     references: Callable[[dict[str, Any]], list[ObjectKey]]
     primary_label_selector: str | None = None
+    reference_kinds: tuple[Kind, ...] = ()
 
 
 def owner_by_label(obj: dict[str, Any]) -> tuple[str, str] | None:
@@ -124,7 +125,25 @@ def secret_named_by_color(obj: dict[str, Any]) -> list[ObjectKey]:
     return [ObjectKey(kind="Secret", namespace=obj["metadata"]["namespace"], name=color)]
 
 
+def link_owner(obj: dict[str, Any]) -> tuple[str, str] | None:
+    labels = obj["metadata"].get("labels") or {}
+    if LINK_NAME_LABEL not in labels:
+        return None
+    return (labels[LINK_NAMESPACE_LABEL], labels[LINK_NAME_LABEL])
+
+
+def linked_widget(obj: dict[str, Any]) -> list[ObjectKey]:
+    target = (obj["metadata"].get("annotations") or {}).get(LINK_TARGET_ANNOTATION)
+    if not target:
+        return []
+    namespace, name = str(target).split("/")
+    return [ObjectKey(group="example.com", kind="Widget", namespace=namespace, name=name)]
+
+
 WIDGET = Kind("example.com", "v1", "Widget", "widgets")
+LINK_TARGET_ANNOTATION = "example.com/link-target"
+LINK_NAME_LABEL = "example.com/link-name"
+LINK_NAMESPACE_LABEL = "example.com/link-namespace"
 CONTROLLERS = (
     Controller(
         name="widget",
@@ -136,6 +155,16 @@ CONTROLLERS = (
         references=secret_named_by_color,
     ),
     Controller(name="license", primary=WIDGET, gated=False, children=(), references=lambda _: []),
+    # Like an association: its target is a Widget anywhere, its Secrets sit in the target's
+    # namespace, labelled with the referrer.
+    Controller(
+        name="link",
+        primary=WIDGET,
+        gated=True,
+        children=(ChildWatch(Kind("", "v1", "Secret", "secrets"), link_owner, LINK_NAME_LABEL),),
+        references=linked_widget,
+        reference_kinds=(WIDGET,),
+    ),
 )
 
 
@@ -193,14 +222,19 @@ def namespace(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]
     return {"metadata": {"name": name, "labels": labels or {}}}
 
 
-def widget(name: str, ns: str, *, size: int = 1, color: str = "") -> dict[str, Any]:
+def widget(
+    name: str, ns: str, *, size: int = 1, color: str = "", target: str = ""
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"size": size}
     if color:
         spec["color"] = color
+    metadata: dict[str, Any] = {"name": name, "namespace": ns}
+    if target:
+        metadata["annotations"] = {LINK_TARGET_ANNOTATION: target}
     return {
         "apiVersion": "example.com/v1",
         "kind": "Widget",
-        "metadata": {"name": name, "namespace": ns},
+        "metadata": metadata,
         "spec": spec,
     }
 
@@ -345,7 +379,7 @@ async def test_each_event_reaches_the_right_workflow(harness: Harness) -> None:
     flip: NamespaceFlipResult = await h.temporal.get_workflow_handle(
         flip_id, result_type=NamespaceFlipResult
     ).result()
-    assert flip.triggered == {"IntoScope:widget": 0, "IntoScope:license": 0}
+    assert flip.triggered == {"IntoScope:widget": 0, "IntoScope:license": 0, "IntoScope:link": 0}
     assert not await h.exists("widget/team-b/w2")
 
 
@@ -396,6 +430,45 @@ async def test_a_non_leader_sends_nothing_until_it_leads(harness: Harness) -> No
     assert not await h.exists("widget/team-a/quiet")
 
     h.leader[0] = True
-    assert await h.watchers.resync() == 2
+    assert await h.watchers.resync() == 3
     await h.wait_for("widget/team-a/quiet", TriggerReason.STARTUP)
     await h.wait_for("license/team-a/quiet", TriggerReason.STARTUP)
+
+
+async def test_a_target_in_another_namespace_and_its_secrets_wake_the_referrer(
+    harness: Harness,
+) -> None:
+    h = harness
+    await h.resources.create(NAMESPACES, namespace("team-c", {"eck-visible": "true"}))
+    await h.create(WIDGETS, widget("app", "team-a", target="team-c/db"))
+    # Every controller sharing the primary kind is told.
+    for controller in ("widget", "license", "link"):
+        await h.wait_for(f"{controller}/team-a/app", TriggerReason.CREATED)
+
+    await h.create(WIDGETS, widget("db", "team-c"))
+    await h.wait_for("link/team-a/app", TriggerReason.REFERENCE_CHANGED)
+    assert "ReferenceChanged" not in await h.reasons("widget/team-a/app")
+
+    # A Secret in the target's namespace, labelled with the referrer: the referrer's child.
+    await h.create(
+        SECRETS,
+        {
+            "metadata": {
+                "name": "app-user",
+                "namespace": "team-c",
+                "labels": {LINK_NAME_LABEL: "app", LINK_NAMESPACE_LABEL: "team-a"},
+            }
+        },
+    )
+    await h.wait_for("link/team-a/app", TriggerReason.CHILD_CHANGED)
+
+    # A status write on the target is a change the referrer depends on (readiness, version).
+    await h.resources.patch_status(
+        WIDGETS, {"status": {"ready": True}}, namespace="team-c", name="db"
+    )
+
+    async def told_twice() -> bool:
+        reasons = await h.reasons("link/team-a/app")
+        return reasons.count("ReferenceChanged") >= 2
+
+    await eventually(told_twice, what="the target's status change reaches the referrer")

@@ -170,10 +170,31 @@ async def namespace_flip(env: WorkflowEnvironment, engine: FakeEngine) -> Workfl
     return await handle.fetch_history()
 
 
+async def namespace_flip_parallel(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """The same flip after the ``flip-controllers-in-parallel`` patch: controllers fan out at once."""
+    engine.flip_targets = {
+        "elasticsearch": (make_ref("one"), make_ref("two")),
+        "license": (make_ref("one"),),
+    }
+    handle = await env.client.start_workflow(
+        NamespaceFlipWorkflow.run,
+        NamespaceFlipInput(
+            namespace="team-a",
+            direction=FlipDirectionName.OUT_OF_SCOPE,
+            controllers=("elasticsearch", "license", "kb-es"),
+        ),
+        id="flip/team-a/5678",
+        task_queue=TASK_QUEUE,
+    )
+    await handle.result()
+    return await handle.fetch_history()
+
+
 SCENARIOS: dict[str, Scenario] = {
     "resource_lifecycle": resource_lifecycle,
     "resource_continue_as_new": resource_continue_as_new,
     "namespace_flip": namespace_flip,
+    "namespace_flip_parallel": namespace_flip_parallel,
 }
 
 

@@ -1,0 +1,232 @@
+"""The end-to-end stack: kubesim + a Temporal dev server + ``stackflow run`` as a subprocess.
+
+Tests drive it only as a user would: through the Kubernetes API (kubernetes_asyncio through
+``stackflow.kube``), never by reaching into the operator. Shared by the e2e tests and the
+association benchmark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from kubesim.cli import apply_crds
+from kubesim.testing import KubeSim
+from stackflow.api.kinds import kind_info
+from stackflow.kube import errors
+from stackflow.kube.client import make_api_client
+from stackflow.kube.resources import NAMESPACES, ResourceClient
+from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.models.engine import SEARCH_ATTRIBUTES
+
+REPO = Path(__file__).resolve().parents[2]
+TEMPORAL = Path(sys.executable).parent / "temporal"
+ES = KubeResource("elasticsearch.k8s.elastic.co", "v1", "elasticsearches", True, "Elasticsearch")
+STATEFULSETS = KubeResource("apps", "v1", "statefulsets", True, "StatefulSet")
+DEPLOYMENTS = KubeResource("apps", "v1", "deployments", True, "Deployment")
+SECRETS = KubeResource("", "v1", "secrets", True, "Secret")
+EVENTS = KubeResource("", "v1", "events", True, "Event")
+#: The label that puts a namespace in the operator's scope in these tests.
+SCOPE_LABEL = "eck-visible"
+
+
+class DeadlineError(AssertionError):
+    """A polled condition did not hold before its deadline."""
+
+
+async def eventually(
+    predicate: Callable[[], Awaitable[bool]], *, within: float = 60, what: str = "condition"
+) -> None:
+    """Poll ``predicate`` until it holds; raise ``DeadlineError`` at the deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not await predicate():
+        if loop.time() > deadline:
+            raise DeadlineError(f"{what}: not reached within {within:g}s")
+        await asyncio.sleep(0.1)
+
+
+def app_resource(kind: str) -> KubeResource:
+    """The resource of a stack kind (Elasticsearch, Kibana, Agent…), at its storage version."""
+    info = kind_info(kind)
+    return KubeResource(info.group, info.storage_version, info.plural, True, info.kind)
+
+
+def manifest(kind: str, name: str, namespace: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A stack object of ``kind`` at its storage version."""
+    return {
+        "apiVersion": app_resource(kind).api_version,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": dict(spec),
+    }
+
+
+class Operator:
+    """``stackflow run`` as a subprocess; its log goes to a file."""
+
+    def __init__(self, *, config: Path, kubeconfig: Path, log: Path) -> None:
+        """Configure; nothing runs until ``start``."""
+        self.argv = [
+            sys.executable,
+            "-m",
+            "stackflow.cli",
+            "run",
+            "--config",
+            str(config),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--health-host",
+            "127.0.0.1",
+            "--health-port",
+            "0",
+            "--graceful-shutdown-timeout",
+            "2",
+        ]
+        self.log = log
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        """Start it."""
+        with self.log.open("ab") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.argv, stdout=log, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+            )
+
+    async def stop(self, signum: int = signal.SIGTERM) -> int:
+        """Signal it and wait for its exit status."""
+        process, self.process = self.process, None
+        if process is None:
+            return 0
+        if process.returncode is None:
+            process.send_signal(signum)
+        return await asyncio.wait_for(process.wait(), timeout=60)
+
+    def tail(self, chars: int = 3000) -> str:
+        """The end of its log, for failure messages."""
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
+
+
+@contextlib.asynccontextmanager
+async def kube_cluster(
+    directory: Path, *, pod_ready_delay: float = 0.2
+) -> AsyncIterator[tuple[KubeSim, ResourceClient, Path]]:
+    """kubesim with the ECK CRDs, a kubeconfig in ``directory`` and a client."""
+    async with KubeSim(pod_ready_delay=pod_ready_delay) as sim:
+        apply_crds(sim, REPO / "deploy" / "crds")
+        await sim.settle()
+        kubeconfig = sim.write_kubeconfig(directory / "kubeconfig")
+        api_client = await make_api_client(kubeconfig=kubeconfig, context=None, timeout=30)
+        try:
+            yield sim, ResourceClient(api_client), kubeconfig
+        finally:
+            await api_client.close()
+
+
+@contextlib.asynccontextmanager
+async def temporal_server() -> AsyncIterator[WorkflowEnvironment]:
+    """A real Temporal dev server on 127.0.0.1 with Stackflow's search attributes."""
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=str(TEMPORAL),
+        search_attributes=SEARCH_ATTRIBUTES,
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+def write_operator_config(path: Path, *, temporal: WorkflowEnvironment) -> Path:
+    """An operator configuration: namespaces labelled ``SCOPE_LABEL=true`` are managed."""
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "operator-namespace": "elastic-system",
+                "namespace-selector": {"matchLabels": {SCOPE_LABEL: "true"}},
+                "temporal-address": temporal.client.service_client.config.target_host,
+            }
+        )
+    )
+    return path
+
+
+async def create_namespace(kube: ResourceClient, name: str, *, in_scope: bool) -> None:
+    """Create a namespace, labelled into scope or not."""
+    labels = {SCOPE_LABEL: "true"} if in_scope else {}
+    await kube.create(NAMESPACES, {"metadata": {"name": name, "labels": labels}})
+
+
+async def set_in_scope(kube: ResourceClient, name: str, in_scope: bool) -> dict[str, Any]:
+    """Label a namespace into scope, or remove the label (a flip); the updated Namespace."""
+    return await kube.merge_patch(
+        NAMESPACES,
+        {"metadata": {"labels": {SCOPE_LABEL: "true" if in_scope else None}}},
+        namespace=None,
+        name=name,
+    )
+
+
+async def accept_trial(kube: ResourceClient, *, operator_namespace: str) -> None:
+    """Start an enterprise trial: the gated controllers may reconcile."""
+    await kube.create(
+        SECRETS,
+        {
+            "metadata": {
+                "name": "eck-trial",
+                "namespace": operator_namespace,
+                "labels": {"license.k8s.elastic.co/type": "enterprise_trial"},
+                "annotations": {"elastic.co/eula": "accepted"},
+            }
+        },
+        namespace=operator_namespace,
+    )
+
+
+async def get_or_none(
+    kube: ResourceClient, resource: KubeResource, *, namespace: str, name: str
+) -> dict[str, Any] | None:
+    """An object, or None when it does not exist."""
+    try:
+        return await kube.get(resource, namespace=namespace, name=name)
+    except errors.NotFound:
+        return None
+
+
+@dataclass
+class Stack:
+    """A running kubesim, Temporal dev server and operator."""
+
+    sim: KubeSim
+    kube: ResourceClient
+    kubeconfig: Path
+    temporal: WorkflowEnvironment
+    operator: Operator
+
+
+@contextlib.asynccontextmanager
+async def operator_stack(directory: Path) -> AsyncIterator[Stack]:
+    """The whole stack, with ``elastic-system`` and a trial license; the operator stops cleanly."""
+    async with kube_cluster(directory) as (sim, kube, kubeconfig), temporal_server() as temporal:
+        await create_namespace(kube, "elastic-system", in_scope=False)
+        await accept_trial(kube, operator_namespace="elastic-system")
+        config = write_operator_config(directory / "operator.yaml", temporal=temporal)
+        operator = Operator(config=config, kubeconfig=kubeconfig, log=directory / "operator.log")
+        await operator.start()
+        try:
+            yield Stack(sim, kube, kubeconfig, temporal, operator)
+        finally:
+            status = await operator.stop()
+            if status != 0:
+                raise AssertionError(f"operator exited {status}:\n{operator.tail()}")
