@@ -19,7 +19,8 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from stackflow.kube import errors
-from stackflow.kube.resources import EVENTS, ResourceRef
+from stackflow.kube.protocols import Creates, MergePatches
+from stackflow.kube.resources import EVENTS
 
 __all__ = [
     "EventRecorder",
@@ -42,32 +43,8 @@ class EventType(StrEnum):
     WARNING = "Warning"
 
 
-class EventWriter(Protocol):
+class EventWriter(Creates, MergePatches, Protocol):
     """The writes the recorder needs (``ResourceClient``, ``ScopedClient`` or ``UnscopedClient``)."""
-
-    async def create(
-        self,
-        resource: ResourceRef,
-        body: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-    ) -> dict[str, Any]:
-        """Create an object."""
-        ...
-
-    async def merge_patch(
-        self,
-        resource: ResourceRef,
-        patch: Mapping[str, Any],
-        *,
-        namespace: str | None,
-        name: str,
-        subresource: str | None = None,
-        field_manager: str | None = None,
-    ) -> dict[str, Any]:
-        """Merge-patch an object."""
-        ...
 
 
 @dataclass(frozen=True)

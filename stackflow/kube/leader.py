@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from stackflow.kube import errors
-from stackflow.kube.resources import LEASES, ResourceRef
+from stackflow.kube.protocols import Creates, Gets, Replaces
+from stackflow.kube.resources import LEASES
 
 __all__ = [
     "DEFAULT_LEASE_NAME",
@@ -48,37 +49,8 @@ def format_micro_time(instant: datetime) -> str:
     return instant.astimezone(UTC).strftime(MICRO_TIME_FORMAT)
 
 
-class LeaseClient(Protocol):
+class LeaseClient(Gets, Creates, Replaces, Protocol):
     """The calls the elector makes (``ResourceClient``, ``ScopedClient`` or ``UnscopedClient``)."""
-
-    async def get(
-        self, resource: ResourceRef, *, namespace: str | None, name: str
-    ) -> dict[str, Any]:
-        """GET one object."""
-        ...
-
-    async def create(
-        self,
-        resource: ResourceRef,
-        body: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-    ) -> dict[str, Any]:
-        """Create an object."""
-        ...
-
-    async def replace(
-        self,
-        resource: ResourceRef,
-        body: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        name: str | None = None,
-        subresource: str | None = None,
-    ) -> dict[str, Any]:
-        """Replace an object (optimistic on its resourceVersion)."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ that must see de-scoped objects (flip mappers) say so with ``UnscopedClient``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from stackflow.kube import errors
 from stackflow.kube.cache import EventType
@@ -24,6 +24,9 @@ from stackflow.kube.informer import EventHandler, Informer
 from stackflow.kube.resources import ResourceClient, ResourceRef
 
 __all__ = ["ScopeMatcher", "ScopedClient", "ScopedInformer", "UnscopedClient"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class ScopeMatcher(Protocol):
@@ -65,110 +68,51 @@ def filter_by_namespace(items: list[dict[str, Any]], matcher: ScopeMatcher) -> l
     return kept
 
 
-class _WritesPassThrough:
+class _PassThrough(Generic[_P, _R]):
+    """A ``ResourceClient`` method called unchanged on the wrapped client.
+
+    One descriptor instead of a hand-written copy of each signature: the wrapper's method has the
+    type of the ``ResourceClient`` method it names, and the call reaches whatever client the
+    wrapper holds.
+    """
+
+    def __init__(self, method: Callable[Concatenate[ResourceClient, _P], _R]) -> None:
+        """Pass calls through to the wrapped client's method of ``method``'s name."""
+        self._name = method.__name__
+        summary = (method.__doc__ or "").strip().splitlines()[:1]
+        self.__doc__ = " ".join([*summary, "Unfiltered."])
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any]) -> _PassThrough[_P, _R]: ...
+
+    @overload
+    def __get__(self, instance: _WrapsClient, owner: type[Any]) -> Callable[_P, _R]: ...
+
+    def __get__(
+        self, instance: _WrapsClient | None, owner: type[Any]
+    ) -> _PassThrough[_P, _R] | Callable[_P, _R]:
+        """The wrapped client's bound method (the descriptor itself on the class)."""
+        if instance is None:
+            return self
+        method: Callable[_P, _R] = getattr(instance._client, self._name)
+        return method
+
+
+class _WrapsClient:
     """Writes are never filtered (ECK's FilterClient overrides only Get and List)."""
 
     def __init__(self, client: ResourceClient) -> None:
         self._client = client
 
-    async def create(
-        self,
-        resource: ResourceRef,
-        body: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-    ) -> dict[str, Any]:
-        """Create an object (unfiltered)."""
-        return await self._client.create(
-            resource, body, namespace=namespace, field_manager=field_manager
-        )
-
-    async def replace(
-        self,
-        resource: ResourceRef,
-        body: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        name: str | None = None,
-        subresource: str | None = None,
-    ) -> dict[str, Any]:
-        """Replace an object (unfiltered)."""
-        return await self._client.replace(
-            resource, body, namespace=namespace, name=name, subresource=subresource
-        )
-
-    async def merge_patch(
-        self,
-        resource: ResourceRef,
-        patch: Mapping[str, Any],
-        *,
-        namespace: str | None,
-        name: str,
-        subresource: str | None = None,
-        field_manager: str | None = None,
-    ) -> dict[str, Any]:
-        """Merge-patch an object (unfiltered)."""
-        return await self._client.merge_patch(
-            resource,
-            patch,
-            namespace=namespace,
-            name=name,
-            subresource=subresource,
-            field_manager=field_manager,
-        )
-
-    async def patch_status(
-        self,
-        resource: ResourceRef,
-        patch: Mapping[str, Any],
-        *,
-        namespace: str | None,
-        name: str,
-    ) -> dict[str, Any]:
-        """Merge-patch an object's status (unfiltered)."""
-        return await self._client.patch_status(resource, patch, namespace=namespace, name=name)
-
-    async def apply(
-        self,
-        resource: ResourceRef,
-        body: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = False,
-        namespace: str | None = None,
-        subresource: str | None = None,
-    ) -> dict[str, Any]:
-        """Server-side apply (unfiltered)."""
-        return await self._client.apply(
-            resource,
-            body,
-            field_manager=field_manager,
-            force=force,
-            namespace=namespace,
-            subresource=subresource,
-        )
-
-    async def delete(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None,
-        name: str,
-        propagation_policy: str | None = None,
-        preconditions: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]:
-        """Delete an object (unfiltered)."""
-        return await self._client.delete(
-            resource,
-            namespace=namespace,
-            name=name,
-            propagation_policy=propagation_policy,
-            preconditions=preconditions,
-        )
+    create = _PassThrough(ResourceClient.create)
+    replace = _PassThrough(ResourceClient.replace)
+    merge_patch = _PassThrough(ResourceClient.merge_patch)
+    patch_status = _PassThrough(ResourceClient.patch_status)
+    apply = _PassThrough(ResourceClient.apply)
+    delete = _PassThrough(ResourceClient.delete)
 
 
-class ScopedClient(_WritesPassThrough):
+class ScopedClient(_WrapsClient):
     """The client controllers and activities use: reads see only managed namespaces."""
 
     def __init__(self, client: ResourceClient, matcher: ScopeMatcher) -> None:
@@ -196,58 +140,30 @@ class ScopedClient(_WritesPassThrough):
         field_selector: str | None = None,
     ) -> dict[str, Any]:
         """LIST; items of non-matching namespaces are left out."""
-        if not self._filters(resource):
-            return await self._client.list(
-                resource,
-                namespace=namespace,
-                label_selector=label_selector,
-                field_selector=field_selector,
-            )
-        if namespace:
-            # Already limited to one namespace: one decision, and no call when it fails.
-            if not self.matcher.name_matches(namespace):
-                return _empty_list(resource)
-            return await self._client.list(
-                resource,
-                namespace=namespace,
-                label_selector=label_selector,
-                field_selector=field_selector,
-            )
+        filters = self._filters(resource)
+        # Already limited to one namespace: one decision, and no call when it fails.
+        if filters and namespace and not self.matcher.name_matches(namespace):
+            return _empty_list(resource)
         listed = await self._client.list(
-            resource, label_selector=label_selector, field_selector=field_selector
+            resource,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
         )
-        listed["items"] = filter_by_namespace(listed["items"], self.matcher)
+        if filters and not namespace:
+            listed["items"] = filter_by_namespace(listed["items"], self.matcher)
         return listed
 
 
-class UnscopedClient(_WritesPassThrough):
+class UnscopedClient(_WrapsClient):
     """An explicitly unscoped client, for the few callers that must see de-scoped objects.
 
     Flip mappers list the objects of a namespace that just left scope; every other caller
     uses ``ScopedClient``. Grep for this name to audit who bypasses scoping.
     """
 
-    async def get(
-        self, resource: ResourceRef, *, namespace: str | None, name: str
-    ) -> dict[str, Any]:
-        """GET, unfiltered."""
-        return await self._client.get(resource, namespace=namespace, name=name)
-
-    async def list(
-        self,
-        resource: ResourceRef,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> dict[str, Any]:
-        """LIST, unfiltered."""
-        return await self._client.list(
-            resource,
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-        )
+    get = _PassThrough(ResourceClient.get)
+    list = _PassThrough(ResourceClient.list)
 
 
 class ScopedInformer:

@@ -7,6 +7,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from stackflow.stack.labels import soft_owner_labels
+
 Manifest = dict[str, Any]
 """A Kubernetes object as the JSON the API server speaks."""
 
@@ -21,6 +23,47 @@ def controller_owner_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
         "uid": metadata.get("uid", ""),
         "controller": True,
         "blockOwnerDeletion": True,
+    }
+
+
+def child_metadata(
+    owner: Mapping[str, Any],
+    *,
+    name: str,
+    namespace: str,
+    owner_kind: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str] | None = None,
+    soft_owned: bool = False,
+) -> dict[str, Any]:
+    """Return the metadata of ``owner``'s child ``name``: ``labels`` and annotations sorted, the owner.
+
+    A hard-owned child gets a controller reference to ``owner``; a soft-owned one (which must
+    survive its owner's deletion, like a public certificate) gets the soft-owner labels instead.
+    """
+    merged_labels = dict(labels)
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+    if soft_owned:
+        owner_name = str(owner["metadata"]["name"])
+        merged_labels.update(
+            soft_owner_labels(namespace=namespace, name=owner_name, kind=owner_kind)
+        )
+    else:
+        metadata["ownerReferences"] = [controller_owner_reference(owner)]
+    metadata["labels"] = dict(sorted(merged_labels.items()))
+    if annotations:
+        metadata["annotations"] = dict(sorted(annotations.items()))
+    return metadata
+
+
+def opaque_secret(metadata: Mapping[str, Any], data: Mapping[str, str]) -> Manifest:
+    """Return an Opaque Secret with base64 ``data`` (already encoded), keys sorted."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": dict(metadata),
+        "type": "Opaque",
+        "data": dict(sorted(data.items())),
     }
 
 

@@ -207,3 +207,32 @@ def referenced_secret_names(confs: tuple[AssociationConf, ...]) -> list[str]:
     names = {conf.auth_secret_name for conf in confs if conf.has_auth}
     names |= {conf.ca_secret_name for conf in confs if conf.has_ca}
     return sorted(names)
+
+
+def es_output_settings(conf: AssociationConf, creds: Credentials) -> dict[str, Any]:
+    """Return a Beats-style Elasticsearch output: hosts, API key or user, CA (keys unprefixed)."""
+    output: dict[str, Any] = {"hosts": [conf.url]}
+    if creds.api_key:
+        output["api_key"] = creds.api_key
+    elif creds.username:
+        output["username"] = creds.username
+        output["password"] = creds.password
+    if conf.has_ca:
+        output["ssl.certificate_authorities"] = [conf.ca_path]
+    return output
+
+
+def kibana_endpoint_settings(conf: AssociationConf, creds: Credentials) -> dict[str, Any]:
+    """Return a Beats-style Kibana endpoint: host, user, CA (keys unprefixed)."""
+    settings: dict[str, Any] = {"host": conf.url}
+    if creds.username:
+        settings["username"] = creds.username
+        settings["password"] = creds.password
+    if conf.has_ca:
+        settings["ssl.certificate_authorities"] = [conf.ca_path]
+    return settings
+
+
+def prefixed(prefix: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``settings`` with every key under ``prefix`` (``hosts`` → ``<prefix>.hosts``)."""
+    return {f"{prefix}.{key}": value for key, value in settings.items()}

@@ -23,10 +23,11 @@ from stackflow.stack.apps.context import AppContext, AppParts, ExistingObjects
 from stackflow.stack.apps.kinds import app_kind
 from stackflow.stack.apps.settings import merge_layers, parse_yaml_settings, render_yaml
 from stackflow.stack.apps.tls import http_certificate_secrets, http_service_name
-from stackflow.stack.apps.workload import content_hash, http_port_name, workload
+from stackflow.stack.apps.workload import http_port_name, workload
 from stackflow.stack.certificates import CertificateSettings
-from stackflow.stack.labels import WATCHED_LABEL
-from stackflow.stack.objects import Manifest, deep_merge, encode_secret_data, merge_named_lists
+from stackflow.stack.objects import Manifest, encode_secret_data
+from stackflow.stack.pods import content_hash
+from stackflow.stack.services import service
 
 RANDOM_SECRET_BYTES = 32
 
@@ -34,33 +35,6 @@ RANDOM_SECRET_BYTES = 32
 def random_secret() -> str:
     """Return a new random key or token (64 hex characters)."""
     return secrets.token_hex(RANDOM_SECRET_BYTES)
-
-
-def service(
-    context: AppContext,
-    name: str,
-    *,
-    default_spec: dict[str, Any],
-    template: Mapping[str, Any] | None,
-) -> Manifest:
-    """Return a Service: the operator's defaults with the user's service template merged over them."""
-    template = template or {}
-    user_metadata: Mapping[str, Any] = template.get("metadata") or {}
-    user_spec: dict[str, Any] = dict(template.get("spec") or {})
-    ports = merge_named_lists(
-        default_spec.get("ports", []), list(user_spec.pop("ports", None) or [])
-    )
-    spec = deep_merge(default_spec, user_spec)
-    spec["ports"] = ports
-    labels = {**(user_metadata.get("labels") or {}), WATCHED_LABEL: "true"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": context.metadata(
-            name, labels=labels, annotations=user_metadata.get("annotations")
-        ),
-        "spec": spec,
-    }
 
 
 def services(context: AppContext) -> list[Manifest]:

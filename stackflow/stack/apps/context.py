@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from stackflow.stack.certificates import CertificateSettings
-from stackflow.stack.labels import TYPE_LABEL, WATCHED_LABEL, soft_owner_labels
+from stackflow.stack.http_certificates import http_tls_requested
+from stackflow.stack.labels import TYPE_LABEL, WATCHED_LABEL
 from stackflow.stack.naming import Namer
-from stackflow.stack.objects import Manifest, controller_owner_reference, decode_secret_data
+from stackflow.stack.objects import Manifest, child_metadata, decode_secret_data, opaque_secret
 
 if TYPE_CHECKING:
     from stackflow.stack.apps.associations import AssociationConf
@@ -105,10 +106,7 @@ class AppContext:
         """Whether the HTTP endpoint uses TLS (unless ``selfSignedCertificate.disabled``)."""
         if not self.serves_http or not self.kind.http_tls:
             return False
-        tls = (self.spec.get("http") or {}).get("tls") or {}
-        if (tls.get("certificate") or {}).get("secretName"):
-            return True
-        return not bool((tls.get("selfSignedCertificate") or {}).get("disabled"))
+        return http_tls_requested(self.spec)
 
     @property
     def http_scheme(self) -> str:
@@ -146,17 +144,15 @@ class AppContext:
         """Return a child's metadata: type and name labels, ``labels``, and the owner (hard or soft)."""
         merged_labels = dict(labels or {})
         merged_labels.update(self.selector_labels())
-        metadata: dict[str, Any] = {"name": name, "namespace": self.namespace}
-        if soft_owned:
-            merged_labels.update(
-                soft_owner_labels(namespace=self.namespace, name=self.name, kind=self.kind.kind)
-            )
-        else:
-            metadata["ownerReferences"] = [controller_owner_reference(self.owner())]
-        metadata["labels"] = dict(sorted(merged_labels.items()))
-        if annotations:
-            metadata["annotations"] = dict(sorted(annotations.items()))
-        return metadata
+        return child_metadata(
+            self.owner(),
+            name=name,
+            namespace=self.namespace,
+            owner_kind=self.kind.kind,
+            labels=merged_labels,
+            annotations=annotations,
+            soft_owned=soft_owned,
+        )
 
     def secret(
         self,
@@ -167,12 +163,7 @@ class AppContext:
         soft_owned: bool = False,
     ) -> Manifest:
         """Return an Opaque Secret with base64 ``data`` (already encoded), labelled as watched."""
-        return {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": self.metadata(
-                name, labels={**(labels or {}), WATCHED_LABEL: "true"}, soft_owned=soft_owned
-            ),
-            "type": "Opaque",
-            "data": dict(sorted(data.items())),
-        }
+        metadata = self.metadata(
+            name, labels={**(labels or {}), WATCHED_LABEL: "true"}, soft_owned=soft_owned
+        )
+        return opaque_secret(metadata, data)

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackflow.stack.apps.associations import credentials
+from stackflow.stack.apps.associations import (
+    credentials,
+    es_output_settings,
+    kibana_endpoint_settings,
+    prefixed,
+)
 from stackflow.stack.apps.context import HTTP_CERTS_DIR, AppContext, AppParts
 from stackflow.stack.apps.settings import Settings, secret_file_settings
 from stackflow.stack.objects import decode_secret_data, encode_secret_data
@@ -106,25 +111,13 @@ def apm_parts(context: AppContext) -> AppParts:
     es = context.association("es")
     if es is not None:
         creds = credentials(es, env_prefix="ELASTICSEARCH")
-        config["output.elasticsearch.hosts"] = [es.url]
-        if creds.api_key:
-            config["output.elasticsearch.api_key"] = creds.api_key
-        elif creds.username:
-            config["output.elasticsearch.username"] = creds.username
-            config["output.elasticsearch.password"] = creds.password
-        if es.has_ca:
-            config["output.elasticsearch.ssl.certificate_authorities"] = [es.ca_path]
+        config.update(prefixed("output.elasticsearch", es_output_settings(es, creds)))
         env += creds.env
     kb = context.association("kb")
     if kb is not None:
         creds = credentials(kb, env_prefix="KIBANA")
         config["apm-server.kibana.enabled"] = True
-        config["apm-server.kibana.host"] = kb.url
-        if creds.username:
-            config["apm-server.kibana.username"] = creds.username
-            config["apm-server.kibana.password"] = creds.password
-        if kb.has_ca:
-            config["apm-server.kibana.ssl.certificate_authorities"] = [kb.ca_path]
+        config.update(prefixed("apm-server.kibana", kibana_endpoint_settings(kb, creds)))
         env += creds.env
     return AppParts(
         config=config,

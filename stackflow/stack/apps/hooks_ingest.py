@@ -10,13 +10,16 @@ import yaml
 
 from stackflow.stack.apps.associations import (
     AssociationConf,
-    Credentials,
     credentials,
+    es_output_settings,
+    kibana_endpoint_settings,
+    prefixed,
     ref_annotation,
 )
 from stackflow.stack.apps.context import HTTP_CERTS_DIR, AppContext, AppParts
 from stackflow.stack.apps.settings import Settings
 from stackflow.stack.objects import decode_secret_data, encode_secret_data
+from stackflow.stack.pods import field_env
 
 PIPELINES_FILE = "pipelines.yml"
 LOGSTASH_CONFIG_DIR = "/usr/share/logstash/config"
@@ -24,40 +27,19 @@ DEFAULT_PIPELINES = [{"pipeline.id": "main", "path.config": "/usr/share/logstash
 ENROLLMENT_TOKEN_KEY = "FLEET_ENROLLMENT_TOKEN"
 
 
-def _field_env(name: str, path: str) -> dict[str, Any]:
-    return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
-
-
-def _es_output(conf: AssociationConf, creds: Credentials) -> dict[str, Any]:
-    output: dict[str, Any] = {"hosts": [conf.url]}
-    if creds.api_key:
-        output["api_key"] = creds.api_key
-    elif creds.username:
-        output["username"] = creds.username
-        output["password"] = creds.password
-    if conf.has_ca:
-        output["ssl.certificate_authorities"] = [conf.ca_path]
-    return output
-
-
 def beat_parts(context: AppContext) -> AppParts:
     """Beat: the ES output and the Kibana setup endpoint from the associations."""
     config: Settings = {}
-    env: list[dict[str, Any]] = [_field_env("NODE_NAME", "spec.nodeName")]
+    env: list[dict[str, Any]] = [field_env("NODE_NAME", "spec.nodeName")]
     es = context.association("es")
     if es is not None:
         creds = credentials(es, env_prefix="ELASTICSEARCH")
-        config.update({f"output.elasticsearch.{k}": v for k, v in _es_output(es, creds).items()})
+        config.update(prefixed("output.elasticsearch", es_output_settings(es, creds)))
         env += creds.env
     kb = context.association("kb")
     if kb is not None:
         creds = credentials(kb, env_prefix="KIBANA")
-        config["setup.kibana.host"] = kb.url
-        if creds.username:
-            config["setup.kibana.username"] = creds.username
-            config["setup.kibana.password"] = creds.password
-        if kb.has_ca:
-            config["setup.kibana.ssl.certificate_authorities"] = [kb.ca_path]
+        config.update(prefixed("setup.kibana", kibana_endpoint_settings(kb, creds)))
         env += creds.env
     return AppParts(config=config, env=env, args=["-e", "-c", context.kind.config_path])
 
@@ -129,12 +111,12 @@ def agent_parts(context: AppContext) -> AppParts:
     """Agent: standalone outputs in ``agent.yml``, or Fleet enrollment through ``<agent>-agent-envvars``."""
     if (context.spec.get("mode") or "standalone") != "fleet":
         outputs: dict[str, Any] = {}
-        env: list[dict[str, Any]] = [_field_env("NODE_NAME", "spec.nodeName")]
+        env: list[dict[str, Any]] = [field_env("NODE_NAME", "spec.nodeName")]
         for index, (ref, conf) in enumerate(agent_es_refs(context)):
             creds = credentials(conf, env_prefix=f"ELASTICSEARCH_{index}")
             outputs[str(ref.get("outputName") or "default")] = {
                 "type": "elasticsearch",
-                **_es_output(conf, creds),
+                **es_output_settings(conf, creds),
             }
             env += creds.env
         config: Settings = {"outputs": outputs} if outputs else {}
@@ -147,7 +129,7 @@ def agent_parts(context: AppContext) -> AppParts:
         values[ENROLLMENT_TOKEN_KEY] = current[ENROLLMENT_TOKEN_KEY].decode()
     envvars = context.secret(envvars_name, encode_secret_data(values))
     return AppParts(
-        env=[_field_env("NODE_NAME", "spec.nodeName"), *secret_env],
+        env=[field_env("NODE_NAME", "spec.nodeName"), *secret_env],
         env_from=[{"secretRef": {"name": envvars_name}}],
         secrets=[envvars],
     )

@@ -4,7 +4,6 @@ Deployment, DaemonSet or StatefulSet around it."""
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,16 +11,11 @@ from stackflow.stack.apps.associations import ca_volumes
 from stackflow.stack.apps.context import HTTP_CERTS_DIR, AppContext, AppParts
 from stackflow.stack.apps.kinds import DAEMON_SET, DEPLOYMENT, STATEFUL_SET
 from stackflow.stack.labels import TEMPLATE_HASH_LABEL
-from stackflow.stack.naming import fnv32a
 from stackflow.stack.objects import Manifest, deep_merge, merge_named_lists
+from stackflow.stack.pods import content_hash, merge_containers
 
 CONFIG_VOLUME = "elastic-internal-config"
 HTTP_CERTS_VOLUME = "elastic-internal-http-certificates"
-
-
-def content_hash(value: object) -> str:
-    """Return a stable FNV-32a hash of a JSON-able value (for change-detection labels)."""
-    return str(fnv32a(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()))
 
 
 def workload_choice(context: AppContext) -> tuple[str, Mapping[str, Any]]:
@@ -131,17 +125,6 @@ def default_container(
     return container
 
 
-def _merge_container(default: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge the user's container over the default; env, mounts and ports merge by name."""
-    named = ("env", "volumeMounts", "ports")
-    merged = deep_merge(default, {k: v for k, v in user.items() if k not in named})
-    for key in named:
-        items = merge_named_lists(default.get(key, []), list(user.get(key) or []))
-        if items:
-            merged[key] = items
-    return merged
-
-
 def pod_template(
     context: AppContext, section: Mapping[str, Any], *, parts: AppParts, config_hash: str
 ) -> dict[str, Any]:
@@ -156,14 +139,10 @@ def pod_template(
     annotations[context.kind.config_hash_annotation] = config_hash
     volumes, mounts = _volumes(context, parts)
     container = default_container(context, parts=parts, mounts=mounts)
-    name = container["name"]
-    user_containers = list(user_spec.get("containers") or [])
-    main = _merge_container(
-        container, next((c for c in user_containers if c.get("name") == name), {})
-    )
+    containers = merge_containers(container, list(user_spec.get("containers") or []))
     if context.spec.get("resources"):
         # The resources shorthand wins over the pod template (reference §1, Resources).
-        main["resources"] = copy.deepcopy(context.spec["resources"])
+        containers[0]["resources"] = copy.deepcopy(context.spec["resources"])
     spec_defaults: dict[str, Any] = {}
     if context.kind.automount_service_account_token is not None:
         spec_defaults["automountServiceAccountToken"] = context.kind.automount_service_account_token
@@ -172,9 +151,7 @@ def pod_template(
     spec = deep_merge(
         spec_defaults, {k: v for k, v in user_spec.items() if k not in ("containers", "volumes")}
     )
-    spec["containers"] = [main] + [
-        copy.deepcopy(c) for c in user_containers if c.get("name") != name
-    ]
+    spec["containers"] = containers
     spec["volumes"] = merge_named_lists(volumes, list(user_spec.get("volumes") or []))
     return {
         "metadata": {

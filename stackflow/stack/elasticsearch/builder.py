@@ -24,7 +24,7 @@ from stackflow.stack.elasticsearch.config import (
     render_elasticsearch_yml,
 )
 from stackflow.stack.elasticsearch.context import BuildContext, ExistingObjects
-from stackflow.stack.elasticsearch.pods import content_hash, headless_service, statefulset_manifest
+from stackflow.stack.elasticsearch.pods import headless_service, statefulset_manifest
 from stackflow.stack.elasticsearch.scripts import scripts_data
 from stackflow.stack.elasticsearch.tls import (
     http_secrets,
@@ -41,7 +41,9 @@ from stackflow.stack.labels import (
     WATCHED_LABEL,
     node_role_label,
 )
-from stackflow.stack.objects import Manifest, deep_merge, encode_secret_data, merge_named_lists
+from stackflow.stack.objects import Manifest, encode_secret_data
+from stackflow.stack.pods import content_hash
+from stackflow.stack.services import service
 
 FILE_SETTINGS_COMPATIBILITY = "8.6.1"
 _EMPTY_FILE_SETTINGS_STATE: dict[str, Any] = {
@@ -58,31 +60,6 @@ _EMPTY_FILE_SETTINGS_STATE: dict[str, Any] = {
 def node_sets(es: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Return the cluster's node sets in spec order."""
     return list((es.get("spec") or {}).get("nodeSets") or [])
-
-
-def _service(
-    context: BuildContext,
-    name: str,
-    *,
-    default_spec: dict[str, Any],
-    template: Mapping[str, Any] | None,
-) -> Manifest:
-    """Return a Service: the operator's defaults with the user's service template merged over them."""
-    template = template or {}
-    user_metadata: Mapping[str, Any] = template.get("metadata") or {}
-    user_spec: dict[str, Any] = dict(template.get("spec") or {})
-    ports = merge_named_lists(default_spec["ports"], list(user_spec.pop("ports", None) or []))
-    spec = deep_merge(default_spec, user_spec)
-    spec["ports"] = ports
-    labels = {**(user_metadata.get("labels") or {}), WATCHED_LABEL: "true"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": context.metadata(
-            name, labels=labels, annotations=user_metadata.get("annotations")
-        ),
-        "spec": spec,
-    }
 
 
 def services(context: BuildContext) -> list[Manifest]:
@@ -119,19 +96,19 @@ def services(context: BuildContext) -> list[Manifest]:
     }
     spec = context.spec
     return [
-        _service(
+        service(
             context,
             names.http_service_name(context.name),
             default_spec=http_spec(),
             template=(spec.get("http") or {}).get("service"),
         ),
-        _service(
+        service(
             context,
             names.internal_http_service_name(context.name),
             default_spec=http_spec(),
             template=None,
         ),
-        _service(
+        service(
             context,
             names.transport_service_name(context.name),
             default_spec=transport_spec,

@@ -9,8 +9,9 @@ from typing import Any
 
 from stackflow.stack.certificates import CertificateSettings
 from stackflow.stack.elasticsearch.version import Version
-from stackflow.stack.labels import WATCHED_LABEL, es_cluster_labels, soft_owner_labels
-from stackflow.stack.objects import Manifest, controller_owner_reference, decode_secret_data
+from stackflow.stack.http_certificates import http_tls_requested
+from stackflow.stack.labels import WATCHED_LABEL, es_cluster_labels
+from stackflow.stack.objects import Manifest, child_metadata, decode_secret_data, opaque_secret
 
 ExistingObjects = Mapping[tuple[str, str], Mapping[str, Any]]
 """Current objects in the cluster's namespace, keyed by ``(kind, name)``."""
@@ -48,10 +49,7 @@ class BuildContext:
     @property
     def http_tls_enabled(self) -> bool:
         """Whether the HTTP layer serves TLS (``spec.http.tls.selfSignedCertificate.disabled`` unset)."""
-        tls = (self.spec.get("http") or {}).get("tls") or {}
-        custom = (tls.get("certificate") or {}).get("secretName")
-        disabled = bool((tls.get("selfSignedCertificate") or {}).get("disabled"))
-        return bool(custom) or not disabled
+        return http_tls_requested(self.spec)
 
     @property
     def http_scheme(self) -> str:
@@ -73,17 +71,15 @@ class BuildContext:
         """Return a child's metadata: cluster labels, then ``labels``, and the owner (hard or soft)."""
         merged_labels = es_cluster_labels(self.name)
         merged_labels.update(labels or {})
-        metadata: dict[str, Any] = {"name": name, "namespace": self.namespace}
-        if soft_owned:
-            merged_labels.update(
-                soft_owner_labels(namespace=self.namespace, name=self.name, kind=ES_KIND)
-            )
-        else:
-            metadata["ownerReferences"] = [controller_owner_reference(self.owner())]
-        metadata["labels"] = dict(sorted(merged_labels.items()))
-        if annotations:
-            metadata["annotations"] = dict(sorted(annotations.items()))
-        return metadata
+        return child_metadata(
+            self.owner(),
+            name=name,
+            namespace=self.namespace,
+            owner_kind=ES_KIND,
+            labels=merged_labels,
+            annotations=annotations,
+            soft_owned=soft_owned,
+        )
 
     def owner(self) -> Mapping[str, Any]:
         """The Elasticsearch object, with the apiVersion and kind filled in when missing."""
@@ -102,12 +98,7 @@ class BuildContext:
         soft_owned: bool = False,
     ) -> Manifest:
         """Return a Secret manifest with base64 ``data`` (already encoded), labelled as watched."""
-        return {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": self.metadata(
-                name, labels={WATCHED_LABEL: "true", **(labels or {})}, soft_owned=soft_owned
-            ),
-            "type": "Opaque",
-            "data": dict(sorted(data.items())),
-        }
+        metadata = self.metadata(
+            name, labels={WATCHED_LABEL: "true", **(labels or {})}, soft_owned=soft_owned
+        )
+        return opaque_secret(metadata, data)

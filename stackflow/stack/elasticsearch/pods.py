@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,8 +33,8 @@ from stackflow.stack.labels import (
     es_statefulset_selector,
     role_labels,
 )
-from stackflow.stack.naming import fnv32a
 from stackflow.stack.objects import Manifest, deep_merge, merge_named_lists
+from stackflow.stack.pods import content_hash, field_env, merge_containers
 
 ES_CONTAINER = "elasticsearch"
 DATA_VOLUME = "elasticsearch-data"
@@ -49,20 +48,12 @@ _DELETE_POLICIES = {
 }
 
 
-def content_hash(value: object) -> str:
-    """Return a stable FNV-32a hash of a JSON-able value (for change-detection labels)."""
-    return str(fnv32a(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()))
-
-
 def _env(context: BuildContext, statefulset: str) -> list[dict[str, Any]]:
-    def field(name: str, path: str) -> dict[str, Any]:
-        return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
-
     return [
-        field("POD_IP", "status.podIP"),
-        field("POD_NAME", "metadata.name"),
-        field("NODE_NAME", "spec.nodeName"),
-        field("NAMESPACE", "metadata.namespace"),
+        field_env("POD_IP", "status.podIP"),
+        field_env("POD_NAME", "metadata.name"),
+        field_env("NODE_NAME", "spec.nodeName"),
+        field_env("NAMESPACE", "metadata.namespace"),
         {"name": "PROBE_PASSWORD_PATH", "value": f"{PROBE_USER_MOUNT_DIR}/elastic-internal-probe"},
         {"name": "PROBE_USERNAME", "value": "elastic-internal-probe"},
         {"name": "READINESS_PROBE_PROTOCOL", "value": context.http_scheme},
@@ -151,16 +142,6 @@ def _volumes(
     return volumes, mounts
 
 
-def _merge_container(default: dict[str, Any], user: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge the user's container over the default; env, mounts and ports merge by name."""
-    merged = deep_merge(
-        default, {k: v for k, v in user.items() if k not in ("env", "volumeMounts", "ports")}
-    )
-    for key in ("env", "volumeMounts", "ports"):
-        merged[key] = merge_named_lists(default.get(key, []), list(user.get(key) or []))
-    return merged
-
-
 def _default_container(
     context: BuildContext, node_set: Mapping[str, Any], statefulset: str
 ) -> dict[str, Any]:
@@ -224,11 +205,7 @@ def pod_template(
     if node_set.get("resources"):
         container["resources"] = copy.deepcopy(node_set["resources"])
     user_containers = list(user_spec.get("containers") or [])
-    containers = [
-        _merge_container(
-            container, next((c for c in user_containers if c.get("name") == ES_CONTAINER), {})
-        )
-    ] + [copy.deepcopy(c) for c in user_containers if c.get("name") != ES_CONTAINER]
+    containers = merge_containers(container, user_containers)
     init = {
         "name": "elastic-internal-init-filesystem",
         "image": container["image"],

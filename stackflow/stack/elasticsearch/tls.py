@@ -6,9 +6,7 @@ Each function reads the current Secrets through the build context and reuses wha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from stackflow.stack import http_certificates
 from stackflow.stack.certificates import (
     KeyPair,
     LeafRequest,
@@ -19,52 +17,22 @@ from stackflow.stack.certificates import (
 )
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.context import BuildContext
+from stackflow.stack.http_certificates import CA_CERT_KEY, TLS_CERT_KEY, TLS_KEY_KEY, key_pair
 from stackflow.stack.objects import Manifest, encode_secret_data
 
-CA_CERT_KEY = "ca.crt"
 CA_KEY_KEY = "ca.key"
-TLS_CERT_KEY = "tls.crt"
-TLS_KEY_KEY = "tls.key"
 
 
 class MissingReferenceError(ValueError):
     """A Secret the spec references is missing or lacks a required key; nothing is built for it."""
 
 
-def _pair(data: Mapping[str, bytes], cert_key: str, key_key: str) -> KeyPair | None:
-    if cert_key in data and key_key in data:
-        return KeyPair(cert_pem=data[cert_key], key_pem=data[key_key])
-    return None
-
-
-def _extra_sans(tls: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Return the user's extra (DNS names, IP addresses) from a ``subjectAltNames`` list."""
-    entries = tls.get("subjectAltNames") or []
-    dns = tuple(str(entry["dns"]) for entry in entries if entry.get("dns"))
-    ips = tuple(str(entry["ip"]) for entry in entries if entry.get("ip"))
-    return dns, ips
-
-
-def http_ca(context: BuildContext) -> KeyPair:
-    """Return the self-signed HTTP CA, kept from ``<es>-es-http-ca-internal`` while valid."""
-    current = _pair(
-        context.existing_secret_data(names.http_ca_internal_secret_name(context.name)),
-        TLS_CERT_KEY,
-        TLS_KEY_KEY,
-    )
-    return reconcile_ca(
-        current=current,
-        common_name=f"{context.name}-http",
-        organizational_unit=context.name,
-        now=context.now,
-        settings=context.certificate_settings,
-    )
-
-
 def http_certificate_request(context: BuildContext) -> LeafRequest:
     """Return the names the HTTP certificate must carry: both HTTP Services and the user's SANs."""
-    tls = (context.spec.get("http") or {}).get("tls") or {}
-    extra_dns, extra_ips = _extra_sans(tls.get("selfSignedCertificate") or {})
+    tls = http_certificates.http_tls_settings(context.spec)
+    extra_dns, extra_ips = http_certificates.user_subject_alt_names(
+        tls.get("selfSignedCertificate") or {}
+    )
     dns_names = (
         *service_dns_names(names.http_service_name(context.name), context.namespace),
         *service_dns_names(names.internal_http_service_name(context.name), context.namespace),
@@ -81,63 +49,22 @@ def http_secrets(context: BuildContext) -> list[Manifest]:
     """Return the HTTP CA, internal certificate and public certificate Secrets (none without TLS)."""
     if not context.http_tls_enabled:
         return []
-    tls = (context.spec.get("http") or {}).get("tls") or {}
-    custom_name = (tls.get("certificate") or {}).get("secretName")
-    secrets: list[Manifest] = []
+    custom_name = http_certificates.custom_certificate_name(context.spec)
     if custom_name:
-        # A user-provided certificate is mounted as given; the operator signs nothing for HTTP.
-        custom = context.existing_secret_data(str(custom_name))
+        custom = context.existing_secret_data(custom_name)
         if not custom.get(TLS_CERT_KEY) or not custom.get(TLS_KEY_KEY):
             raise MissingReferenceError(
                 f"spec.http.tls.certificate.secretName: Secret {custom_name!r} must exist "
                 f"and hold {TLS_CERT_KEY} and {TLS_KEY_KEY}"
             )
-        certificate = KeyPair(
-            cert_pem=custom.get(TLS_CERT_KEY, b""), key_pem=custom.get(TLS_KEY_KEY, b"")
-        )
-        ca_pem = custom.get(CA_CERT_KEY, b"")
-    else:
-        ca = http_ca(context)
-        current = _pair(
-            context.existing_secret_data(names.http_certs_internal_secret_name(context.name)),
-            TLS_CERT_KEY,
-            TLS_KEY_KEY,
-        )
-        certificate = reconcile_leaf(
-            current=current,
-            ca=ca,
-            request=http_certificate_request(context),
-            now=context.now,
-            settings=context.certificate_settings,
-        )
-        ca_pem = ca.cert_pem
-        secrets.append(
-            context.secret(
-                names.http_ca_internal_secret_name(context.name),
-                encode_secret_data({TLS_CERT_KEY: ca.cert_pem, TLS_KEY_KEY: ca.key_pem}),
-            )
-        )
-    internal: dict[str, bytes] = {
-        TLS_CERT_KEY: certificate.cert_pem,
-        TLS_KEY_KEY: certificate.key_pem,
-    }
-    public: dict[str, bytes] = {TLS_CERT_KEY: certificate.cert_pem}
-    if ca_pem:
-        internal[CA_CERT_KEY] = ca_pem
-        public[CA_CERT_KEY] = ca_pem
-    secrets.append(
-        context.secret(
-            names.http_certs_internal_secret_name(context.name), encode_secret_data(internal)
-        )
+    secret_names = http_certificates.HttpSecretNames(
+        ca_internal=names.http_ca_internal_secret_name(context.name),
+        certs_internal=names.http_certs_internal_secret_name(context.name),
+        certs_public=names.http_certs_public_secret_name(context.name),
     )
-    secrets.append(
-        context.secret(
-            names.http_certs_public_secret_name(context.name),
-            encode_secret_data(public),
-            soft_owned=True,
-        )
+    return http_certificates.http_certificate_secrets(
+        context, names=secret_names, request=lambda: http_certificate_request(context)
     )
-    return secrets
 
 
 def transport_ca(context: BuildContext) -> KeyPair:
@@ -145,10 +72,10 @@ def transport_ca(context: BuildContext) -> KeyPair:
     tls = (context.spec.get("transport") or {}).get("tls") or {}
     custom_name = (tls.get("certificate") or {}).get("secretName")
     if custom_name:
-        custom = _pair(context.existing_secret_data(str(custom_name)), CA_CERT_KEY, CA_KEY_KEY)
+        custom = key_pair(context.existing_secret_data(str(custom_name)), CA_CERT_KEY, CA_KEY_KEY)
         if custom is not None:
             return custom
-    current = _pair(
+    current = key_pair(
         context.existing_secret_data(names.transport_ca_internal_secret_name(context.name)),
         TLS_CERT_KEY,
         TLS_KEY_KEY,
@@ -182,7 +109,7 @@ def transport_certificate_request(
 ) -> LeafRequest:
     """Return the names a pod's transport certificate carries."""
     tls = (context.spec.get("transport") or {}).get("tls") or {}
-    extra_dns, extra_ips = _extra_sans(tls)
+    extra_dns, extra_ips = http_certificates.user_subject_alt_names(tls)
     statefulset = names.statefulset_name(context.name, node_set)
     dns_names = (
         pod_name,
@@ -206,7 +133,7 @@ def node_transport_certs_secret(
     data: dict[str, bytes] = {CA_CERT_KEY: ca.cert_pem}
     for pod_name in pod_names:
         certificate = reconcile_leaf(
-            current=_pair(current, f"{pod_name}.{TLS_CERT_KEY}", f"{pod_name}.{TLS_KEY_KEY}"),
+            current=key_pair(current, f"{pod_name}.{TLS_CERT_KEY}", f"{pod_name}.{TLS_KEY_KEY}"),
             ca=ca,
             request=transport_certificate_request(context, node_set=node_set, pod_name=pod_name),
             now=context.now,
