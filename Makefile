@@ -32,7 +32,7 @@ fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 bench: $(STAMP)
-	@for b in bench/*_bench.py; do echo "==> $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in bench/[!_]*_bench.py; do echo "==> $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

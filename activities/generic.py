@@ -238,11 +238,20 @@ def _temporal_client(context: ControllerContext) -> Client:
 async def signal_resources(
     context: ControllerContext, request: SignalResourcesInput
 ) -> SignalResourcesResult:
-    """Signal-with-start the ``ResourceWorkflow`` of every ref with the trigger."""
+    """Signal-with-start the ``ResourceWorkflow`` of every ref with the trigger.
+
+    At most ``SIGNAL_CONCURRENCY`` calls are in flight: one after another, a flip of a thousand
+    resources waits a thousand round trips; all at once, it floods the frontend. Progress (refs
+    signalled so far) is heartbeated so a slow fan-out shows in the UI and stays alive under a
+    heartbeat timeout.
+    """
     client = _temporal_client(context)
     limit = asyncio.Semaphore(SIGNAL_CONCURRENCY)
+    heartbeating = activity.in_activity()
+    signalled = 0
 
     async def signal(ref: ResourceRef) -> None:
+        nonlocal signalled
         async with limit:
             await signal_with_start(
                 client,
@@ -251,6 +260,10 @@ async def signal_resources(
                 gated=request.gated,
                 trigger=request.trigger,
             )
+        signalled += 1
+        if heartbeating:
+            # The SDK throttles heartbeats, so one per ref costs nothing on the wire.
+            activity.heartbeat(signalled)
 
     await asyncio.gather(*(signal(ref) for ref in request.refs))
-    return SignalResourcesResult(signalled=len(request.refs))
+    return SignalResourcesResult(signalled=signalled)

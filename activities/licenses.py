@@ -3,13 +3,18 @@
 Operator licenses are Secrets labelled ``license.k8s.elastic.co/scope: operator`` in the operator
 namespace or any managed namespace; they are listed through the scoped client (a license in an
 unmanaged namespace does not count, as in ECK) and judged by ``stackflow.licensing`` against the
-configured public keys and the trial public key of the ``trial-status`` Secret. Nothing is cached:
-ECK re-reads on every check, and so does this reader.
+configured public keys and the trial public key of the ``trial-status`` Secret. The Secrets are
+re-read on every check, as ECK does; only the signature verdict of each Secret is remembered, keyed
+by its (uid, resourceVersion) and the keys it was verified with (the trial key only for an
+operator-managed trial, so ``trial-status`` is read only when a trial or a new Secret needs it),
+because the RSA verification is the expensive part and cannot change while none of those does.
+Validity dates are judged against the clock on every call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,10 +40,52 @@ __all__ = [
     "OPERATOR_LICENSE_SELECTOR",
     "LicenseVerdict",
     "OperatorLicenseReader",
+    "RememberedCheck",
+    "VerificationKey",
     "read_public_keys",
+    "verification_key",
 ]
 
 OPERATOR_LICENSE_SELECTOR = f"{LICENSE_SCOPE_LABEL}={LICENSE_SCOPE_OPERATOR}"
+
+
+@dataclass(frozen=True)
+class VerificationKey:
+    """What a Secret's signature verdict depends on: its version and the configured keys.
+
+    An operator-managed trial also depends on the trial key of ``trial-status``, which is
+    remembered with the verdict (`RememberedCheck`) and compared when the verdict is reused, so
+    that Secret is read only when a trial or a changed Secret needs it.
+    """
+
+    uid: str
+    resource_version: str
+    public_keys: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class RememberedCheck:
+    """A verified license Secret and the trial key it was verified with."""
+
+    check: LicenseCheck
+    trial_public_key: bytes | None
+
+    @property
+    def uses_trial_key(self) -> bool:
+        """Whether the verdict came from the trial key (an operator-managed trial)."""
+        license = self.check.license
+        return license is not None and license.license.is_eck_managed_trial()
+
+
+def verification_key(
+    secret: Mapping[str, Any], *, public_keys: tuple[bytes, ...]
+) -> VerificationKey | None:
+    """The cache key of a license Secret's verdict; None when the Secret has no uid/resourceVersion."""
+    metadata = secret.get("metadata") or {}
+    uid, resource_version = metadata.get("uid"), metadata.get("resourceVersion")
+    if not uid or not resource_version:
+        return None
+    return VerificationKey(str(uid), str(resource_version), public_keys)
 
 
 def read_public_keys(path: Path | None) -> tuple[bytes, ...]:
@@ -91,6 +138,9 @@ class OperatorLicenseReader:
         self.operator_namespace = operator_namespace
         self.public_keys = tuple(public_keys)
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._verified: dict[VerificationKey, RememberedCheck] = {}
+        #: Secrets parsed and verified (cache misses): how often the cryptography actually ran.
+        self.verifications = 0
 
     def now(self) -> datetime:
         """The reader's clock (injected in tests)."""
@@ -118,16 +168,43 @@ class OperatorLicenseReader:
         return trial_public_key_from_status(status)
 
     async def checks(self) -> list[LicenseCheck]:
-        """Every operator license Secret, parsed and verified."""
+        """Every operator license Secret, parsed and verified, with its status judged now."""
         secrets = await self.license_secrets()
-        trial_key = await self.trial_public_key()
         now = self.now()
-        return [
-            parse_license_secret(
-                secret, public_keys=self.public_keys, now=now, trial_public_key=trial_key
-            )
-            for secret in secrets
-        ]
+        trial_keys: list[bytes | None] = []
+
+        async def trial_key() -> bytes | None:
+            # Read at most once per check, and only when a verdict depends on it.
+            if not trial_keys:
+                trial_keys.append(await self.trial_public_key())
+            return trial_keys[0]
+
+        kept: dict[VerificationKey, RememberedCheck] = {}
+        checks: list[LicenseCheck] = []
+        for secret in secrets:
+            key = verification_key(secret, public_keys=self.public_keys)
+            remembered = self._verified.get(key) if key is not None else None
+            if (
+                remembered is not None
+                and remembered.uses_trial_key
+                and remembered.trial_public_key != await trial_key()
+            ):
+                remembered = None
+            if remembered is None:
+                used = await trial_key()
+                check = parse_license_secret(
+                    secret, public_keys=self.public_keys, now=now, trial_public_key=used
+                )
+                remembered = RememberedCheck(check, used)
+                self.verifications += 1
+            if key is not None:
+                kept[key] = remembered
+            # The remembered verdict was judged at its own instant: the dates are judged again.
+            check = remembered.check
+            checks.append(dataclasses.replace(check, status=check.status_at(now)))
+        # Only the Secrets listed now stay remembered, so deleted or updated ones do not pile up.
+        self._verified = kept
+        return checks
 
     async def verdict(self) -> LicenseVerdict:
         """Whether enterprise features are enabled now, and the license that enables them."""

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import structlog
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.context import ControllerContext, operator_pod_name
 from activities.licenses import OperatorLicenseReader, read_public_keys
@@ -41,7 +42,7 @@ from stackflow.temporal import WORKFLOWS, connect_client, register_search_attrib
 from watchers.signals import Signaller
 from watchers.sources import InformerSet, Watchers
 
-__all__ = ["OperatorOptions", "run_operator"]
+__all__ = ["OperatorOptions", "run_operator", "workflow_runner"]
 
 _log = structlog.get_logger("stackflow.app")
 
@@ -70,6 +71,11 @@ class _Leadership:
 
     def __call__(self) -> bool:
         return self.elector is None or self.elector.is_leader
+
+
+def workflow_runner(*, sandboxed: bool) -> WorkflowRunner:
+    """The worker's workflow runner (config ``temporal-workflow-sandbox``, see its comment)."""
+    return SandboxedWorkflowRunner() if sandboxed else UnsandboxedWorkflowRunner()
 
 
 def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
@@ -127,6 +133,8 @@ async def run_operator(
             activities=build_activities(context),
             interceptors=[ActivityMetrics(metrics)],
             graceful_shutdown_timeout=timedelta(seconds=options.graceful_shutdown_seconds),
+            max_cached_workflows=config.temporal_max_cached_workflows,
+            workflow_runner=workflow_runner(sandboxed=config.temporal_workflow_sandbox),
         )
         tasks.append(asyncio.create_task(worker.run(), name="temporal-worker"))
         signaller = Signaller(

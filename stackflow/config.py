@@ -182,6 +182,16 @@ class OperatorConfig(BaseModel):
     temporal_tls_key: Path | None = None
     temporal_tls_ca: Path | None = None
     temporal_api_key: SecretStr | None = None
+    #: Workflows the worker keeps in memory (the sticky cache). A workflow outside it is replayed
+    #: from its history on every signal, which costs several times a cached reconcile, so size
+    #: it to the resource workflows one replica serves (replicas share them out). Measured: about
+    #: 120 KB RSS per cached ResourceWorkflow unsandboxed, about 230 KB sandboxed.
+    temporal_max_cached_workflows: int = 1000
+    #: Run workflow code in the Temporal sandbox. Off by default: the sandbox re-enters its
+    #: restricted importer for every payload (about half the operator's CPU per reconcile in
+    #: bench/engine_bench.py), while the workflows import only pure modules and the tests and
+    #: the replay tier run them sandboxed, which is where its non-determinism guard pays off.
+    temporal_workflow_sandbox: bool = False
     license_public_key: Path | None = None
 
     @field_validator(
@@ -259,6 +269,13 @@ class OperatorConfig(BaseModel):
         if duration <= timedelta(0):
             raise ValueError(f"must be a positive duration, got {quote(value)}")
         return duration
+
+    @field_validator("temporal_max_cached_workflows")
+    @classmethod
+    def _valid_cache_size(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"must be 0 (no cache) or more, got {value}")
+        return value
 
     @field_validator("log_verbosity")
     @classmethod

@@ -2,7 +2,9 @@
 
 The loop (docs/engine.md): wait for triggers → scope check → license gate → reconcile, with the
 decisions in `workflows.decisions`. Activities are called by their registered names, so this module
-imports nothing that does I/O.
+imports nothing that does I/O. The two gate checks run as local activities (patch
+``local-gate-checks``): they are short reads, and a local activity costs the server one marker event
+instead of an activity task round trip.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows import decisions
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
+#: A local activity keeps the workflow task open while it runs, so a stuck read must give up soon;
+#: the retry policy then backs off (with timers past the local retry threshold).
+LOCAL_CHECK_TIMEOUT = timedelta(seconds=20)
+#: Runs started before this patch keep running the gate checks as normal activities.
+LOCAL_GATE_CHECKS_PATCH = "local-gate-checks"
 ACTIVITY_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
@@ -182,7 +189,7 @@ class ResourceWorkflow:
         return gone
 
     async def _handle(self, triggers: tuple[Trigger, ...]) -> bool:
-        scope: ScopeCheckResult = await self._activity(
+        scope: ScopeCheckResult = await self._gate_check(
             ACT_SCOPE_CHECK,
             ScopeCheckInput(ref=self._ref, gated=self._gated),
             result_type=ScopeCheckResult,
@@ -210,7 +217,7 @@ class ResourceWorkflow:
         return False
 
     async def _licensed(self) -> bool:
-        verdict: LicenseCheckResult = await self._activity(
+        verdict: LicenseCheckResult = await self._gate_check(
             ACT_LICENSE_CHECK,
             LicenseCheckInput(ref=self._ref),
             result_type=LicenseCheckResult,
@@ -265,6 +272,23 @@ class ResourceWorkflow:
         if workflow.info().typed_search_attributes.get(SA_PHASE) != phase:
             workflow.upsert_search_attributes([SA_PHASE.value_set(phase)])
         workflow.set_current_details(decisions.current_details(self._ref, self._state))
+
+    async def _gate_check(
+        self, name: str, argument: Any, *, result_type: type[Any], summary: str
+    ) -> Any:
+        """A scope or license check: a local activity, unless the run predates the patch."""
+        # `patched` is memoized per run: the first check decides for the whole run, and a run
+        # replayed from a history without the marker keeps the normal activities.
+        if not workflow.patched(LOCAL_GATE_CHECKS_PATCH):
+            return await self._activity(name, argument, result_type=result_type, summary=summary)
+        return await workflow.execute_local_activity(
+            name,
+            argument,
+            result_type=result_type,
+            start_to_close_timeout=LOCAL_CHECK_TIMEOUT,
+            retry_policy=ACTIVITY_RETRY,
+            summary=summary,
+        )
 
     async def _activity(
         self, name: str, argument: Any, *, result_type: type[Any], summary: str

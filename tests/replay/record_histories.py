@@ -80,8 +80,24 @@ async def until_reconciled(engine: FakeEngine, detail: str) -> None:
 
 
 async def resource_lifecycle(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
-    """Every branch of the loop once: requeue, update, out of scope, license wait, invalid spec, delete."""
-    client, ref = env.client, make_ref("lifecycle")
+    """Every branch of the loop once: requeue, update, out of scope, license wait, invalid spec, delete.
+
+    The committed file predates the ``local-gate-checks`` patch: its checks are normal activities.
+    """
+    return await _lifecycle(env, engine, make_ref("lifecycle"))
+
+
+async def resource_lifecycle_local_checks(
+    env: WorkflowEnvironment, engine: FakeEngine
+) -> WorkflowHistory:
+    """The lifecycle after the ``local-gate-checks`` patch: scope and license checks run locally."""
+    return await _lifecycle(env, engine, make_ref("lifecycle-local-checks"))
+
+
+async def _lifecycle(
+    env: WorkflowEnvironment, engine: FakeEngine, ref: ResourceRef
+) -> WorkflowHistory:
+    client = env.client
     held = (step("observer"), step("watch", RELEASE_WATCH))
     engine.outcomes.extend(
         [
@@ -192,6 +208,7 @@ async def namespace_flip_parallel(env: WorkflowEnvironment, engine: FakeEngine) 
 
 SCENARIOS: dict[str, Scenario] = {
     "resource_lifecycle": resource_lifecycle,
+    "resource_lifecycle_local_checks": resource_lifecycle_local_checks,
     "resource_continue_as_new": resource_continue_as_new,
     "namespace_flip": namespace_flip,
     "namespace_flip_parallel": namespace_flip_parallel,

@@ -15,11 +15,14 @@ from temporalio.worker import Replayer, Worker
 from temporalio.workflow import NondeterminismError
 
 from stackflow.models.engine import (
+    ACT_LICENSE_CHECK,
+    ACT_SCOPE_CHECK,
     FlipDirectionName,
     NamespaceFlipInput,
     ResourceWorkflowInput,
     ResourceWorkflowResult,
     Trigger,
+    reconcile_activity,
 )
 from stackflow.replay import load_history_file, main
 from stackflow.temporal import DATA_CONVERTER, WORKFLOWS
@@ -31,6 +34,7 @@ from workflows.resource import ResourceWorkflow
 HISTORIES = Path(__file__).parent / "histories"
 HISTORY_FILES = sorted(HISTORIES.glob("*.json"))
 LIFECYCLE = HISTORIES / "resource_lifecycle.json"
+LIFECYCLE_LOCAL_CHECKS = HISTORIES / "resource_lifecycle_local_checks.json"
 
 __all__ = ["ts_env"]  # the session's time-skipping server, for --workflow-id
 
@@ -72,6 +76,37 @@ def test_every_workflow_type_has_a_committed_history() -> None:
         for path in HISTORY_FILES
     }
     assert types == {"ResourceWorkflow", "NamespaceFlipWorkflow"}
+
+
+def _markers_and_activities(history: Path) -> tuple[set[str], set[str]]:
+    """The marker names and the (normal) activity types a committed history records."""
+    markers: set[str] = set()
+    activity_types: set[str] = set()
+    for event in json.loads(history.read_text())["events"]:
+        if "markerRecordedEventAttributes" in event:
+            markers.add(event["markerRecordedEventAttributes"]["markerName"])
+        if "activityTaskScheduledEventAttributes" in event:
+            attributes = event["activityTaskScheduledEventAttributes"]
+            activity_types.add(attributes["activityType"]["name"])
+    return markers, activity_types
+
+
+@pytest.mark.parametrize(
+    ("history", "local_checks"),
+    [
+        pytest.param(LIFECYCLE, False, id="before-the-patch"),
+        pytest.param(LIFECYCLE_LOCAL_CHECKS, True, id="after-the-patch"),
+    ],
+)
+def test_both_branches_of_the_local_gate_checks_patch_are_recorded(
+    history: Path, local_checks: bool
+) -> None:
+    markers, activity_types = _markers_and_activities(history)
+    gate_checks = {ACT_SCOPE_CHECK, ACT_LICENSE_CHECK}
+    assert ("core_patch" in markers) is local_checks
+    assert ("core_local_activity" in markers) is local_checks
+    assert gate_checks.isdisjoint(activity_types) is local_checks
+    assert reconcile_activity("elasticsearch") in activity_types
 
 
 @pytest.mark.parametrize("history", HISTORY_FILES, ids=lambda path: path.stem)

@@ -230,6 +230,11 @@ SELECTOR_OP_ERROR = (
         ),
         ("temporal-task-queue: ' '", {}, "temporal-task-queue: must not be empty"),
         (
+            "temporal-max-cached-workflows: -1",
+            {},
+            "temporal-max-cached-workflows: must be 0 (no cache) or more, got -1",
+        ),
+        (
             "license-public-key: /does/not/exist.pem",
             {},
             'license-public-key: file "/does/not/exist.pem" does not exist',

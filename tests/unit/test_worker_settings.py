@@ -1,0 +1,33 @@
+"""The worker settings ``stackflow run`` derives from the configuration."""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.worker import UnsandboxedWorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+
+from stackflow.app import workflow_runner
+from stackflow.config import OperatorConfig
+
+
+@pytest.mark.parametrize(
+    ("settings", "runner_type", "cached"),
+    [
+        pytest.param({}, UnsandboxedWorkflowRunner, 1000, id="defaults"),
+        pytest.param(
+            {"temporal-workflow-sandbox": True, "temporal-max-cached-workflows": 5000},
+            SandboxedWorkflowRunner,
+            5000,
+            id="sandboxed-with-a-bigger-cache",
+        ),
+    ],
+)
+def test_worker_settings_follow_the_configuration(
+    settings: dict[str, object], runner_type: type, cached: int
+) -> None:
+    config = OperatorConfig.model_validate(settings)
+
+    runner = workflow_runner(sandboxed=config.temporal_workflow_sandbox)
+
+    assert isinstance(runner, runner_type)
+    assert config.temporal_max_cached_workflows == cached
