@@ -1,8 +1,10 @@
 """``ControllerContext``: everything activities need, built once per process by ``stackflow.app``.
 
 It holds the scoped client (every namespaced read), the explicitly unscoped client (flip mappers
-only), the namespace matcher, the operator configuration, the event recorder, the license reader,
-the Elasticsearch client factory, and the in-process registries that compensations release.
+only), the optional read-through informer cache (``ObjectReader``: the scope check and the license
+check read from it when it has a synced informer, else call the API server), the namespace
+matcher, the operator configuration, the event recorder, the license reader, the Elasticsearch
+client factory, and the in-process registries that compensations release.
 Registries hold only state a watch or a reconcile can rebuild (DESIGN principle 1).
 """
 
@@ -21,6 +23,7 @@ from activities.licenses import OperatorLicenseReader
 from stackflow.config import OperatorConfig
 from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchApi
 from stackflow.kube.events import EventRecorder
+from stackflow.kube.reader import ObjectReader
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import TASK_QUEUE, ObjectKey
 from stackflow.scope import NamespaceMatcher
@@ -31,6 +34,7 @@ __all__ = [
     "ElasticsearchApi",
     "ElasticsearchApiFactory",
     "ElasticsearchEndpoint",
+    "ObjectReader",
     "ObserverRegistry",
     "aiohttp_elasticsearch",
     "operator_pod_name",
@@ -148,6 +152,8 @@ class ControllerContext:
     association_watches: AssociationWatches = field(default_factory=AssociationWatches)
     #: Field manager name for the operator's writes.
     field_manager: str = "stackflow"
+    #: The watchers' informer caches (unscoped); None: every read goes to the API server.
+    cache: ObjectReader | None = None
 
     @property
     def operator_namespace(self) -> str:

@@ -61,14 +61,15 @@ SIGNAL_CONCURRENCY = 32
 async def scope_check(context: ControllerContext, request: ScopeCheckInput) -> ScopeCheckResult:
     """Does the resource exist, is its namespace managed, and does reconciling it need a license?
 
-    Existence is read through the unscoped client: an object in a namespace that left scope still
-    exists (its workflow goes ``OutOfScope``, it is not finalized).
+    Existence is read unscoped: an object in a namespace that left scope still exists (its
+    workflow goes ``OutOfScope``, it is not finalized). The informer cache answers when synced;
+    a miss is confirmed by a GET, because this replica's cache may not have seen the ADDED event
+    of an object just created (the trigger may come from the leader's informer) and "gone" runs
+    the finalizers.
     """
     ref = request.ref
     license_required = context.matcher.enabled and request.gated
-    try:
-        await context.unscoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
+    if not await _exists(context, ref):
         return ScopeCheckResult(
             exists=False,
             in_scope=context.matcher.name_matches(ref.namespace),
@@ -83,6 +84,20 @@ async def scope_check(context: ControllerContext, request: ScopeCheckInput) -> S
             reason=f"namespace {ref.namespace} is not managed (namespace selector)",
         )
     return ScopeCheckResult(exists=True, in_scope=True, license_required=license_required)
+
+
+async def _exists(context: ControllerContext, ref: ResourceRef) -> bool:
+    """Whether the primary object exists, whatever its namespace's scope (cache first)."""
+    resource = resource_of(ref)
+    if context.cache is not None:
+        cached = context.cache.get(resource, namespace=ref.namespace, name=ref.name)
+        if isinstance(cached, dict):
+            return True
+    try:
+        await context.unscoped.get(resource, namespace=ref.namespace, name=ref.name)
+    except errors.NotFound:
+        return False
+    return True
 
 
 async def license_check(

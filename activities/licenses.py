@@ -1,9 +1,11 @@
 """Reading the operator's enterprise licenses from Kubernetes (the I/O half of ``stackflow.licensing``).
 
 Operator licenses are Secrets labelled ``license.k8s.elastic.co/scope: operator`` in the operator
-namespace or any managed namespace; they are listed through the scoped client (a license in an
-unmanaged namespace does not count, as in ECK) and judged by ``stackflow.licensing`` against the
-configured public keys and the trial public key of the ``trial-status`` Secret. The Secrets are
+namespace or any managed namespace; they are listed from the synced cache of the license-Secret
+informer when there is one (an ``ObjectReader``), else through the scoped client, and filtered by
+the namespace scope either way (a license in an unmanaged namespace does not count, as in ECK);
+they are judged by ``stackflow.licensing`` against the configured public keys and the trial
+public key of the ``trial-status`` Secret. The Secrets are
 re-read on every check, as ECK does; only the signature verdict of each Secret is remembered, keyed
 by its (uid, resourceVersion) and the keys it was verified with (the trial key only for an
 operator-managed trial, so ``trial-status`` is read only when a trial or a new Secret needs it),
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from stackflow.kube import errors
+from stackflow.kube.reader import UNKNOWN, ObjectReader
 from stackflow.kube.resources import SECRETS
 from stackflow.kube.scoped import ScopedClient
 from stackflow.licensing import (
@@ -132,9 +135,12 @@ class OperatorLicenseReader:
         operator_namespace: str,
         public_keys: Sequence[bytes],
         clock: Callable[[], datetime] | None = None,
+        cache: ObjectReader | None = None,
     ) -> None:
-        """Read through ``client``; verify non-trial licenses with ``public_keys`` (PEM or DER)."""
+        """Read from ``cache`` when it can answer, else through ``client``; verify non-trial
+        licenses with ``public_keys`` (PEM or DER)."""
         self._client = client
+        self.cache = cache
         self.operator_namespace = operator_namespace
         self.public_keys = tuple(public_keys)
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -148,12 +154,22 @@ class OperatorLicenseReader:
 
     async def license_secrets(self) -> list[dict[str, Any]]:
         """Operator-scope license Secrets of the operator namespace and the managed namespaces."""
-        listed = await self._client.list(SECRETS, label_selector=OPERATOR_LICENSE_SELECTOR)
+        cached = (
+            UNKNOWN
+            if self.cache is None
+            else self.cache.list(SECRETS, namespace=None, label_selector=OPERATOR_LICENSE_SELECTOR)
+        )
+        if cached is UNKNOWN:
+            listed = await self._client.list(SECRETS, label_selector=OPERATOR_LICENSE_SELECTOR)
+            items: list[dict[str, Any]] = listed["items"]
+        else:
+            items = cached
         matcher = self._client.matcher
-        # The scoped client filters only in dynamic mode; a static list restricts visibility too.
+        # The cache is unscoped and the scoped client filters only in dynamic mode; a static
+        # list restricts visibility too. The operator namespace always matches.
         return [
             secret
-            for secret in listed["items"]
+            for secret in items
             if matcher.name_matches(str((secret.get("metadata") or {}).get("namespace") or ""))
         ]
 

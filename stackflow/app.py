@@ -24,7 +24,7 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from activities.context import ControllerContext, operator_pod_name
+from activities.context import ControllerContext, ObjectReader, operator_pod_name
 from activities.licenses import OperatorLicenseReader, read_public_keys
 from activities.registry import build_activities
 from stackflow.config import OperatorConfig
@@ -125,7 +125,10 @@ async def run_operator(
         added = await register_search_attributes(temporal)
         if added:
             _log.info("temporal.search_attributes_registered", names=added)
-        context = _controller_context(config, resources, matcher, temporal)
+        # Built before the worker so activities read from its caches once they sync (until
+        # then, and for kinds it does not watch, they call the API server).
+        informers = InformerSet(resources, matcher)
+        context = _controller_context(config, resources, matcher, temporal, cache=informers)
         worker = Worker(
             temporal,
             task_queue=config.temporal_task_queue,
@@ -140,7 +143,6 @@ async def run_operator(
         signaller = Signaller(
             temporal, task_queue=config.temporal_task_queue, is_leader=leadership, metrics=metrics
         )
-        informers = InformerSet(resources, matcher)
         watchers = Watchers(
             controllers=CONTROLLERS,
             informers=informers,
@@ -203,7 +205,12 @@ async def run_operator(
 
 
 def _controller_context(
-    config: OperatorConfig, resources: ResourceClient, matcher: NamespaceMatcher, temporal: Client
+    config: OperatorConfig,
+    resources: ResourceClient,
+    matcher: NamespaceMatcher,
+    temporal: Client,
+    *,
+    cache: ObjectReader,
 ) -> ControllerContext:
     scoped = ScopedClient(resources, matcher)
     return ControllerContext(
@@ -216,9 +223,11 @@ def _controller_context(
             scoped,
             operator_namespace=config.operator_namespace,
             public_keys=read_public_keys(config.license_public_key),
+            cache=cache,
         ),
         temporal_client=temporal,
         task_queue=config.temporal_task_queue,
+        cache=cache,
     )
 
 

@@ -1,6 +1,7 @@
 """Informer plumbing of the watchers: the controller-table shapes they rely on, the mapping from a
 controller kind to a ``stackflow.kube`` resource and a workflow ref, and ``InformerSet`` (one shared
-informer per resource and label selector, with scoped views).
+informer per resource and label selector, with scoped views; also the activities' read-through
+``ObjectReader`` over the unscoped caches).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from stackflow.kube.informer import Backoff, Informer
+from stackflow.kube.reader import UNKNOWN, Unknown, equality_selector, matches_labels
 from stackflow.kube.resources import CONFIGMAPS, SECRETS, ResourceClient
 from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.kube.scoped import ScopedInformer
@@ -141,7 +143,11 @@ def resource_ref(controller: ControllerLike, *, namespace: str, name: str) -> Re
 
 
 class InformerSet:
-    """One informer per (resource, label selector), shared by every handler that needs it."""
+    """One informer per (resource, label selector), shared by every handler that needs it.
+
+    It is also an ``ObjectReader``: Gets and Lists answered from the raw (unscoped) caches of
+    synced informers, so the scope check can tell a deleted object from a de-scoped one.
+    """
 
     def __init__(
         self,
@@ -170,6 +176,45 @@ class InformerSet:
     ) -> ScopedInformer:
         """The same informer seen through the matcher."""
         return ScopedInformer(self.informer(resource, label_selector=label_selector), self.matcher)
+
+    def _synced(self, resource: KubeResource, label_selector: str | None) -> Informer | None:
+        key = (resource.group, resource.version, resource.plural, label_selector or "")
+        informer = self._informers.get(key)
+        if informer is None or not informer.has_synced or informer.namespace is not None:
+            return None
+        return informer
+
+    def get(
+        self, resource: KubeResource, *, namespace: str | None, name: str
+    ) -> dict[str, Any] | Unknown | None:
+        """The cached object; None when the synced unfiltered informer lacks it; else UNKNOWN.
+
+        Only the informer of every object can say "absent": a label-filtered one lacks the
+        objects its selector leaves out.
+        """
+        informer = self._synced(resource, None)
+        if informer is None:
+            return UNKNOWN
+        return informer.cache.get(namespace=namespace if resource.namespaced else None, name=name)
+
+    def list(
+        self, resource: KubeResource, *, namespace: str | None, label_selector: str | None
+    ) -> list[dict[str, Any]] | Unknown:
+        """Cached objects matching ``label_selector`` (one namespace or all), or UNKNOWN.
+
+        From the informer of exactly that selector, else from the unfiltered informer when the
+        selector is equality-only.
+        """
+        informer = self._synced(resource, label_selector)
+        if informer is not None:
+            return informer.cache.list(namespace=namespace)
+        informer = self._synced(resource, None)
+        required = equality_selector(label_selector)
+        if informer is None or required is None:
+            return UNKNOWN
+        return [
+            obj for obj in informer.cache.list(namespace=namespace) if matches_labels(obj, required)
+        ]
 
     def start(self) -> None:
         """Start every informer."""

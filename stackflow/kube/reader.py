@@ -1,0 +1,71 @@
+"""Read-through cache reads: what an informer cache can answer instead of the API server.
+
+``ObjectReader`` is the small read interface activities use before falling back to an API call
+(ECK's controller-runtime client reads Gets and Lists from its informer cache). Its answers are
+the unscoped cache contents — callers apply the namespace scope themselves — or ``UNKNOWN`` when
+no synced informer covers the request, in which case the caller asks the API server.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+from stackflow.kube.resources import ResourceRef
+
+__all__ = [
+    "UNKNOWN",
+    "ObjectReader",
+    "Unknown",
+    "equality_selector",
+    "matches_labels",
+]
+
+
+class Unknown(enum.Enum):
+    """The answer of a reader that has no synced cache for the request."""
+
+    UNKNOWN = "unknown"
+
+
+UNKNOWN: Literal[Unknown.UNKNOWN] = Unknown.UNKNOWN
+
+
+class ObjectReader(Protocol):
+    """Gets and Lists answered from informer caches (unscoped), or ``UNKNOWN``."""
+
+    def get(
+        self, resource: ResourceRef, *, namespace: str | None, name: str
+    ) -> dict[str, Any] | Unknown | None:
+        """The cached object, None when a synced cache of every object lacks it, else UNKNOWN."""
+        ...
+
+    def list(
+        self, resource: ResourceRef, *, namespace: str | None, label_selector: str | None
+    ) -> list[dict[str, Any]] | Unknown:
+        """The cached objects (of one namespace or all) matching the selector, or UNKNOWN."""
+        ...
+
+
+def equality_selector(selector: str | None) -> dict[str, str] | None:
+    """``a=b,c==d`` as a dict (empty for no selector); None when any term is not an equality
+    (``!=``, ``in``, existence), which a cache read does not evaluate (pure)."""
+    required: dict[str, str] = {}
+    for term in (selector or "").split(","):
+        term = term.strip()
+        if not term:
+            continue
+        if "!" in term or "=" not in term or " " in term:
+            return None
+        key, _, value = term.partition("==" if "==" in term else "=")
+        if not key or "=" in value:
+            return None
+        required[key] = value
+    return required
+
+
+def matches_labels(obj: Mapping[str, Any], required: Mapping[str, str]) -> bool:
+    """Whether ``obj`` carries every ``required`` label with its value (pure)."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return all(key in labels and str(labels[key]) == value for key, value in required.items())
