@@ -151,6 +151,7 @@ async def run_operator(
             temporal=temporal,
             task_queue=config.temporal_task_queue,
             metrics=metrics,
+            events=context.events,
         )
         informers.start()
         await _until_or_stop(informers.wait_synced(), stop)

@@ -26,6 +26,7 @@ import structlog
 from temporalio.client import Client
 
 from stackflow.kube.cache import EventType
+from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
 from stackflow.kube.resources import SECRETS
 from stackflow.kube.resources import ResourceRef as KubeResource
@@ -48,6 +49,7 @@ from watchers.informers import (
     reference_resources,
     resource_ref,
 )
+from watchers.license_events import MalformedLicenseReporter
 from watchers.references import ReferenceIndex
 from watchers.signals import Signaller
 from watchers.triggers import (
@@ -107,8 +109,12 @@ class Watchers:
         temporal: Client,
         task_queue: str,
         metrics: Registry,
+        events: EventRecorder | None = None,
     ) -> None:
-        """Register every handler; nothing runs until the informers start."""
+        """Register every handler; nothing runs until the informers start.
+
+        With ``events``, a malformed operator license Secret gets a Warning event on itself.
+        """
         self.controllers = {controller.name: controller for controller in controllers}
         self.informers = informers
         self.matcher = informers.matcher
@@ -117,6 +123,7 @@ class Watchers:
         self.temporal = temporal
         self.task_queue = task_queue
         self.references = ReferenceIndex()
+        self._license_reporter = MalformedLicenseReporter(events) if events is not None else None
         self._tasks: set[asyncio.Task[None]] = set()
         self._flips = metrics.counter(
             "stackflow_namespace_flips_total",
@@ -269,6 +276,8 @@ class Watchers:
         trigger = license_trigger(event_type, old, new, source="watch license Secret")
         if trigger is None or not self.is_leader:
             return
+        if new is not None and self._license_reporter is not None:
+            await self._license_reporter.report(new)
         self._license_changes.inc()
         told = self.signal_license_controller(trigger)
         told += await self.signal_waiting_for_license(trigger)

@@ -23,8 +23,9 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import Backoff, NamespaceInformer
-from stackflow.kube.resources import CONFIGMAPS, NAMESPACES, SECRETS, ResourceClient
+from stackflow.kube.resources import CONFIGMAPS, EVENTS, NAMESPACES, SECRETS, ResourceClient
 from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
@@ -293,6 +294,7 @@ async def harness(
         temporal=temporal_env.client,
         task_queue=task_queue,
         metrics=metrics,
+        events=EventRecorder(resources, component="stackflow"),
     )
     async with Worker(
         temporal_env.client,
@@ -414,6 +416,43 @@ async def test_license_secret_reaches_waiting_workflows_and_license_controller(
     )
     await h.wait_for("widget/team-a/w1", TriggerReason.LICENSE_CHANGED)
     await h.wait_for("license/team-a/w1", TriggerReason.LICENSE_CHANGED)
+
+
+async def test_a_malformed_license_secret_gets_a_warning_event_on_itself(
+    harness: Harness,
+) -> None:
+    h = harness
+    await h.create(
+        SECRETS,
+        {
+            "metadata": {
+                "name": "garbled-license",
+                "namespace": "elastic-system",
+                "labels": {"license.k8s.elastic.co/scope": "operator"},
+            },
+            "data": {"license": "bm90IGpzb24="},  # "not json"
+        },
+    )
+
+    async def warned() -> list[dict[str, Any]]:
+        listed = await h.resources.list(
+            EVENTS,
+            namespace="elastic-system",
+            field_selector="involvedObject.name=garbled-license,involvedObject.kind=Secret",
+        )
+        return list(listed["items"])
+
+    async def warned_yet() -> bool:
+        return bool(await warned())
+
+    await eventually(warned_yet, what="an InvalidLicense event on the Secret")
+    (event,) = await warned()
+    assert (event["type"], event["reason"], event["action"]) == (
+        "Warning",
+        "InvalidLicense",
+        "LicenseCheck",
+    )
+    assert event["message"].startswith("while parsing license in elastic-system/garbled-license: ")
 
 
 async def test_a_non_leader_sends_nothing_until_it_leads(harness: Harness) -> None:
