@@ -12,7 +12,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,22 +39,6 @@ SECRETS = KubeResource("", "v1", "secrets", True, "Secret")
 EVENTS = KubeResource("", "v1", "events", True, "Event")
 #: The label that puts a namespace in the operator's scope in these tests.
 SCOPE_LABEL = "eck-visible"
-
-
-class DeadlineError(AssertionError):
-    """A polled condition did not hold before its deadline."""
-
-
-async def eventually(
-    predicate: Callable[[], Awaitable[bool]], *, within: float = 60, what: str = "condition"
-) -> None:
-    """Poll ``predicate`` until it holds; raise ``DeadlineError`` at the deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not await predicate():
-        if loop.time() > deadline:
-            raise DeadlineError(f"{what}: not reached within {within:g}s")
-        await asyncio.sleep(0.1)
 
 
 def app_resource(kind: str) -> KubeResource:

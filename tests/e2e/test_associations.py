@@ -23,12 +23,12 @@ from tests.e2e.harness import (
     Stack,
     app_resource,
     create_namespace,
-    eventually,
     get_or_none,
     manifest,
     operator_stack,
     set_in_scope,
 )
+from tests.polling import eventually
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)]
 

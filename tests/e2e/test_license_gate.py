@@ -30,7 +30,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from stackflow.kube.resources import EVENTS, NAMESPACES, PODS, SECRETS, ResourceClient
 from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
-from tests.e2e.harness import ES, Operator, eventually, kube_cluster, temporal_server
+from tests.e2e.harness import ES, Operator, kube_cluster, temporal_server
+from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -22,10 +22,10 @@ from tests.e2e.harness import (
     SECRETS,
     STATEFULSETS,
     Operator,
-    eventually,
     kube_cluster,
     temporal_server,
 )
+from tests.polling import eventually
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,26 +22,11 @@ from stackflow.kube.informer import Backoff, NamespaceInformer
 from stackflow.kube.resources import NAMESPACES, ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.scope import NamespaceMatcher
+from tests.polling import eventually
 
 OPERATOR_NAMESPACE = "elastic-system"
 OPERATOR_POD = "stackflow-0"
 SELECTOR = {"matchLabels": {"eck": "on"}}
-
-
-async def eventually(
-    predicate: Callable[[], Awaitable[bool] | bool], *, within: float = 30
-) -> None:
-    """Poll ``predicate`` until it holds; fail the test at the deadline."""
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        result = predicate()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            pytest.fail("condition not reached before the deadline")
-        await asyncio.sleep(0.02)
 
 
 @dataclass

@@ -32,10 +32,10 @@ from tests.integration.controller_context import (
     Clock,
     Cluster,
     cluster,
-    eventually,
 )
 from tests.integration.test_activities_es import es_manifest, es_ref
 from tests.integration.test_activities_license import enterprise_license, license_secret
+from tests.polling import eventually
 from watchers.informers import InformerSet
 
 __all__ = ["cluster"]

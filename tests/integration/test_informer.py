@@ -7,7 +7,7 @@ import os
 import re
 import sys
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,27 +19,12 @@ from stackflow.kube import client as kube_client
 from stackflow.kube.cache import ObjectKey, object_key
 from stackflow.kube.informer import Backoff, Informer
 from stackflow.kube.resources import CONFIGMAPS, NAMESPACES, ResourceClient
+from tests.polling import eventually
 
 # (event type, resourceVersion of the new state or None for a delete)
 History = dict[ObjectKey, list[tuple[str, str | None]]]
 
 FAST_BACKOFF = Backoff(initial=0.05, maximum=0.5)
-
-
-async def eventually(
-    predicate: Callable[[], Awaitable[bool] | bool], *, within: float = 20
-) -> None:
-    """Poll ``predicate`` until it holds; fail the test at the deadline."""
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        result = predicate()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            pytest.fail("condition not reached before the deadline")
-        await asyncio.sleep(0.02)
 
 
 def _rv(obj: dict[str, Any]) -> str:

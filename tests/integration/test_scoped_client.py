@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -14,25 +14,10 @@ from stackflow.kube.informer import Backoff, Informer, NamespaceInformer
 from stackflow.kube.resources import CONFIGMAPS, NAMESPACES, ResourceClient
 from stackflow.kube.scoped import ScopedClient, ScopedInformer, UnscopedClient
 from stackflow.scope import NamespaceMatcher, ScopeConfig, label_selector_from_data
+from tests.polling import eventually
 
 FAST_BACKOFF = Backoff(initial=0.05, maximum=0.5)
 OPERATOR_NAMESPACE = "elastic-system"
-
-
-async def eventually(
-    predicate: Callable[[], Awaitable[bool] | bool], *, within: float = 20
-) -> None:
-    """Poll ``predicate`` until it holds; fail the test at the deadline."""
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        result = predicate()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            pytest.fail("condition not reached before the deadline")
-        await asyncio.sleep(0.02)
 
 
 def configmap(namespace: str, name: str) -> dict[str, Any]:

@@ -6,10 +6,9 @@ exactly which workflow ids the watchers signal, and why, for every kind of event
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.scope import LabelSelector, NamespaceMatcher, ScopeConfig
+from tests.polling import eventually
 from watchers.signals import Signaller
 from watchers.sources import InformerSet, Watchers, flip_workflow_id
 
@@ -167,17 +167,6 @@ CONTROLLERS = (
         reference_kinds=(WIDGET,),
     ),
 )
-
-
-async def eventually(
-    predicate: Callable[[], Awaitable[bool]], *, within: float = 30, what: str = "condition"
-) -> None:
-    """Poll ``predicate`` until it holds; fail at the deadline."""
-    deadline = asyncio.get_running_loop().time() + within
-    while not await predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            pytest.fail(f"{what}: not reached before the deadline")
-        await asyncio.sleep(0.05)
 
 
 @dataclass

@@ -31,11 +31,11 @@ from stackflow.models.engine import (
     reconcile_activity,
 )
 from stackflow.temporal import WORKFLOWS, signal_with_start
+from tests.polling import eventually
 from tests.workflows.conftest import start_time_skipping_env
 from tests.workflows.fakes import (
     RELEASE_WATCH,
     FakeEngine,
-    eventually,
     invalid_spec,
     make_ref,
     step,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -173,15 +172,3 @@ class FakeEngine:
             flip_targets,
             signal_resources,
         ]
-
-
-async def eventually(
-    condition: Callable[[], Awaitable[bool]], *, within: float = 15.0, what: str = "condition"
-) -> None:
-    """Poll `condition` until it holds; fail the test naming `what` at the deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not await condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)

@@ -35,12 +35,12 @@ from stackflow.models.engine import (
     reconcile_activity,
 )
 from stackflow.temporal import WORKFLOWS, signal_with_start
+from tests.polling import eventually
 from tests.workflows.fakes import (
     CONTROLLER,
     RELEASE_OBSERVER,
     RELEASE_WATCH,
     FakeEngine,
-    eventually,
     invalid_spec,
     make_ref,
     step,
