@@ -188,6 +188,15 @@ async def test_dynamic_scope_needs_the_enterprise_license_and_resumes_when_it_re
         assert await invalid_license_events(kube, None) == []
 
         await kube.delete(SECRETS, namespace=OPERATOR_NAMESPACE, name=LICENSE_SECRET)
+        # The license gate reads the operator's informer cache: change the spec only once the
+        # operator has seen the deletion (its log says so), or a reconcile racing the watch event
+        # could still find the license and observe the new generation.
+        removal = f"operator license Secret {OPERATOR_NAMESPACE}/{LICENSE_SECRET} removed"
+
+        async def removal_seen() -> bool:
+            return removal in operator.tail(chars=1_000_000)
+
+        await eventually(removal_seen, what="the operator sees the license removed")
         await kube.merge_patch(
             ES,
             {"spec": {"nodeSets": [{"name": "default", "count": 2}]}},
