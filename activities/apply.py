@@ -18,10 +18,23 @@ from enum import StrEnum
 from typing import Any
 
 from stackflow.kube import errors
-from stackflow.kube.resources import ResourceRef
+from stackflow.kube.resources import SECRETS, ResourceRef
 from stackflow.kube.scoped import ScopedClient
+from stackflow.models.engine import ResourceRef as OwnerRef
+from stackflow.stack.labels import (
+    SOFT_OWNER_KIND_LABEL,
+    SOFT_OWNER_NAME_LABEL,
+    SOFT_OWNER_NAMESPACE_LABEL,
+)
 
-__all__ = ["Applied", "ApplyOutcome", "apply_object", "merged_object", "normalised_desired"]
+__all__ = [
+    "Applied",
+    "ApplyOutcome",
+    "apply_object",
+    "delete_soft_owned_secrets",
+    "merged_object",
+    "normalised_desired",
+]
 
 #: Top-level maps the operator owns completely (a key it no longer wants must disappear).
 _OWNED_PAYLOADS = frozenset({"data", "binaryData"})
@@ -130,3 +143,28 @@ async def apply_object(
     merged.pop("status", None)
     updated = await client.replace(resource, merged, namespace=namespace or None, name=name)
     return Applied(updated, ApplyOutcome.UPDATED)
+
+
+async def delete_soft_owned_secrets(client: ScopedClient, owner: OwnerRef) -> tuple[str, ...]:
+    """Delete the Secrets soft-owned by ``owner`` (they carry labels, not an ownerReference).
+
+    Read through the scoped client, so nothing is deleted in a namespace that is out of scope;
+    answers ``Secret ns/name`` for each one deleted.
+    """
+    selector = ",".join(
+        (
+            f"{SOFT_OWNER_NAMESPACE_LABEL}={owner.namespace}",
+            f"{SOFT_OWNER_NAME_LABEL}={owner.name}",
+            f"{SOFT_OWNER_KIND_LABEL}={owner.kind}",
+        )
+    )
+    listed = await client.list(SECRETS, namespace=owner.namespace, label_selector=selector)
+    deleted: list[str] = []
+    for secret in listed["items"]:
+        name = str(secret["metadata"]["name"])
+        try:
+            await client.delete(SECRETS, namespace=owner.namespace, name=name)
+        except errors.NotFound:
+            continue
+        deleted.append(f"Secret {owner.namespace}/{name}")
+    return tuple(deleted)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from activities.apply import ApplyOutcome, apply_object
+from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
 from activities.kinds import CONFIGMAPS, PODS, SECRETS, SERVICES, resource_of
@@ -40,11 +40,6 @@ from stackflow.stack.apps.associations import (
     confs_from_annotations,
     parse_confs,
     referenced_secret_names,
-)
-from stackflow.stack.labels import (
-    SOFT_OWNER_KIND_LABEL,
-    SOFT_OWNER_NAME_LABEL,
-    SOFT_OWNER_NAMESPACE_LABEL,
 )
 
 __all__ = [
@@ -249,21 +244,4 @@ async def finalize(context: ControllerContext, request: FinalizeInput) -> Finali
     Read through the scoped client, so nothing is deleted in a namespace that is out of scope;
     every other child goes with its ownerReference.
     """
-    ref = request.ref
-    selector = ",".join(
-        (
-            f"{SOFT_OWNER_NAMESPACE_LABEL}={ref.namespace}",
-            f"{SOFT_OWNER_NAME_LABEL}={ref.name}",
-            f"{SOFT_OWNER_KIND_LABEL}={ref.kind}",
-        )
-    )
-    listed = await context.scoped.list(SECRETS, namespace=ref.namespace, label_selector=selector)
-    deleted: list[str] = []
-    for secret in listed["items"]:
-        name = str(secret["metadata"]["name"])
-        try:
-            await context.scoped.delete(SECRETS, namespace=ref.namespace, name=name)
-        except errors.NotFound:
-            continue
-        deleted.append(f"Secret {ref.namespace}/{name}")
-    return FinalizeResult(deleted=tuple(deleted))
+    return FinalizeResult(deleted=await delete_soft_owned_secrets(context.scoped, request.ref))

@@ -18,7 +18,7 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
-from activities.apply import ApplyOutcome, apply_object
+from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
 from activities.errors import InvalidSpecError
@@ -53,9 +53,6 @@ from stackflow.stack.elasticsearch.status import compute_status, is_pod_ready
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
 from stackflow.stack.labels import (
     ES_CLUSTER_NAME_LABEL,
-    SOFT_OWNER_KIND_LABEL,
-    SOFT_OWNER_NAME_LABEL,
-    SOFT_OWNER_NAMESPACE_LABEL,
 )
 from stackflow.stack.objects import decode_secret_data
 
@@ -278,24 +275,7 @@ async def finalize(context: ControllerContext, request: FinalizeInput) -> Finali
 
     Read through the scoped client, so nothing is deleted in a namespace that is out of scope.
     """
-    ref = request.ref
-    selector = ",".join(
-        (
-            f"{SOFT_OWNER_NAMESPACE_LABEL}={ref.namespace}",
-            f"{SOFT_OWNER_NAME_LABEL}={ref.name}",
-            f"{SOFT_OWNER_KIND_LABEL}={ref.kind}",
-        )
-    )
-    listed = await context.scoped.list(SECRETS, namespace=ref.namespace, label_selector=selector)
-    deleted: list[str] = []
-    for secret in listed["items"]:
-        name = str(secret["metadata"]["name"])
-        try:
-            await context.scoped.delete(SECRETS, namespace=ref.namespace, name=name)
-        except errors.NotFound:
-            continue
-        deleted.append(f"Secret {ref.namespace}/{name}")
-    return FinalizeResult(deleted=tuple(deleted))
+    return FinalizeResult(deleted=await delete_soft_owned_secrets(context.scoped, request.ref))
 
 
 async def release_observers(
