@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from typing import Any
 
 import pytest
 
 from kubesim.admission_match import (
-    AdmissionRequest,
     WebhookCallError,
     denial_error,
     label_selector_matches,
@@ -17,33 +14,7 @@ from kubesim.admission_match import (
     rule_matches,
     webhook_applies,
 )
-
-CONFIG_MAP = {
-    "apiVersion": "v1",
-    "kind": "ConfigMap",
-    "metadata": {"name": "cm", "namespace": "default", "labels": {"app": "web"}},
-    "data": {"k": "v"},
-}
-
-
-def _request(**changes: Any) -> AdmissionRequest:
-    base = AdmissionRequest(
-        operation="CREATE",
-        group="",
-        version="v1",
-        kind="ConfigMap",
-        plural="configmaps",
-        subresource="",
-        namespaced=True,
-        name="cm",
-        namespace="default",
-        obj=json.loads(json.dumps(CONFIG_MAP)),
-        old_obj=None,
-        dry_run=False,
-        options={"fieldManager": "test"},
-        namespace_labels={"env": "prod"},
-    )
-    return dataclasses.replace(base, **changes)
+from tests.kubesim.admission_requests import CONFIG_MAP, admission_request
 
 
 def _rule(**changes: Any) -> dict[str, Any]:
@@ -121,13 +92,13 @@ def test_label_selector(
 def test_rule_matching(
     rule: dict[str, Any], request_changes: dict[str, Any], expected: bool
 ) -> None:
-    assert rule_matches(rule, _request(**request_changes), exact=False) is expected
+    assert rule_matches(rule, admission_request(**request_changes), exact=False) is expected
 
 
 @pytest.mark.parametrize(("match_policy", "expected"), [("Exact", False), ("Equivalent", True)])
 def test_match_policy_versions(match_policy: str, expected: bool) -> None:
     webhook = {"rules": [_rule(apiVersions=["v2"])], "matchPolicy": match_policy}
-    assert webhook_applies(webhook, _request()) is expected
+    assert webhook_applies(webhook, admission_request()) is expected
 
 
 NAMESPACE = {
@@ -189,7 +160,7 @@ def test_webhook_applies(
 ) -> None:
     rule = _rule(apiGroups=["*"], apiVersions=["*"], resources=["*"], operations=["*"])
     webhook = {"name": "w.example.com", "rules": [rule], **extra}
-    assert webhook_applies(webhook, _request(**request_changes)) is expected
+    assert webhook_applies(webhook, admission_request(**request_changes)) is expected
 
 
 @pytest.mark.parametrize(

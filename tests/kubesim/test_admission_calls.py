@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from kubesim.admission import Admission
-from kubesim.admission_match import AdmissionRequest
 from kubesim.errors import StatusError
+from tests.kubesim.admission_requests import CONFIG_MAP, admission_request
 from tests.kubesim.webhook_server import (
     WebhookServer,
     allow,
@@ -24,12 +22,6 @@ from tests.kubesim.webhook_server import (
     raw,
 )
 
-CONFIG_MAP = {
-    "apiVersion": "v1",
-    "kind": "ConfigMap",
-    "metadata": {"name": "cm", "namespace": "default", "labels": {"app": "web"}},
-    "data": {"k": "v"},
-}
 ALL_RULES = [
     {
         "operations": ["*"],
@@ -38,26 +30,6 @@ ALL_RULES = [
         "resources": ["*"],
     }
 ]
-
-
-def _request(**changes: Any) -> AdmissionRequest:
-    base = AdmissionRequest(
-        operation="CREATE",
-        group="",
-        version="v1",
-        kind="ConfigMap",
-        plural="configmaps",
-        subresource="",
-        namespaced=True,
-        name="cm",
-        namespace="default",
-        obj=json.loads(json.dumps(CONFIG_MAP)),
-        old_obj=None,
-        dry_run=False,
-        options={"fieldManager": "test"},
-        namespace_labels={"env": "prod"},
-    )
-    return dataclasses.replace(base, **changes)
 
 
 class Webhooks:
@@ -107,7 +79,7 @@ async def test_allowed_and_review_shape(
 ) -> None:
     webhooks.add("validating", "v.example.com", "/validate")
     server.answer("/validate", allow(warnings=["be careful"]))
-    assert await admission.validate(_request()) == ["be careful"]
+    assert await admission.validate(admission_request()) == ["be careful"]
     [review] = server.reviews
     request = review["request"]
     assert (review["apiVersion"], review["kind"]) == ("admission.k8s.io/v1", "AdmissionReview")
@@ -139,7 +111,7 @@ async def test_denied(
     webhooks.add("validating", "v.example.com", "/validate")
     server.answer("/validate", deny(code, "nope", reason=reason))
     with pytest.raises(StatusError) as raised:
-        await admission.validate(_request())
+        await admission.validate(admission_request())
     assert raised.value.code == expected_code
     assert raised.value.reason == reason
     assert raised.value.message == 'admission webhook "v.example.com" denied the request: nope'
@@ -152,7 +124,7 @@ async def test_mutating_patch_applied(
     server.answer(
         "/mutate", patch([{"op": "add", "path": "/metadata/labels/added", "value": "yes"}])
     )
-    obj, warnings = await admission.mutate(_request())
+    obj, warnings = await admission.mutate(admission_request())
     assert obj is not None
     assert obj["metadata"]["labels"] == {"app": "web", "added": "yes"}
     assert warnings == []
@@ -164,7 +136,7 @@ async def test_mutating_denial(
     webhooks.add("mutating", "m.example.com", "/mutate")
     server.answer("/mutate", deny(403, "no mutation for you"))
     with pytest.raises(StatusError) as raised:
-        await admission.mutate(_request())
+        await admission.mutate(admission_request())
     assert raised.value.code == 403
 
 
@@ -179,7 +151,7 @@ async def test_series_order_and_reinvocation(
     server.answer(
         "/second", patch([{"op": "add", "path": "/metadata/labels/second", "value": "2"}])
     )
-    obj, _ = await admission.mutate(_request())
+    obj, _ = await admission.mutate(admission_request())
     assert obj is not None
     assert obj["metadata"]["labels"] == {"app": "web", "first": "1", "second": "2"}
     assert [path.split("?")[0] for path in server.paths] == ["/first", "/second", "/first"]
@@ -202,7 +174,7 @@ async def test_wrong_uid_is_call_failure(
     server.answer("/hook", raw(_wrong_uid()))
     call = admission.validate if flavour == "validating" else admission.mutate
     with pytest.raises(StatusError) as raised:
-        await call(_request())
+        await call(admission_request())
     uid = server.reviews[0]["request"]["uid"]
     assert raised.value.code == 500
     assert raised.value.reason == "InternalError"
@@ -217,7 +189,7 @@ async def test_wrong_uid_ignored(
 ) -> None:
     webhooks.add("validating", "v.example.com", "/hook", failurePolicy="Ignore")
     server.answer("/hook", raw(_wrong_uid()))
-    assert await admission.validate(_request()) == []
+    assert await admission.validate(admission_request()) == []
     assert len(server.reviews) == 1
 
 
@@ -227,7 +199,7 @@ async def test_webhook_down(webhooks: Webhooks, admission: Admission) -> None:
     webhooks.add("validating", "down-fail.example.com", "/unused", failurePolicy="Fail")
     webhooks.configurations["validating"][0]["webhooks"][0]["clientConfig"]["url"] = url
     with pytest.raises(StatusError) as raised:
-        await admission.validate(_request())
+        await admission.validate(admission_request())
     assert raised.value.code == 500
     assert raised.value.message == (
         'Internal error occurred: failed calling webhook "down-fail.example.com": failed to call '
@@ -237,7 +209,7 @@ async def test_webhook_down(webhooks: Webhooks, admission: Admission) -> None:
         "message"
     ] == raised.value.message.removeprefix("Internal error occurred: ")
     webhooks.configurations["validating"][0]["webhooks"][0]["failurePolicy"] = "Ignore"
-    assert await admission.validate(_request()) == []
+    assert await admission.validate(admission_request()) == []
 
 
 async def test_selectors_skip_the_call(
@@ -251,7 +223,7 @@ async def test_selectors_skip_the_call(
     )
     server.answer("/ns", deny(403, "ns"))
     server.answer("/obj", deny(403, "obj"))
-    assert await admission.validate(_request()) == []
+    assert await admission.validate(admission_request()) == []
     assert server.reviews == []
 
 
@@ -261,7 +233,7 @@ async def test_timeout(server: WebhookServer, webhooks: Webhooks, admission: Adm
     server.answer("/slow", hang(release))
     try:
         with pytest.raises(StatusError) as raised:
-            await admission.validate(_request())
+            await admission.validate(admission_request())
     finally:
         release.set()
     assert raised.value.code == 500
@@ -284,11 +256,11 @@ async def test_dry_run(
 ) -> None:
     webhooks.add("validating", "v.example.com", "/validate", sideEffects=side_effects)
     if called:
-        assert await admission.validate(_request(dry_run=True)) == []
+        assert await admission.validate(admission_request(dry_run=True)) == []
         assert server.reviews[0]["request"]["dryRun"] is True
         return
     with pytest.raises(StatusError) as raised:
-        await admission.validate(_request(dry_run=True))
+        await admission.validate(admission_request(dry_run=True))
     assert (raised.value.code, raised.value.reason) == (400, "BadRequest")
     assert raised.value.message == 'admission webhook "v.example.com" does not support dry run'
     assert server.reviews == []
@@ -301,7 +273,7 @@ async def test_untrusted_certificate_is_call_failure(
     webhooks.add("validating", "v.example.com", "/validate")
     webhooks.configurations["validating"][0]["webhooks"][0]["clientConfig"]["caBundle"] = other_ca
     with pytest.raises(StatusError) as raised:
-        await admission.validate(_request())
+        await admission.validate(admission_request())
     assert raised.value.code == 500
     assert 'failed calling webhook "v.example.com"' in raised.value.message
 
@@ -315,7 +287,7 @@ async def test_unknown_ca_is_call_failure(
             other.ca_bundle
         )
         with pytest.raises(StatusError) as raised:
-            await admission.validate(_request())
+            await admission.validate(admission_request())
     assert raised.value.code == 500
     assert "tls: failed to verify certificate" in raised.value.message
     assert server.reviews == []
@@ -339,11 +311,11 @@ async def test_service_client_config(
     admission = webhooks.admission(service_resolver=resolve)
     try:
         if resolvable:
-            assert await admission.validate(_request()) == []
+            assert await admission.validate(admission_request()) == []
             assert server.paths == ["/svc?timeout=10s"]
         else:
             with pytest.raises(StatusError) as raised:
-                await admission.validate(_request())
+                await admission.validate(admission_request())
             assert raised.value.message == (
                 'Internal error occurred: failed calling webhook "svc.example.com": failed to call '
                 'webhook: Post "https://hooks.system.svc:8443/svc?timeout=10s": service "hooks" not found'
@@ -361,7 +333,7 @@ async def test_validating_webhooks_all_called_first_failure_reported(
     server.answer("/a", allow(warnings=["from a"]))
     server.answer("/b", deny(403, "b says no"))
     with pytest.raises(StatusError) as raised:
-        await admission.validate(_request())
+        await admission.validate(admission_request())
     assert raised.value.message == 'admission webhook "b.example.com" denied the request: b says no'
     assert sorted(path.split("?")[0] for path in server.paths) == ["/a", "/b"]
 
@@ -370,7 +342,9 @@ async def test_delete_sends_old_object(
     server: WebhookServer, webhooks: Webhooks, admission: Admission
 ) -> None:
     webhooks.add("validating", "v.example.com", "/validate")
-    await admission.validate(_request(operation="DELETE", obj=None, old_obj=CONFIG_MAP, options={}))
+    await admission.validate(
+        admission_request(operation="DELETE", obj=None, old_obj=CONFIG_MAP, options={})
+    )
     request = server.reviews[0]["request"]
     assert (request["object"], request["oldObject"]) == (None, CONFIG_MAP)
     assert request["options"]["kind"] == "DeleteOptions"
@@ -383,5 +357,5 @@ async def test_patch_that_does_not_apply_is_500(
     webhooks.add("mutating", "m.example.com", "/mutate", failurePolicy=failure_policy)
     server.answer("/mutate", patch([{"op": "remove", "path": "/spec/missing"}]))
     with pytest.raises(StatusError) as raised:
-        await admission.mutate(_request())
+        await admission.mutate(admission_request())
     assert (raised.value.code, raised.value.reason) == (500, "InternalError")
