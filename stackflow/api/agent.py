@@ -10,12 +10,11 @@ from stackflow.api.base import ApiModel, CustomResource, FreeForm
 from stackflow.api.common import (
     AssociationStatus,
     AssociationStatusMap,
-    Condition,
     ConfigSource,
     ElasticsearchOutputSelector,
     FleetServerSelector,
-    Health,
     HTTPConfigWithClientOptions,
+    NodesStatus,
     ObjectSelector,
     PodTemplateWorkload,
     Resources,
@@ -55,18 +54,12 @@ class AgentSpec(ApiModel):
         return self.mode or "standalone"
 
 
-class AgentStatus(ApiModel):
+class AgentStatus(NodesStatus):
     """The observed state of an Agent."""
 
-    version: str | None = None
-    expected_nodes: int | None = None
-    available_nodes: int | None = None
-    health: Health | None = None
     elasticsearch_associations_status: AssociationStatusMap | None = None
     kibana_association_status: AssociationStatus | None = None
     fleet_server_association_status: AssociationStatus | None = None
-    observed_generation: int | None = None
-    conditions: list[Condition] | None = None
 
 
 class Agent(CustomResource):

@@ -10,11 +10,10 @@ from stackflow.api.base import ApiModel, CustomResource, FreeForm
 from stackflow.api.common import (
     AssociationStatus,
     AssociationStatusMap,
-    Condition,
     ConfigSource,
     ElasticsearchSelector,
-    Health,
     Monitoring,
+    NodesStatus,
     ObjectSelector,
     PodTemplateWorkload,
     Resources,
@@ -41,18 +40,12 @@ class BeatSpec(ApiModel):
     revision_history_limit: int | None = None
 
 
-class BeatStatus(ApiModel):
+class BeatStatus(NodesStatus):
     """The observed state of a Beat."""
 
-    version: str | None = None
-    expected_nodes: int | None = None
-    available_nodes: int | None = None
-    health: Health | None = None
     elasticsearch_association_status: AssociationStatus | None = None
     kibana_association_status: AssociationStatus | None = None
     monitoring_association_status: AssociationStatusMap | None = None
-    observed_generation: int | None = None
-    conditions: list[Condition] | None = None
 
 
 class Beat(CustomResource):

@@ -230,6 +230,17 @@ class DeploymentStatus(ApiModel):
     conditions: list[Condition] | None = None
 
 
+class NodesStatus(ApiModel):
+    """The status shared by Beat, Agent and Logstash: expected and available nodes, health."""
+
+    version: str | None = None
+    expected_nodes: int | None = None
+    available_nodes: int | None = None
+    health: Health | None = None
+    observed_generation: int | None = None
+    conditions: list[Condition] | None = None
+
+
 class PodTemplateWorkload(ApiModel):
     """A DaemonSet or Deployment of Beats/Agent: its pod template and workload options."""
 

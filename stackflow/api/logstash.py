@@ -7,11 +7,10 @@ from typing import ClassVar
 from stackflow.api.base import ApiModel, CustomResource, FreeForm
 from stackflow.api.common import (
     AssociationStatusMap,
-    Condition,
     ConfigSource,
     ElasticsearchClusterSelector,
-    Health,
     Monitoring,
+    NodesStatus,
     Resources,
     SecretSource,
     ServiceTemplate,
@@ -49,18 +48,12 @@ class LogstashSpec(ApiModel):
     volume_claim_templates: list[FreeForm] | None = None
 
 
-class LogstashStatus(ApiModel):
+class LogstashStatus(NodesStatus):
     """The observed state of Logstash."""
 
-    version: str | None = None
-    expected_nodes: int | None = None
-    available_nodes: int | None = None
-    health: Health | None = None
-    observed_generation: int | None = None
     elasticsearch_associations_status: AssociationStatusMap | None = None
     monitoring_association_status: AssociationStatusMap | None = None
     selector: str | None = None
-    conditions: list[Condition] | None = None
 
 
 class Logstash(CustomResource):
