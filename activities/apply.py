@@ -18,9 +18,10 @@ from enum import StrEnum
 from typing import Any
 
 from stackflow.kube import errors
-from stackflow.kube.resources import SECRETS, ResourceRef
 from stackflow.kube.scoped import ScopedClient
-from stackflow.models.engine import ResourceRef as OwnerRef
+from stackflow.models.engine import ResourceRef
+from stackflow.models.kinds import SECRETS, Kind
+from stackflow.models.objects import view
 from stackflow.stack.labels import (
     SOFT_OWNER_KIND_LABEL,
     SOFT_OWNER_NAME_LABEL,
@@ -124,12 +125,10 @@ def _differs(current: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
     }
 
 
-async def apply_object(
-    client: ScopedClient, resource: ResourceRef, desired: Mapping[str, Any]
-) -> Applied:
+async def apply_object(client: ScopedClient, resource: Kind, desired: Mapping[str, Any]) -> Applied:
     """Create ``desired`` or bring the current object in line with it; no write when equal."""
-    metadata = desired.get("metadata") or {}
-    namespace, name = str(metadata.get("namespace") or ""), str(metadata["name"])
+    meta = view(desired)
+    namespace, name = meta.namespace, meta.name
     try:
         current = await client.get(resource, namespace=namespace or None, name=name)
     except errors.NotFound:
@@ -145,7 +144,7 @@ async def apply_object(
     return Applied(updated, ApplyOutcome.UPDATED)
 
 
-async def delete_soft_owned_secrets(client: ScopedClient, owner: OwnerRef) -> tuple[str, ...]:
+async def delete_soft_owned_secrets(client: ScopedClient, owner: ResourceRef) -> tuple[str, ...]:
     """Delete the Secrets soft-owned by ``owner`` (they carry labels, not an ownerReference).
 
     Read through the scoped client, so nothing is deleted in a namespace that is out of scope;

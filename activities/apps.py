@@ -11,23 +11,31 @@ the controller table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
+from activities.binding import ControllerActivities
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
-from activities.kinds import CONFIGMAPS, PODS, SECRETS, SERVICES, resource_of
-from stackflow.api.kinds import kind_info
+from stackflow.controllers.apps import APP_CONTROLLER_NAMES, app_references
 from stackflow.kube import errors
-from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.models.engine import (
     FinalizeInput,
     FinalizeResult,
-    ObjectKey,
     Phase,
     ReconcileInput,
     ReconcileResult,
+)
+from stackflow.models.kinds import (
+    CONFIGMAPS,
+    DAEMONSETS,
+    DEPLOYMENTS,
+    PODS,
+    SECRETS,
+    SERVICES,
+    STATEFULSETS,
+    Kind,
 )
 from stackflow.stack.apps import (
     AppKind,
@@ -36,20 +44,10 @@ from stackflow.stack.apps import (
     desired_children,
     validate_application,
 )
-from stackflow.stack.apps.associations import (
-    confs_from_annotations,
-    parse_confs,
-    referenced_secret_names,
-)
 
 __all__ = [
-    "DAEMONSETS",
-    "DEPLOYMENTS",
+    "IMPLEMENTATIONS",
     "NOT_GREEN_REQUEUE_SECONDS",
-    "STATEFULSETS",
-    "app_owner",
-    "app_references",
-    "app_resource",
     "child_resource",
     "finalize",
     "reconcile",
@@ -58,80 +56,23 @@ __all__ = [
 #: How soon an application that is not green yet is looked at again (pods starting).
 NOT_GREEN_REQUEUE_SECONDS = 10.0
 
-DEPLOYMENTS = KubeResource("apps", "v1", "deployments", namespaced=True, kind="Deployment")
-DAEMONSETS = KubeResource("apps", "v1", "daemonsets", namespaced=True, kind="DaemonSet")
-STATEFULSETS = KubeResource("apps", "v1", "statefulsets", namespaced=True, kind="StatefulSet")
-WORKLOAD_RESOURCES: tuple[KubeResource, ...] = (DEPLOYMENTS, DAEMONSETS, STATEFULSETS)
+WORKLOAD_RESOURCES: tuple[Kind, ...] = (DEPLOYMENTS, DAEMONSETS, STATEFULSETS)
 #: The kinds the builder returns, by (apiVersion, kind).
-_CHILD_RESOURCES: Mapping[tuple[str, str], KubeResource] = {
+_CHILD_RESOURCES: Mapping[tuple[str, str], Kind] = {
     (resource.api_version, resource.kind): resource
     for resource in (SECRETS, SERVICES, CONFIGMAPS, *WORKLOAD_RESOURCES)
 }
 #: Children listed to give the builder what exists now (certificates and generated keys reused).
-_EXISTING_RESOURCES: tuple[KubeResource, ...] = (SECRETS, SERVICES, CONFIGMAPS)
+_EXISTING_RESOURCES: tuple[Kind, ...] = (SECRETS, SERVICES, CONFIGMAPS)
 
 
-def app_resource(kind: str) -> KubeResource:
-    """The Kubernetes resource of an application kind (its storage version)."""
-    info = kind_info(app_kind(kind).kind)
-    return KubeResource(
-        info.group, info.storage_version, info.plural, namespaced=True, kind=info.kind
-    )
-
-
-def child_resource(child: Mapping[str, Any]) -> KubeResource:
+def child_resource(child: Mapping[str, Any]) -> Kind:
     """The resource of a child manifest the builder returned; KeyError for an unexpected kind."""
     return _CHILD_RESOURCES[(str(child.get("apiVersion")), str(child.get("kind")))]
 
 
 def _selector(kind: AppKind, name: str) -> str:
     return f"{kind.name_label}={name}"
-
-
-OwnerMapper = Callable[[Mapping[str, Any]], tuple[str, str] | None]
-
-
-def app_owner(kind: str) -> OwnerMapper:
-    """A pure owner mapper for ``kind``'s children: their ``<prefix>/name`` label and namespace."""
-    label = app_kind(kind).name_label
-
-    def owner(child: Mapping[str, Any]) -> tuple[str, str] | None:
-        metadata = child.get("metadata") or {}
-        name = (metadata.get("labels") or {}).get(label)
-        namespace = metadata.get("namespace")
-        return (str(namespace), str(name)) if name and namespace else None
-
-    return owner
-
-
-def _spec_secret_names(spec: Mapping[str, Any]) -> set[str]:
-    names: set[str] = set()
-    for field in ("configRef", "pipelinesRef"):
-        value = (spec.get(field) or {}).get("secretName")
-        if value:
-            names.add(str(value))
-    certificate = (((spec.get("http") or {}).get("tls") or {}).get("certificate") or {}).get(
-        "secretName"
-    )
-    if certificate:
-        names.add(str(certificate))
-    for entry in spec.get("secureSettings") or []:
-        if isinstance(entry, Mapping) and entry.get("secretName"):
-            names.add(str(entry["secretName"]))
-    return names
-
-
-def app_references(obj: Mapping[str, Any]) -> list[ObjectKey]:
-    """The Secrets an application depends on: spec references and its association Secrets (pure).
-
-    Association Secrets (credentials, CA copies, external targets' Secrets) are read from the conf
-    annotations: their content goes into the config hash, so a change must roll the pods.
-    """
-    metadata = obj.get("metadata") or {}
-    namespace = str(metadata.get("namespace") or "")
-    names = _spec_secret_names(obj.get("spec") or {})
-    names.update(referenced_secret_names(parse_confs(confs_from_annotations(obj))))
-    return [ObjectKey(kind="Secret", namespace=namespace, name=name) for name in sorted(names)]
 
 
 async def _existing_objects(
@@ -190,7 +131,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     ref = request.ref
     kind = app_kind(ref.kind)
     try:
-        obj = await context.scoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+        obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
     except errors.NotFound:
         return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
     problems = validate_application(kind.kind, obj)
@@ -223,7 +164,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     changed = {key: value for key, value in status.items() if current.get(key) != value}
     if changed:
         await context.scoped.patch_status(
-            resource_of(ref), {"status": changed}, namespace=ref.namespace, name=ref.name
+            ref.resource, {"status": changed}, namespace=ref.namespace, name=ref.name
         )
     green = status.get("health") == "green"
     return ReconcileResult(
@@ -245,3 +186,9 @@ async def finalize(context: ControllerContext, request: FinalizeInput) -> Finali
     every other child goes with its ownerReference.
     """
     return FinalizeResult(deleted=await delete_soft_owned_secrets(context.scoped, request.ref))
+
+
+IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
+    name: ControllerActivities(reconcile=reconcile, finalize=finalize)
+    for name in APP_CONTROLLER_NAMES.values()
+}

@@ -18,11 +18,10 @@ from typing import Any
 from activities.apply import apply_object
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
-from activities.kinds import SECRETS, SERVICES
-from stackflow.api.kinds import kind_info
+from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
-from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.models.engine import ObjectKey
+from stackflow.models.kinds import SECRETS, SERVICES, Kind
 from stackflow.stack.associations import conf as conf_builders
 from stackflow.stack.associations import secrets as secret_builders
 from stackflow.stack.associations.conf import AssociationConf, ConfError
@@ -47,7 +46,6 @@ from stackflow.stack.objects import decode_secret_data
 __all__ = [
     "RefOutcome",
     "resolve_ref",
-    "target_resource",
 ]
 
 PASSWORD_LENGTH = 24
@@ -57,23 +55,6 @@ _PASSWORD_ALPHABET = string.ascii_letters + string.digits
 def random_password() -> str:
     """A fresh association user password (ECK's length and alphabet)."""
     return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH))
-
-
-def target_resource(kind: str) -> KubeResource:
-    """The Kubernetes resource of an association target kind (its storage version)."""
-    info = kind_info(kind)
-    return KubeResource(info.group, info.storage_version, info.plural, namespaced=True, kind=kind)
-
-
-def object_key(resource: KubeResource, *, namespace: str, name: str) -> ObjectKey:
-    """The engine key of one object of ``resource``."""
-    return ObjectKey(
-        group=resource.group,
-        version=resource.version,
-        kind=resource.kind,
-        namespace=namespace,
-        name=name,
-    )
 
 
 @dataclass(frozen=True)
@@ -89,7 +70,7 @@ class RefOutcome:
 
 
 async def _get_or_none(
-    context: ControllerContext, resource: KubeResource, *, namespace: str, name: str
+    context: ControllerContext, resource: Kind, *, namespace: str, name: str
 ) -> dict[str, Any] | None:
     try:
         return await context.scoped.get(resource, namespace=namespace, name=name)
@@ -113,7 +94,7 @@ async def _external(
     context: ControllerContext, association: Association, ref: AssociationRef
 ) -> RefOutcome:
     """A ``secretName`` ref: the conf points straight at the user's Secret."""
-    watched = (object_key(SECRETS, namespace=ref.namespace, name=ref.secret_name),)
+    watched = (ObjectKey.of(SECRETS, namespace=ref.namespace, name=ref.secret_name),)
     secret = await _get_or_none(context, SECRETS, namespace=ref.namespace, name=ref.secret_name)
     if secret is None:
         return RefOutcome(
@@ -144,8 +125,8 @@ async def _user_elasticsearch(
     es_ref = refs[0]
     if es_ref.is_external:
         return None, "the target Kibana's Elasticsearch is external: no user can be made", ()
-    resource = target_resource(ELASTICSEARCH.kind)
-    watched = (object_key(resource, namespace=es_ref.namespace, name=es_ref.name),)
+    resource = kind_resource(ELASTICSEARCH.kind)
+    watched = (ObjectKey.of(resource, namespace=es_ref.namespace, name=es_ref.name),)
     es = await _get_or_none(context, resource, namespace=es_ref.namespace, name=es_ref.name)
     if es is None:
         return None, f"Elasticsearch {es_ref.key} of the target Kibana not found", watched
@@ -224,13 +205,13 @@ async def resolve_ref(
     if ref.is_external:
         return await _external(context, association, ref)
     kind = association.target
-    resource = target_resource(kind.kind)
+    resource = kind_resource(kind.kind)
     service_name = ref.service_name or kind.http_service_name(ref.name)
     certs_name = kind.public_certs_secret_name(ref.name)
     watched: tuple[ObjectKey, ...] = (
-        object_key(resource, namespace=ref.namespace, name=ref.name),
-        object_key(SERVICES, namespace=ref.namespace, name=service_name),
-        object_key(SECRETS, namespace=ref.namespace, name=certs_name),
+        ObjectKey.of(resource, namespace=ref.namespace, name=ref.name),
+        ObjectKey.of(SERVICES, namespace=ref.namespace, name=service_name),
+        ObjectKey.of(SECRETS, namespace=ref.namespace, name=certs_name),
     )
     target = await _get_or_none(context, resource, namespace=ref.namespace, name=ref.name)
     if target is None:

@@ -5,41 +5,33 @@ for a malformed one: name and secretName, a secretName where none is allowed…)
 (``activities.association_targets``), then writes only what changed: the conf annotations on the
 associated object (merge patch of ``metadata.annotations``, nothing else), the per-ref statuses
 through ``/status`` with an ``AssociationStatusChange`` event, and deletes the Secrets of refs that
-are gone (unbind clean-up). Finalize does the clean-up for a deleted object. The only state the
-operator holds is the in-process record of what each association watches (targets resolved at run
-time, transitive Elasticsearch included); the ``<name>.release_watches`` compensation drops it.
-
-The pure helpers (references, owner mapper) and the flip mapper feed the controller table.
+are gone (unbind clean-up). Finalize does the clean-up for a deleted object. The flip mapper
+finds the associated objects a flip concerns, in any namespace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from activities.association_targets import (
-    RefOutcome,
-    object_key,
-    resolve_ref,
-    target_resource,
-)
-from activities.context import AssociationWatches, ControllerContext
+from activities.association_targets import RefOutcome, resolve_ref
+from activities.binding import ControllerActivities, Finalize, FlipTargets, Reconcile
+from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
-from activities.kinds import SECRETS, SERVICES, involved_reference, resource_of
+from activities.kinds import involved_reference
+from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
 from stackflow.kube.events import InvolvedObject
 from stackflow.models.engine import (
-    CompensateInput,
-    CompensateResult,
-    CompensationStep,
     FinalizeInput,
     FinalizeResult,
     FlipDirectionName,
-    ObjectKey,
     Phase,
     ReconcileInput,
     ReconcileResult,
 )
+from stackflow.models.kinds import SECRETS
+from stackflow.models.objects import view
 from stackflow.stack.associations import flip
 from stackflow.stack.associations.conf import conf_annotation_name, stale_conf_annotations
 from stackflow.stack.associations.refs import AssociationRef, parse_refs
@@ -57,6 +49,7 @@ from stackflow.stack.associations.status import (
     status_map,
 )
 from stackflow.stack.associations.table import (
+    ASSOCIATIONS,
     TRANSITIVE_ES_ASSOCIATION,
     Association,
     association_named,
@@ -65,104 +58,18 @@ from stackflow.stack.associations.table import (
 __all__ = [
     "EVENT_ASSOCIATION_ERROR",
     "EVENT_STATUS_CHANGE",
+    "IMPLEMENTATIONS",
     "PENDING_REQUEUE_SECONDS",
-    "AssociationWatches",
-    "association_owner",
-    "association_references",
+    "annotations_patch",
     "finalize_for",
     "flip_mapper_for",
     "reconcile_for",
-    "release_watches_activity",
-    "release_watches_for",
-    "watches_of",
 ]
 
 EVENT_STATUS_CHANGE = "AssociationStatusChange"
 EVENT_ASSOCIATION_ERROR = "AssociationError"
 #: A Pending ref is looked at again this soon even without a trigger (ECK's default requeue).
 PENDING_REQUEUE_SECONDS = 30.0
-
-OwnerMapper = Callable[[Mapping[str, Any]], tuple[str, str] | None]
-Reconcile = Callable[[ControllerContext, ReconcileInput], Awaitable[ReconcileResult]]
-Finalize = Callable[[ControllerContext, FinalizeInput], Awaitable[FinalizeResult]]
-Compensation = Callable[[ControllerContext, CompensateInput], Awaitable[CompensateResult]]
-FlipMapper = Callable[[ControllerContext, str, FlipDirectionName], Awaitable[list[dict[str, Any]]]]
-
-
-# --- operator-held state ---------------------------------------------------------------------
-
-
-def watches_of(context: ControllerContext) -> AssociationWatches:
-    """The process's association watch registry (``ControllerContext.association_watches``)."""
-    return context.association_watches
-
-
-def watch_key(association: Association, *, namespace: str, name: str) -> str:
-    """The registry and compensation key of one associated object's association."""
-    return f"watches/{association.name}/{namespace}/{name}"
-
-
-def release_watches_activity(association: Association) -> str:
-    """The registered name of an association's compensation."""
-    return f"{association.name}.release_watches"
-
-
-# --- pure helpers for the table --------------------------------------------------------------
-
-
-def association_references(
-    association: Association,
-) -> Callable[[Mapping[str, Any]], list[ObjectKey]]:
-    """A pure ``references`` function: the objects whose changes concern ``association``'s refs.
-
-    A managed ref references its target object, the target's HTTP Service and its public HTTP
-    certificates Secret (all in the target's namespace); an external ref its Secret. Malformed
-    refs reference nothing.
-    """
-
-    def references(obj: Mapping[str, Any]) -> list[ObjectKey]:
-        keys: list[ObjectKey] = []
-        for ref in parse_refs(obj, association).refs:
-            if ref.is_external:
-                keys.append(object_key(SECRETS, namespace=ref.namespace, name=ref.secret_name))
-                continue
-            target = association.target
-            keys += [
-                object_key(target_resource(target.kind), namespace=ref.namespace, name=ref.name),
-                object_key(
-                    SERVICES,
-                    namespace=ref.namespace,
-                    name=ref.service_name or target.http_service_name(ref.name),
-                ),
-                object_key(
-                    SECRETS,
-                    namespace=ref.namespace,
-                    name=target.public_certs_secret_name(ref.name),
-                ),
-            ]
-        return keys
-
-    return references
-
-
-def association_owner(association: Association) -> OwnerMapper:
-    """A pure owner mapper: an association Secret (either side) → its associated object."""
-
-    def owner(child: Mapping[str, Any]) -> tuple[str, str] | None:
-        labels = (child.get("metadata") or {}).get("labels") or {}
-        if labels.get(association.label_type) != association.association_type:
-            return None
-        namespace = labels.get(association.label_namespace)
-        name = labels.get(association.label_name)
-        return (str(namespace), str(name)) if namespace and name else None
-
-    return owner
-
-
-def association_secrets_label_selector(association: Association) -> str:
-    """The label selector of every Secret ``association`` makes (for the child watch)."""
-    return f"{association.label_type}={association.association_type}"
-
 
 # --- reconcile --------------------------------------------------------------------------------
 
@@ -237,7 +144,7 @@ async def _record_status(
     if apply_status(current, association, statuses) == current:
         return
     await context.scoped.patch_status(
-        resource_of(ref),
+        ref.resource,
         {"status": status_fields(association, statuses)},
         namespace=ref.namespace,
         name=ref.name,
@@ -258,7 +165,7 @@ async def _reconcile(
 ) -> ReconcileResult:
     ref = request.ref
     try:
-        obj = await context.scoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+        obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
     except errors.NotFound:
         return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
     parsed = parse_refs(obj, association)
@@ -267,14 +174,14 @@ async def _reconcile(
     outcomes = [
         await resolve_ref(context, association, associated=obj, ref=item) for item in parsed.refs
     ]
-    annotations: Mapping[str, str] = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = view(obj).annotations
     patch = annotations_patch(
         association, annotations=annotations, outcomes=outcomes, refs=parsed.refs
     )
     if patch:
         # Only metadata.annotations: the user's spec is never written.
         await context.scoped.merge_patch(
-            resource_of(ref),
+            ref.resource,
             {"metadata": {"annotations": patch}},
             namespace=ref.namespace,
             name=ref.name,
@@ -283,9 +190,7 @@ async def _reconcile(
         context, association, namespace=ref.namespace, name=ref.name, refs=parsed.refs
     )
     await _record_status(context, association, request=request, obj=obj, outcomes=outcomes)
-    key = watch_key(association, namespace=ref.namespace, name=ref.name)
     watched = tuple(dict.fromkeys(item for outcome in outcomes for item in outcome.watched))
-    watches_of(context).record(key, watched)
     established = all(outcome.status == ESTABLISHED for outcome in outcomes)
     problems = [outcome.message for outcome in outcomes if outcome.status != ESTABLISHED]
     summary = describe(status_map((o.ref, o.status) for o in outcomes)) or "no references"
@@ -293,8 +198,7 @@ async def _reconcile(
         phase=Phase.READY if established else Phase.RECONCILING,
         message="; ".join([summary, *problems, *(f"deleted {item}" for item in deleted)]),
         requeue_after_seconds=None if established else PENDING_REQUEUE_SECONDS,
-        observed_generation=(obj.get("metadata") or {}).get("generation"),
-        acquired=(CompensationStep(activity=release_watches_activity(association), key=key),),
+        observed_generation=view(obj).generation,
         referenced=watched,
     )
 
@@ -319,35 +223,25 @@ def finalize_for(association: Association) -> Finalize:
         deleted = await _delete_orphans(
             context, association, namespace=ref.namespace, name=ref.name, refs=()
         )
-        watches_of(context).release(watch_key(association, namespace=ref.namespace, name=ref.name))
         return FinalizeResult(deleted=tuple(deleted))
 
     return finalize
 
 
-def release_watches_for(association: Association) -> Compensation:
-    """The compensation: forget what the association watches (no Kubernetes object is touched)."""
-
-    async def release(context: ControllerContext, request: CompensateInput) -> CompensateResult:
-        return CompensateResult(released=watches_of(context).release(request.step.key))
-
-    return release
-
-
-def flip_mapper_for(association: Association) -> FlipMapper:
+def flip_mapper_for(association: Association) -> FlipTargets:
     """The flip mapper (reference §11, plus transitive refs), over **unscoped** cluster-wide lists."""
-    associated_resource = target_resource(association.associated_kind)
+    associated_resource = kind_resource(association.associated_kind)
     transitive = TRANSITIVE_ES_ASSOCIATION.get(association.name)
     target_kind = association.target.kind
 
     async def mapper(
         context: ControllerContext, namespace: str, direction: FlipDirectionName
-    ) -> list[dict[str, Any]]:
+    ) -> list[Mapping[str, Any]]:
         associated = (await context.unscoped.list(associated_resource))["items"]
         targets: list[dict[str, Any]] | None = None
         if transitive is not None and target_kind != association.associated_kind:
             # The targets' own Elasticsearch refs decide the transitive triggers.
-            resource = target_resource(association_named(transitive).associated_kind)
+            resource = kind_resource(association_named(transitive).associated_kind)
             targets = (await context.unscoped.list(resource))["items"]
         return [
             dict(obj)
@@ -360,3 +254,13 @@ def flip_mapper_for(association: Association) -> FlipMapper:
         ]
 
     return mapper
+
+
+IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
+    association.name: ControllerActivities(
+        reconcile=reconcile_for(association),
+        finalize=finalize_for(association),
+        flip_targets=flip_mapper_for(association),
+    )
+    for association in ASSOCIATIONS
+}

@@ -1,4 +1,4 @@
-"""The Elasticsearch controller's activities: reconcile, finalize, and the observer compensation.
+"""The Elasticsearch controller's activities: reconcile and finalize.
 
 Reconcile reads the cluster through the scoped client, validates it (``InvalidSpec`` when the
 spec cannot be reconciled), builds every child with the pure builder and applies them idempotently
@@ -6,8 +6,7 @@ spec cannot be reconciled), builds every child with the pure builder and applies
 health when a node is ready, installs the per-cluster license (``<es>-es-license``) once the
 cluster answers (see :mod:`activities.elasticsearch_license`), and writes the computed status
 through ``/status``. While the cluster is not settled, or a license waits for it, it asks to be
-reconciled again. Observing a cluster's health registers an
-in-process observer; the ``elasticsearch.release_observers`` compensation drops it.
+reconciled again.
 """
 
 from __future__ import annotations
@@ -19,32 +18,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
+from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
 from activities.errors import InvalidSpecError
-from activities.kinds import (
+from activities.kinds import resource_for_kind
+from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, es_references
+from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
+from stackflow.kube import errors
+from stackflow.models.engine import (
+    FinalizeInput,
+    FinalizeResult,
+    Phase,
+    ReconcileInput,
+    ReconcileResult,
+)
+from stackflow.models.kinds import (
     CONFIGMAPS,
     PODDISRUPTIONBUDGETS,
     PODS,
     SECRETS,
     SERVICES,
     STATEFULSETS,
-    resource_for_kind,
-    resource_of,
-)
-from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
-from stackflow.kube import errors
-from stackflow.kube.resources import ResourceRef as KubeResource
-from stackflow.models.engine import (
-    CompensateInput,
-    CompensateResult,
-    CompensationStep,
-    FinalizeInput,
-    FinalizeResult,
-    ObjectKey,
-    Phase,
-    ReconcileInput,
-    ReconcileResult,
+    Kind,
 )
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.builder import desired_children
@@ -57,24 +53,21 @@ from stackflow.stack.labels import (
 from stackflow.stack.objects import decode_secret_data
 
 __all__ = [
+    "IMPLEMENTATIONS",
     "INTERNAL_USER",
-    "RELEASE_OBSERVERS",
     "endpoint_for",
     "finalize",
-    "observer_key",
     "reconcile",
-    "release_observers",
 ]
 
 logger = logging.getLogger("activities.elasticsearch")
 
-RELEASE_OBSERVERS = "elasticsearch.release_observers"
 INTERNAL_USER = "elastic-internal"
 PASSWORD_LENGTH = 24
 #: How soon to try again when a license waits for the cluster to answer.
 LICENSE_RETRY_SECONDS = 10.0
 _PASSWORD_ALPHABET = string.ascii_letters + string.digits
-_CHILD_RESOURCES: tuple[KubeResource, ...] = (
+_CHILD_RESOURCES: tuple[Kind, ...] = (
     SECRETS,
     CONFIGMAPS,
     SERVICES,
@@ -87,11 +80,6 @@ _CHILD_RESOURCES: tuple[KubeResource, ...] = (
 def random_password() -> str:
     """A fresh password (ECK's default length and alphabet)."""
     return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH))
-
-
-def observer_key(namespace: str, name: str) -> str:
-    """The observer registry key (and compensation key) of one cluster."""
-    return f"observer/{namespace}/{name}"
 
 
 def _cluster_selector(name: str) -> str:
@@ -174,11 +162,8 @@ async def _observe_cluster(
 ) -> tuple[str | None, LicenseOutcome]:
     """Ask the cluster for its health, then install its license once it answers.
 
-    ``endpoint`` is None while no node is ready: then the cluster is not asked at all. Without an
-    Elasticsearch client factory (ES calls disabled) nothing is asked and nothing is retried.
+    ``endpoint`` is None while no node is ready: then the cluster is not asked at all.
     """
-    if context.elasticsearch is None:
-        return None, LicenseOutcome()
     if endpoint is None:
         return None, await apply_cluster_license(context, es=es, api=None)
     api = context.elasticsearch(endpoint)
@@ -194,18 +179,11 @@ async def _observe_cluster(
     return health, license_outcome
 
 
-def _references(es: Mapping[str, Any]) -> tuple[ObjectKey, ...]:
-    return tuple(
-        ObjectKey(kind=item.kind, namespace=item.namespace, name=item.name)
-        for item in referenced_objects(es)
-    )
-
-
 async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
     """Bring one cluster's children and status in line with its spec."""
     ref = request.ref
     try:
-        es = await context.scoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+        es = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
     except errors.NotFound:
         return ReconcileResult(phase=Phase.RECONCILING, message="Elasticsearch not found")
     problems = validate_elasticsearch(es)
@@ -229,15 +207,10 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         STATEFULSETS, namespace=ref.namespace, label_selector=selector
     )
     pods = await context.scoped.list(PODS, namespace=ref.namespace, label_selector=selector)
-    acquired: tuple[CompensationStep, ...] = ()
     ready = any(is_pod_ready(pod) for pod in pods["items"])
     health, license_outcome = await _observe_cluster(
         context, es=es, endpoint=endpoint_for(es, existing) if ready else None
     )
-    if health is not None:
-        key = observer_key(ref.namespace, ref.name)
-        context.observers.observe(key, {"health": health})
-        acquired = (CompensationStep(activity=RELEASE_OBSERVERS, key=key),)
     decision = compute_status(
         es,
         statefulsets=statefulsets["items"],
@@ -248,7 +221,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     current_status = es.get("status") or {}
     if {**current_status, **decision.status} != current_status:
         await context.scoped.patch_status(
-            resource_of(ref), {"status": decision.status}, namespace=ref.namespace, name=ref.name
+            ref.resource, {"status": decision.status}, namespace=ref.namespace, name=ref.name
         )
     requeue_after = decision.requeue_after_seconds
     if license_outcome.retry:
@@ -265,8 +238,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         ),
         requeue_after_seconds=requeue_after,
         observed_generation=(es.get("metadata") or {}).get("generation"),
-        acquired=acquired,
-        referenced=_references(es),
+        referenced=tuple(es_references(es)),
     )
 
 
@@ -278,8 +250,6 @@ async def finalize(context: ControllerContext, request: FinalizeInput) -> Finali
     return FinalizeResult(deleted=await delete_soft_owned_secrets(context.scoped, request.ref))
 
 
-async def release_observers(
-    context: ControllerContext, request: CompensateInput
-) -> CompensateResult:
-    """Stop observing the cluster (the compensation of a health observation)."""
-    return CompensateResult(released=context.observers.release(request.step.key))
+IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
+    ELASTICSEARCH_CONTROLLER.name: ControllerActivities(reconcile=reconcile, finalize=finalize),
+}

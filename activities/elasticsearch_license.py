@@ -19,10 +19,11 @@ from enum import Enum
 from typing import Any
 
 from activities.context import ControllerContext, ElasticsearchApi
-from activities.kinds import ELASTICSEARCHES, SECRETS
+from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
 from stackflow.licensing.model import LICENSE_FILE_NAME
+from stackflow.models.kinds import SECRETS
 from stackflow.stack.elasticsearch.names import license_secret_name
 from stackflow.stack.objects import decode_secret_data
 
@@ -118,7 +119,7 @@ async def _license_secret(
 
 async def _remember_trial(context: ControllerContext, *, namespace: str, name: str) -> None:
     patch = {"metadata": {"annotations": {TRIAL_STARTED_ANNOTATION: "true"}}}
-    await context.scoped.merge_patch(ELASTICSEARCHES, patch, namespace=namespace, name=name)
+    await context.scoped.merge_patch(ELASTICSEARCH, patch, namespace=namespace, name=name)
 
 
 async def _start_trial(api: ElasticsearchApi) -> None:

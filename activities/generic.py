@@ -14,9 +14,10 @@ from typing import Any
 from temporalio import activity
 from temporalio.client import Client
 
+from activities.binding import FlipTargets
 from activities.context import ControllerContext
-from activities.kinds import PODS, involved_reference, resource_of
-from stackflow.controllers import Controller, controller_named
+from activities.kinds import involved_reference
+from stackflow.controllers import Controller, FlipStrategy
 from stackflow.kube import errors
 from stackflow.kube.events import InvolvedObject
 from stackflow.licensing.model import EVENT_ACTION_LICENSE_CHECK, EVENT_REASON_INVALID_LICENSE
@@ -35,6 +36,8 @@ from stackflow.models.engine import (
     SignalResourcesInput,
     SignalResourcesResult,
 )
+from stackflow.models.kinds import PODS
+from stackflow.models.objects import view
 from stackflow.temporal import signal_with_start
 
 __all__ = [
@@ -68,7 +71,8 @@ async def scope_check(context: ControllerContext, request: ScopeCheckInput) -> S
     the finalizers.
     """
     ref = request.ref
-    license_required = context.matcher.enabled and request.gated
+    gate = context.controllers.named(ref.controller).gate
+    license_required = gate.requires_license(dynamic_scope=context.matcher.enabled)
     if not await _exists(context, ref):
         return ScopeCheckResult(
             exists=False,
@@ -88,7 +92,7 @@ async def scope_check(context: ControllerContext, request: ScopeCheckInput) -> S
 
 async def _exists(context: ControllerContext, ref: ResourceRef) -> bool:
     """Whether the primary object exists, whatever its namespace's scope (cache first)."""
-    resource = resource_of(ref)
+    resource = ref.resource
     if context.cache is not None:
         cached = context.cache.get(resource, namespace=ref.namespace, name=ref.name)
         if isinstance(cached, dict):
@@ -110,7 +114,7 @@ async def license_check(
 
 async def _read_or_none(context: ControllerContext, ref: ResourceRef) -> dict[str, Any] | None:
     try:
-        return await context.scoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+        return await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
     except errors.NotFound:
         return None
 
@@ -179,8 +183,8 @@ def invalid_spec_status(obj: Mapping[str, Any], *, message: str, now: datetime) 
         }
     )
     patch: dict[str, Any] = {"phase": "Invalid", "conditions": conditions}
-    generation = (obj.get("metadata") or {}).get("generation")
-    if isinstance(generation, int):
+    generation = view(obj).generation
+    if generation is not None:
         patch["observedGeneration"] = generation
     return {"status": patch}
 
@@ -203,45 +207,36 @@ async def invalid_spec_notice(
         return InvalidSpecNoticeResult(recorded=False)
     try:
         await context.scoped.patch_status(
-            resource_of(ref), patch, namespace=ref.namespace, name=ref.name
+            ref.resource, patch, namespace=ref.namespace, name=ref.name
         )
     except errors.NotFound:
         return InvalidSpecNoticeResult(recorded=False)
     return InvalidSpecNoticeResult(recorded=True)
 
 
-def _ref_for(controller: Controller, obj: Mapping[str, Any]) -> ResourceRef:
-    metadata = obj.get("metadata") or {}
-    kind = controller.primary
-    return ResourceRef(
-        controller=controller.name,
-        group=kind.group,
-        version=kind.version,
-        kind=kind.kind,
-        plural=kind.plural,
-        namespace=str(metadata.get("namespace") or ""),
-        name=str(metadata.get("name") or ""),
-    )
-
-
-async def default_flip_mapper(
+async def namespace_objects(
     context: ControllerContext, controller: Controller, namespace: str
-) -> list[dict[str, Any]]:
+) -> list[Mapping[str, Any]]:
     """ECK's ``ReconcileObjectsInNamespace``: every object of the kind there, unscoped."""
-    listed = await context.unscoped.list(controller.primary.resource(), namespace=namespace)
+    listed = await context.unscoped.list(controller.primary, namespace=namespace)
     return list(listed["items"])
 
 
-async def flip_targets(context: ControllerContext, request: FlipTargetsInput) -> FlipTargetsResult:
-    """The resources a namespace flip concerns for one controller, through its flip mapper."""
-    controller = controller_named(request.controller)
-    if controller.flip_mapper is None:
-        objects = await default_flip_mapper(context, controller, request.namespace)
+async def flip_targets(
+    context: ControllerContext, request: FlipTargetsInput, *, mapper: FlipTargets | None
+) -> FlipTargetsResult:
+    """The resources a namespace flip concerns for one controller, by its flip strategy.
+
+    ``mapper`` is the controller's own flip mapper (its strategy is ``CONTROLLER``).
+    """
+    controller = context.controllers.named(request.controller)
+    if controller.flip is FlipStrategy.NAMESPACE_OBJECTS or mapper is None:
+        objects = await namespace_objects(context, controller, request.namespace)
     else:
-        objects = await controller.flip_mapper(context, request.namespace, request.direction)
-    refs = {_ref_for(controller, obj) for obj in objects}
+        objects = await mapper(context, request.namespace, request.direction)
+    refs = {controller.ref_of(obj) for obj in objects}
     ordered = sorted(refs, key=lambda ref: (ref.namespace, ref.name))
-    return FlipTargetsResult(refs=tuple(ordered), gated=controller.gated)
+    return FlipTargetsResult(refs=tuple(ordered))
 
 
 def _temporal_client(context: ControllerContext) -> Client:
@@ -272,7 +267,6 @@ async def signal_resources(
                 client,
                 task_queue=context.task_queue,
                 ref=ref,
-                gated=request.gated,
                 trigger=request.trigger,
             )
         signalled += 1

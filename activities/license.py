@@ -15,9 +15,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from activities.apply import apply_object
+from activities.binding import ControllerActivities
 from activities.context import ControllerContext
-from activities.kinds import ELASTICSEARCHES, SECRETS, resource_of
-from activities.licenses import OPERATOR_LICENSE_SELECTOR
+from stackflow.controllers.elasticsearch import ELASTICSEARCH, LICENSE_CONTROLLER
 from stackflow.kube import errors
 from stackflow.licensing import EnterpriseLicense, LicenseCheck, LicenseStatus
 from stackflow.licensing.model import (
@@ -28,6 +28,7 @@ from stackflow.licensing.model import (
     LICENSE_SCOPE_ELASTICSEARCH,
     LICENSE_SCOPE_LABEL,
     LICENSE_TYPE_LABEL,
+    OPERATOR_LICENSE_SELECTOR,
     ClusterLicenseSpec,
     from_millis,
 )
@@ -39,11 +40,13 @@ from stackflow.models.engine import (
     ReconcileInput,
     ReconcileResult,
 )
+from stackflow.models.kinds import SECRETS
 from stackflow.stack.elasticsearch.names import license_secret_name
 from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.objects import controller_owner_reference, encode_secret_data
 
 __all__ = [
+    "IMPLEMENTATIONS",
     "ClusterLicenseChoice",
     "best_cluster_license",
     "finalize",
@@ -133,8 +136,8 @@ def license_secret(es: Mapping[str, Any], choice: ClusterLicenseChoice) -> dict[
     """The ``<es>-es-license`` Secret for ``choice`` (pure)."""
     metadata = es["metadata"]
     owner = {
-        "apiVersion": es.get("apiVersion", ELASTICSEARCHES.api_version),
-        "kind": es.get("kind", ELASTICSEARCHES.kind),
+        "apiVersion": es.get("apiVersion", ELASTICSEARCH.api_version),
+        "kind": es.get("kind", ELASTICSEARCH.kind),
         "metadata": metadata,
     }
     body = json.dumps(choice.es_license, separators=(",", ":"))
@@ -179,7 +182,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     """Install the best cluster license for one Elasticsearch, or remove it when there is none."""
     ref = request.ref
     try:
-        es = await context.scoped.get(resource_of(ref), namespace=ref.namespace, name=ref.name)
+        es = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
     except errors.NotFound:
         return ReconcileResult(phase=Phase.READY, message="Elasticsearch not found")
     now = context.clock()
@@ -205,11 +208,18 @@ async def finalize(context: ControllerContext, request: FinalizeInput) -> Finali
 
 async def flip_mapper(
     context: ControllerContext, namespace: str, direction: FlipDirectionName
-) -> list[dict[str, Any]]:
+) -> list[Mapping[str, Any]]:
     """ECK's license flip mapper: every ES when the namespace holds an operator license, else its ES."""
     licenses = await context.unscoped.list(
         SECRETS, namespace=namespace, label_selector=OPERATOR_LICENSE_SELECTOR
     )
     if licenses["items"]:
-        return list((await context.scoped.list(ELASTICSEARCHES))["items"])
-    return list((await context.unscoped.list(ELASTICSEARCHES, namespace=namespace))["items"])
+        return list((await context.scoped.list(ELASTICSEARCH))["items"])
+    return list((await context.unscoped.list(ELASTICSEARCH, namespace=namespace))["items"])
+
+
+IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
+    LICENSE_CONTROLLER.name: ControllerActivities(
+        reconcile=reconcile, finalize=finalize, flip_targets=flip_mapper
+    ),
+}

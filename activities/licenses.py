@@ -24,7 +24,6 @@ from typing import Any
 
 from stackflow.kube import errors
 from stackflow.kube.reader import UNKNOWN, ObjectReader
-from stackflow.kube.resources import SECRETS
 from stackflow.kube.scoped import ScopedClient
 from stackflow.licensing import (
     EnterpriseLicense,
@@ -33,14 +32,10 @@ from stackflow.licensing import (
     parse_license_secret,
     trial_public_key_from_status,
 )
-from stackflow.licensing.model import (
-    LICENSE_SCOPE_LABEL,
-    LICENSE_SCOPE_OPERATOR,
-    TRIAL_STATUS_SECRET_NAME,
-)
+from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR, TRIAL_STATUS_SECRET_NAME
+from stackflow.models.kinds import SECRETS
 
 __all__ = [
-    "OPERATOR_LICENSE_SELECTOR",
     "LicenseVerdict",
     "OperatorLicenseReader",
     "RememberedCheck",
@@ -48,8 +43,6 @@ __all__ = [
     "read_public_keys",
     "verification_key",
 ]
-
-OPERATOR_LICENSE_SELECTOR = f"{LICENSE_SCOPE_LABEL}={LICENSE_SCOPE_OPERATOR}"
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,24 @@
-"""``build_activities(context)``: the controller table and the generic steps as Temporal activities.
+"""``build_activities(context)``: the controller table's activities, bound to their implementations.
 
 Each activity is a closure over the process's ``ControllerContext``, registered under its contract
 name with ``@activity.defn(name=...)``: the generic ones of ``stackflow.models.engine`` and, per
-controller, ``{name}.reconcile``, ``{name}.finalize`` and each compensation name. Every body is
-wrapped so that Kubernetes and Elasticsearch errors leave it as ``ApplicationError``.
+controller of ``context.controllers``, the names its table row lists, implemented by the
+``IMPLEMENTATIONS`` of its family's activities module. Every body is wrapped so that Kubernetes
+and Elasticsearch errors leave it as ``ApplicationError``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from temporalio import activity
 
-from activities import generic
+from activities import apps, associations, elasticsearch, generic, license, trial
+from activities.binding import Compensation, ControllerActivities, FlipTargets
 from activities.context import ControllerContext
 from activities.errors import translated_errors
-from stackflow.controllers import CONTROLLERS, Compensation, Controller
+from stackflow.controllers import Controller, FlipStrategy
 from stackflow.models.engine import (
     ACT_FLIP_TARGETS,
     ACT_INVALID_SPEC_NOTICE,
@@ -42,17 +44,29 @@ from stackflow.models.engine import (
     ScopeCheckResult,
     SignalResourcesInput,
     SignalResourcesResult,
-    finalize_activity,
-    reconcile_activity,
 )
 
-__all__ = ["activity_names", "build_activities"]
+__all__ = ["IMPLEMENTATIONS", "BindingError", "build_activities"]
 
-_In = TypeVar("_In")
-_Out = TypeVar("_Out")
+Activity = Callable[..., Awaitable[Any]]
+
+#: Every controller implementation of this package, by controller name.
+IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
+    **elasticsearch.IMPLEMENTATIONS,
+    **license.IMPLEMENTATIONS,
+    **trial.IMPLEMENTATIONS,
+    **apps.IMPLEMENTATIONS,
+    **associations.IMPLEMENTATIONS,
+}
 
 
-def _generic_activities(context: ControllerContext) -> list[Callable[..., Any]]:
+class BindingError(ValueError):
+    """The controller table and the implementations disagree (a wiring bug: fail at start-up)."""
+
+
+def _generic_activities(
+    context: ControllerContext, flip_mappers: Mapping[str, FlipTargets]
+) -> dict[str, Activity]:
     @activity.defn(name=ACT_SCOPE_CHECK)
     @translated_errors
     async def scope_check(request: ScopeCheckInput) -> ScopeCheckResult:
@@ -76,44 +90,47 @@ def _generic_activities(context: ControllerContext) -> list[Callable[..., Any]]:
     @activity.defn(name=ACT_FLIP_TARGETS)
     @translated_errors
     async def flip_targets(request: FlipTargetsInput) -> FlipTargetsResult:
-        return await generic.flip_targets(context, request)
+        mapper = flip_mappers.get(request.controller)
+        return await generic.flip_targets(context, request, mapper=mapper)
 
     @activity.defn(name=ACT_SIGNAL_RESOURCES)
     @translated_errors
     async def signal_resources(request: SignalResourcesInput) -> SignalResourcesResult:
         return await generic.signal_resources(context, request)
 
-    return [
-        scope_check,
-        license_check,
-        license_wait_notice,
-        invalid_spec_notice,
-        flip_targets,
-        signal_resources,
-    ]
+    return {
+        ACT_SCOPE_CHECK: scope_check,
+        ACT_LICENSE_CHECK: license_check,
+        ACT_LICENSE_WAIT_NOTICE: license_wait_notice,
+        ACT_INVALID_SPEC_NOTICE: invalid_spec_notice,
+        ACT_FLIP_TARGETS: flip_targets,
+        ACT_SIGNAL_RESOURCES: signal_resources,
+    }
 
 
-def _reconcile(context: ControllerContext, controller: Controller) -> Callable[..., Any]:
-    @activity.defn(name=reconcile_activity(controller.name))
+def _controller_activities(
+    context: ControllerContext, controller: Controller, implementation: ControllerActivities
+) -> dict[str, Activity]:
+    @activity.defn(name=controller.reconcile_activity)
     @translated_errors
     async def reconcile(request: ReconcileInput) -> ReconcileResult:
-        return await controller.reconcile(context, request)
+        return await implementation.reconcile(context, request)
 
-    return reconcile
-
-
-def _finalize(context: ControllerContext, controller: Controller) -> Callable[..., Any]:
-    @activity.defn(name=finalize_activity(controller.name))
+    @activity.defn(name=controller.finalize_activity)
     @translated_errors
     async def finalize(request: FinalizeInput) -> FinalizeResult:
-        return await controller.finalize(context, request)
+        return await implementation.finalize(context, request)
 
-    return finalize
+    built: dict[str, Activity] = {
+        controller.reconcile_activity: reconcile,
+        controller.finalize_activity: finalize,
+    }
+    for name in controller.compensations:
+        built[name] = _compensation(context, name, implementation.compensations[name])
+    return built
 
 
-def _compensation(
-    context: ControllerContext, name: str, compensate: Compensation
-) -> Callable[..., Any]:
+def _compensation(context: ControllerContext, name: str, compensate: Compensation) -> Activity:
     @activity.defn(name=name)
     @translated_errors
     async def run(request: CompensateInput) -> CompensateResult:
@@ -122,24 +139,39 @@ def _compensation(
     return run
 
 
+def _check_binding(controller: Controller, implementation: ControllerActivities | None) -> None:
+    """Raise ``BindingError`` unless ``implementation`` provides what the table row names."""
+    if implementation is None:
+        raise BindingError(f"controller {controller.name!r} has no activities implementation")
+    missing = set(controller.compensations) - set(implementation.compensations)
+    if missing:
+        raise BindingError(
+            f"controller {controller.name!r}: no implementation of {', '.join(sorted(missing))}"
+        )
+    custom_flip = controller.flip is FlipStrategy.CONTROLLER
+    if custom_flip != (implementation.flip_targets is not None):
+        raise BindingError(
+            f"controller {controller.name!r}: flip strategy {controller.flip.value} needs "
+            f"{'a' if custom_flip else 'no'} flip_targets implementation"
+        )
+
+
 def build_activities(
-    context: ControllerContext, *, controllers: Sequence[Controller] = CONTROLLERS
-) -> list[Callable[..., Awaitable[Any]]]:
-    """Every activity a worker registers, bound to ``context``."""
-    built: list[Callable[..., Awaitable[Any]]] = list(_generic_activities(context))
-    for controller in controllers:
-        built.append(_reconcile(context, controller))
-        built.append(_finalize(context, controller))
-        for name, compensate in controller.compensations.items():
-            built.append(_compensation(context, name, compensate))
-    return built
+    context: ControllerContext,
+    *,
+    implementations: Mapping[str, ControllerActivities] = IMPLEMENTATIONS,
+) -> dict[str, Activity]:
+    """Every activity a worker registers, by registered name, bound to ``context``.
 
-
-def activity_names(activities: Sequence[Callable[..., Any]]) -> list[str]:
-    """The registered names of built activities (for logs and tests)."""
-    names: list[str] = []
-    for function in activities:
-        definition = activity._Definition.from_callable(function)
-        if definition is not None and definition.name is not None:
-            names.append(definition.name)
-    return names
+    ``BindingError`` when a controller of ``context.controllers`` lacks an implementation.
+    """
+    flip_mappers: dict[str, FlipTargets] = {}
+    built: dict[str, Activity] = {}
+    for controller in context.controllers:
+        implementation = implementations.get(controller.name)
+        _check_binding(controller, implementation)
+        assert implementation is not None  # checked above
+        if implementation.flip_targets is not None:
+            flip_mappers[controller.name] = implementation.flip_targets
+        built.update(_controller_activities(context, controller, implementation))
+    return {**_generic_activities(context, flip_mappers), **built}

@@ -18,8 +18,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from activities.binding import ControllerActivities
 from activities.context import ControllerContext
-from activities.kinds import SECRETS
+from stackflow.controllers.trial import TRIAL_CONTROLLER
 from stackflow.kube import errors
 from stackflow.licensing import EnterpriseLicense, LicenseParseError, LicenseStatus
 from stackflow.licensing.issue import (
@@ -41,7 +42,9 @@ from stackflow.licensing.model import (
     TRIAL_PUBKEY_KEY,
     TRIAL_SECRET_NAME_ANNOTATION,
     TRIAL_SECRET_NAMESPACE_ANNOTATION,
+    TRIAL_SELECTOR,
     TRIAL_STATUS_SECRET_NAME,
+    TRIAL_TYPES,
     LicenseSpec,
     OperatorLicenseType,
 )
@@ -60,13 +63,14 @@ from stackflow.models.engine import (
     ReconcileInput,
     ReconcileResult,
 )
+from stackflow.models.kinds import SECRETS
 
 __all__ = [
     "EULA_MESSAGE",
+    "IMPLEMENTATIONS",
     "TRIAL_EXPIRED_MESSAGE",
     "TRIAL_INVALID_MESSAGE",
     "TRIAL_ONLY_ONCE_MESSAGE",
-    "TRIAL_SELECTOR",
     "TrialAction",
     "TrialDecision",
     "decide",
@@ -74,15 +78,12 @@ __all__ = [
     "flip_mapper",
     "is_trial_secret",
     "reconcile",
-    "trial_status_owner",
 ]
 
 EULA_MESSAGE = f'Please set the annotation {EULA_ANNOTATION} to "accepted" to accept the EULA'
 TRIAL_ONLY_ONCE_MESSAGE = "trial can be started only once"
 TRIAL_INVALID_MESSAGE = "trial license signature invalid"
 TRIAL_EXPIRED_MESSAGE = "trial license expired"
-TRIAL_TYPES = (OperatorLicenseType.ENTERPRISE_TRIAL, OperatorLicenseType.LEGACY_TRIAL)
-TRIAL_SELECTOR = f"{LICENSE_TYPE_LABEL} in ({','.join(str(kind) for kind in TRIAL_TYPES)})"
 
 
 class TrialAction(StrEnum):
@@ -296,12 +297,12 @@ async def finalize(context: ControllerContext, request: FinalizeInput) -> Finali
 
 async def flip_mapper(
     context: ControllerContext, namespace: str, direction: FlipDirectionName
-) -> list[dict[str, Any]]:
+) -> list[Mapping[str, Any]]:
     """Trial Secrets of the flipped namespace, and the trial ``trial-status`` points at."""
     listed = await context.unscoped.list(
         SECRETS, namespace=namespace, label_selector=TRIAL_SELECTOR
     )
-    targets = list(listed["items"])
+    targets: list[Mapping[str, Any]] = list(listed["items"])
     if namespace == context.operator_namespace:
         try:
             status = await context.unscoped.get(
@@ -317,12 +318,8 @@ async def flip_mapper(
     return targets
 
 
-def trial_status_owner(secret: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The trial Secret a ``trial-status`` Secret points at, for the child watch (pure)."""
-    metadata = secret.get("metadata") or {}
-    if metadata.get("name") != TRIAL_STATUS_SECRET_NAME:
-        return None
-    annotations = metadata.get("annotations") or {}
-    name = annotations.get(TRIAL_SECRET_NAME_ANNOTATION)
-    namespace = annotations.get(TRIAL_SECRET_NAMESPACE_ANNOTATION)
-    return (str(namespace), str(name)) if name and namespace else None
+IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
+    TRIAL_CONTROLLER.name: ControllerActivities(
+        reconcile=reconcile, finalize=finalize, flip_targets=flip_mapper
+    ),
+}

@@ -5,7 +5,7 @@
 * ``ReconcileRecorder`` + ``bench_controllers``: the Elasticsearch controller row with a no-op
   reconcile that records when it started and ended, so the engine (watch → signal → workflow →
   scope check → license gate → reconcile) is measured without the Elasticsearch builders' cost;
-* ``InProcessOperator``: ``stackflow.app.run_operator`` itself (same worker settings, watchers,
+* ``InProcessOperator``: ``stackflow.cli.operator.run_operator`` itself (same worker settings, watchers,
   leader election) with that controller table, in this process.
 """
 

@@ -23,12 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stackflow.api.kinds import kind_resource
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
 
 from tests.e2e.harness import (
     ES,
     Stack,
-    app_resource,
     create_namespace,
     manifest,
     operator_stack,
@@ -52,7 +53,7 @@ def progress(message: str) -> None:
 
 async def association_status(stack: Stack) -> str:
     """The Kibana's Elasticsearch association status ("" before the first one)."""
-    kibana = await stack.kube.get(app_resource("Kibana"), namespace=KIBANA_NAMESPACE, name="kb")
+    kibana = await stack.kube.get(kind_resource("Kibana"), namespace=KIBANA_NAMESPACE, name="kb")
     return str((kibana.get("status") or {}).get(STATUS_FIELD) or "")
 
 
@@ -80,7 +81,7 @@ async def prepare(stack: Stack) -> bool:
         "elasticsearchRef": {"name": "es", "namespace": ES_NAMESPACE},
     }
     await kube.create(
-        app_resource("Kibana"),
+        kind_resource("Kibana"),
         manifest("Kibana", "kb", KIBANA_NAMESPACE, kb_spec),
         namespace=KIBANA_NAMESPACE,
     )

@@ -4,7 +4,7 @@ Run: ``.venv/bin/python bench/engine_bench.py [--resources N]``. Bounded (a few 
 2-core machine with the defaults), exits 0, prints each figure with its target and PASS/MISS;
 progress goes to stderr. One Temporal dev server and one kubesim (a subprocess) serve the run.
 
-What runs as "the operator": ``stackflow.app.run_operator`` in this process — the real worker
+What runs as "the operator": ``stackflow.cli.operator.run_operator`` in this process — the real worker
 settings, workflows, generic activities (scope check against kubesim, license gate verifying the
 operator license Secret), informers, watchers, flips and license watch — with the Elasticsearch
 controller's reconcile replaced by a no-op that records when it ran (``bench/_stack.py``). The
@@ -60,7 +60,8 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from stackflow.kube.client import close_api_client, make_api_client
-from stackflow.kube.resources import NAMESPACES, SECRETS, ResourceClient
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import NAMESPACES, SECRETS
 
 OPERATOR_QUEUE = "stackflow-bench"
 BARE_QUEUE = "bare-bench"
@@ -308,7 +309,7 @@ def main() -> int:
     began = time.monotonic()
     results = asyncio.run(run(args.resources))
     print(
-        "operator = stackflow.app.run_operator in-process (real worker settings, workflows,"
+        "operator = stackflow.cli.operator.run_operator in-process (real worker settings, workflows,"
         " scope/license activities, watchers) with a no-op Elasticsearch reconcile;"
         " dynamic scope with an enterprise license; kubesim and the Temporal dev server on"
         f" this machine ({os.cpu_count()} CPUs)"

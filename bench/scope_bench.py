@@ -28,8 +28,9 @@ from typing import Any
 
 from stackflow.kube.client import make_api_client
 from stackflow.kube.informer import Informer
-from stackflow.kube.resources import CONFIGMAPS, NAMESPACES, ResourceClient
+from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import filter_by_namespace
+from stackflow.models.kinds import CONFIGMAPS, NAMESPACES
 from stackflow.scope.matcher import NamespaceMatcher, ScopeConfig
 from stackflow.scope.selector import parse_selector_string
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesim.resources import ResourceType, ScaleSpec
+from kubesim.resource_type import ResourceType, ScaleSpec
 
 _REPLICAS_SCALE = ScaleSpec(
     spec_replicas_path=".spec.replicas",

@@ -10,7 +10,8 @@ import hashlib
 import json
 from typing import Any
 
-from kubesim.resources import SUBRESOURCE_VERBS, Registry, ResourceType
+from kubesim.resource_type import SUBRESOURCE_VERBS, ResourceType
+from kubesim.resources import Registry
 from kubesim.tables import to_table
 
 __all__ = [

@@ -1,58 +1,58 @@
 """Resource verbs of the HTTP layer: dispatch by method and path shape, and the read verbs (§4.1-4.3).
 
-Writes (create, update, patch, delete) are in :mod:`kubesim.writes`; watch streaming in
-:mod:`kubesim.watch_http`. Every function raises :class:`~kubesim.errors.StatusError` for API errors.
+Writes (create, update, patch, delete) are in :mod:`kubesim.writes`, ``/scale`` in
+:mod:`kubesim.scale`, watch streaming in :mod:`kubesim.watch_http`; DELETE on a collection is here
+because it selects like a LIST. Every handler serves from a :class:`~kubesim.backend.Backend` and
+raises :class:`~kubesim.errors.StatusError` for API errors.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from kubesim import discovery, errors, request, scale, watch_http, writes
-from kubesim.meta import with_type_meta
+from kubesim.backend import Backend
+from kubesim.meta import typed_view, with_type_meta
 from kubesim.request import ListOptions, ResourcePath
-from kubesim.resources import ResourceType
+from kubesim.resource_type import ResourceType
 from kubesim.responses import json_response, object_response
 from kubesim.selectors import FieldSelector, LabelSelector, SelectorError
-from kubesim.store import typed_view
-
-if TYPE_CHECKING:
-    from kubesim.server import KubeSimServer
+from kubesim.write_request import delete_options, require_verb
 
 SUBRESOURCES = frozenset({"status", "scale", "finalize"})
 
 
 async def handle_resource(
-    sim: KubeSimServer, req: web.Request, *, path: ResourcePath
+    backend: Backend, req: web.Request, *, path: ResourcePath
 ) -> web.StreamResponse:
     """Serve one request on a resource URL (§2.1)."""
-    rt = sim.registry.lookup(path.group, path.version, path.plural)
+    rt = backend.registry.lookup(path.group, path.version, path.plural)
     if rt is None:
         raise errors.unknown_resource()
     check_scope(rt, path, method=req.method)
     if path.subresource is not None:
-        return await handle_subresource(sim, req, rt=rt, path=path)
+        return await handle_subresource(backend, req, rt=rt, path=path)
     method = req.method
     if path.watch and method != "GET":
         raise errors.method_not_allowed()
     if method in ("GET", "HEAD"):
         if path.name is None:
-            return await list_or_watch(sim, req, rt=rt, path=path)
+            return await list_or_watch(backend, req, rt=rt, path=path)
         if path.watch:
-            return await watch_named(sim, req, rt=rt, path=path)
-        return get_object(sim, req, rt=rt, path=path)
+            return await watch_named(backend, req, rt=rt, path=path)
+        return get_object(backend, req, rt=rt, path=path)
     if method == "POST" and path.name is None:
-        return await writes.create(sim, req, rt=rt, path=path)
+        return await writes.create(backend, req, rt=rt, path=path)
     if method == "PUT" and path.name is not None:
-        return await writes.update(sim, req, rt=rt, path=path)
+        return await writes.update(backend, req, rt=rt, path=path)
     if method == "PATCH" and path.name is not None:
-        return await writes.patch(sim, req, rt=rt, path=path)
+        return await writes.patch(backend, req, rt=rt, path=path)
     if method == "DELETE":
         if path.name is None:
-            return await delete_collection(sim, req, rt=rt, path=path)
-        return await writes.delete(sim, req, rt=rt, path=path)
+            return await delete_collection(backend, req, rt=rt, path=path)
+        return await writes.delete(backend, req, rt=rt, path=path)
     raise errors.method_not_allowed()
 
 
@@ -91,12 +91,12 @@ def parse_selectors(
 
 
 def get_object(
-    sim: KubeSimServer, req: web.Request, *, rt: ResourceType, path: ResourcePath
+    backend: Backend, req: web.Request, *, rt: ResourceType, path: ResourcePath
 ) -> web.Response:
     """GET one object (§4.1); a requested resourceVersion is served from the current state."""
     request.parse_resource_version(req.query.get("resourceVersion"))
     assert path.name is not None
-    obj = sim.store.get(rt, path.namespace, path.name)
+    obj = backend.store.get(rt, path.namespace, path.name)
     return object_response(req, rt, obj=obj)
 
 
@@ -146,17 +146,23 @@ def check_list_resource_version(options: ListOptions, current: int) -> None:
 
 
 async def list_or_watch(
-    sim: KubeSimServer, req: web.Request, *, rt: ResourceType, path: ResourcePath
+    backend: Backend, req: web.Request, *, rt: ResourceType, path: ResourcePath
 ) -> web.StreamResponse:
     """LIST (with selectors, pagination, Table) or hand over to WATCH."""
     options = request.parse_list_options(req.query, watch_path=path.watch)
     labels, fields = parse_selectors(rt, options)
     if options.watch:
         return await watch_http.serve_watch(
-            sim, req, rt=rt, namespace=path.namespace, options=options, labels=labels, fields=fields
+            backend,
+            req,
+            rt=rt,
+            namespace=path.namespace,
+            options=options,
+            labels=labels,
+            fields=fields,
         )
     # The items are only serialized, with no await in between: no copy of the stored objects.
-    items, current = sim.store.list(
+    items, current = backend.store.list(
         rt, path.namespace, label_selector=labels, field_selector=fields, copy=False
     )
     check_list_resource_version(options, current)
@@ -179,7 +185,7 @@ async def list_or_watch(
 
 
 async def watch_named(
-    sim: KubeSimServer, req: web.Request, *, rt: ResourceType, path: ResourcePath
+    backend: Backend, req: web.Request, *, rt: ResourceType, path: ResourcePath
 ) -> web.StreamResponse:
     """``/watch/.../{name}``: a watch restricted to one object by name."""
     assert path.name is not None
@@ -193,7 +199,7 @@ async def watch_named(
         ",".join(s for s in (options.field_selector, f"metadata.name={path.name}") if s)
     )
     return await watch_http.serve_watch(
-        sim,
+        backend,
         req,
         rt=rt,
         namespace=path.namespace,
@@ -204,19 +210,19 @@ async def watch_named(
 
 
 async def delete_collection(
-    sim: KubeSimServer, req: web.Request, *, rt: ResourceType, path: ResourcePath
+    backend: Backend, req: web.Request, *, rt: ResourceType, path: ResourcePath
 ) -> web.Response:
     """DELETE on a collection: every selected object, answered as a ``<Kind>List``."""
-    writes.require_verb(rt, "deletecollection")
-    options = writes.delete_options(req.query, await req.read())
+    require_verb(rt, "deletecollection")
+    options = delete_options(req.query, await req.read())
     list_options = request.parse_list_options(req.query, watch_path=False)
     labels, fields = parse_selectors(rt, list_options)
-    items, _ = sim.store.list(rt, path.namespace, label_selector=labels, field_selector=fields)
+    items, _ = backend.store.list(rt, path.namespace, label_selector=labels, field_selector=fields)
     deleted: list[dict[str, Any]] = []
     for item in items:
         meta = item["metadata"]
         try:
-            result = sim.store.delete(
+            result = backend.store.delete(
                 rt,
                 meta.get("namespace"),
                 meta["name"],
@@ -229,7 +235,7 @@ async def delete_collection(
                 continue
             raise
         deleted.append(with_type_meta(rt, result if result is not None else item))
-    _, current = sim.store.list(rt, path.namespace, label_selector=None, field_selector=None)
+    _, current = backend.store.list(rt, path.namespace, label_selector=None, field_selector=None)
     return json_response(
         {
             "kind": rt.list_kind,
@@ -241,16 +247,16 @@ async def delete_collection(
 
 
 async def handle_subresource(
-    sim: KubeSimServer, req: web.Request, *, rt: ResourceType, path: ResourcePath
+    backend: Backend, req: web.Request, *, rt: ResourceType, path: ResourcePath
 ) -> web.Response:
     """``/status``, ``/scale`` and namespace ``/finalize`` (§4.8)."""
     assert path.name is not None
     if path.subresource == "scale":
-        return await scale.handle_scale(sim, req, rt=rt, path=path)
+        return await scale.handle_scale(backend, req, rt=rt, path=path)
     if req.method == "GET" and path.subresource == "status":
-        return object_response(req, rt, obj=sim.store.get(rt, path.namespace, path.name))
+        return object_response(req, rt, obj=backend.store.get(rt, path.namespace, path.name))
     if req.method == "PUT":
-        return await writes.update(sim, req, rt=rt, path=path)
+        return await writes.update(backend, req, rt=rt, path=path)
     if req.method == "PATCH" and path.subresource == "status":
-        return await writes.patch(sim, req, rt=rt, path=path)
+        return await writes.patch(backend, req, rt=rt, path=path)
     raise errors.method_not_allowed()

@@ -1,7 +1,8 @@
 """Pure object-metadata rules of the store (reference §3): names, generation, finalizers, ownerRefs.
 
 Everything here decides from plain dicts and raises :class:`~kubesim.errors.StatusError`; the store
-(``store.py``) owns the state and calls these functions around each write.
+(``store.py``) calls these functions around each write. :func:`with_type_meta` and
+:func:`typed_view` give stored objects the apiVersion/kind they are served with.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ _LABEL_MESSAGE = (
 
 
 class ResourceTypeLike(Protocol):
-    """The part of :class:`kubesim.resources.ResourceType` the store reads."""
+    """The part of :class:`kubesim.resource_type.ResourceType` the store reads."""
 
     @property
     def group(self) -> str: ...
@@ -61,6 +62,8 @@ class ResourceTypeLike(Protocol):
     def returns_deleted_object(self) -> bool: ...
     @property
     def api_version(self) -> str: ...
+    @property
+    def schema(self) -> Mapping[str, Any] | None: ...
 
 
 def now_rfc3339() -> str:
@@ -103,6 +106,18 @@ def with_type_meta(rt: ResourceTypeLike, obj: dict[str, Any]) -> dict[str, Any]:
     for key, value in obj.items():
         if key != "apiVersion" and key != "kind":
             body[key] = json_copy(value)
+    return body
+
+
+def typed_view(rt: ResourceTypeLike, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with ``rt``'s apiVersion/kind first, sharing (not copying) its other values.
+
+    Serializes exactly as :func:`with_type_meta`; for read-only use only.
+    """
+    body = {"apiVersion": rt.api_version, "kind": rt.kind}
+    for key, value in obj.items():
+        if key != "apiVersion" and key != "kind":
+            body[key] = value
     return body
 
 

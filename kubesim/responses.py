@@ -9,8 +9,8 @@ from aiohttp import web
 
 from kubesim import discovery, request
 from kubesim.errors import StatusError
-from kubesim.resources import ResourceType
-from kubesim.store import typed_view
+from kubesim.meta import typed_view
+from kubesim.resource_type import ResourceType
 
 
 def dumps(body: Any) -> bytes:

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from kubesim import errors, request
+from kubesim.backend import Backend
 from kubesim.meta import strip_type_meta
 from kubesim.request import ResourcePath
-from kubesim.resources import ResourceType
+from kubesim.resource_type import ResourceType
 from kubesim.responses import json_response
-from kubesim.write_support import admit, context
-from kubesim.writes import apply_patch_document
-
-if TYPE_CHECKING:
-    from kubesim.server import KubeSimServer
+from kubesim.write_request import apply_patch_document, context
+from kubesim.writes import admit
 
 
 def _json_path_steps(path: str) -> list[str]:
@@ -91,12 +89,12 @@ def scale_of(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 async def handle_scale(
-    sim: KubeSimServer, req: web.Request, *, rt: ResourceType, path: ResourcePath
+    backend: Backend, req: web.Request, *, rt: ResourceType, path: ResourcePath
 ) -> web.Response:
     """GET/PUT/PATCH of ``/scale``: reads and writes the replicas path of the object."""
     assert path.name is not None
     assert rt.scale is not None
-    live = sim.store.get(rt, path.namespace, path.name)
+    live = backend.store.get(rt, path.namespace, path.name)
     if req.method == "GET":
         return json_response(scale_of(rt, live))
     ctx = context(req, rt, operation="UPDATE")
@@ -136,9 +134,9 @@ async def handle_scale(
     if wanted_rv:
         updated.setdefault("metadata", {})["resourceVersion"] = wanted_rv
     updated, _ = await admit(
-        sim, rt, ctx=ctx, new=updated, old=live, name=path.name, subresource="scale"
+        backend, rt, ctx=ctx, new=updated, old=live, name=path.name, subresource="scale"
     )
-    stored = sim.store.update(
+    stored = backend.store.update(
         rt,
         strip_type_meta(updated),
         namespace=path.namespace,

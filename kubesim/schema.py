@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesim.errors import Cause
-from kubesim.resources import ResourceType
+from kubesim.meta import ResourceTypeLike
+from kubesim.resource_type import ResourceType
 from kubesim.structural import (
     OBJECT_META_FIELDS,
     apply_defaults,
@@ -178,7 +179,7 @@ def validate_crd(crd: Mapping[str, Any]) -> list[Cause]:
 
 
 def admit_custom_object(
-    rt: ResourceType, obj: Mapping[str, Any]
+    rt: ResourceTypeLike, obj: Mapping[str, Any]
 ) -> tuple[dict[str, Any], list[Cause], list[str]]:
     """Prune, default and validate a custom object against its version's structural schema.
 

@@ -1,14 +1,14 @@
 """The kubesim aiohttp application: wiring, middleware, discovery and routing (§1, §2).
 
-:class:`KubeSimServer` holds the registry, store, admission and controllers; :meth:`KubeSimServer.app`
-builds the aiohttp application. Resource verbs live in :mod:`kubesim.handlers`, watch streaming in
-:mod:`kubesim.watch_http`, pure request decoding in :mod:`kubesim.request`.
+:class:`KubeSimServer` is the top of kubesim: it builds the registry, store, admission and
+controllers, hands the resource handlers (:mod:`kubesim.handlers`) the
+:class:`~kubesim.backend.Backend` they serve from, and :meth:`KubeSimServer.app` builds the aiohttp
+application. Nothing below imports this module.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -19,9 +19,11 @@ from aiohttp import web
 
 from kubesim import discovery, errors, handlers, request
 from kubesim.admission import Admission
+from kubesim.backend import Backend, WatchStreams
 from kubesim.controllers import Controllers
 from kubesim.errors import StatusError
-from kubesim.resources import Registry, ResourceType
+from kubesim.resource_type import ResourceType
+from kubesim.resources import Registry
 from kubesim.responses import json_response, status_response
 from kubesim.store import Store
 
@@ -75,14 +77,9 @@ class KubeSimServer:
     request_hooks: list[Callable[[RequestRecord], None]] = field(default_factory=list, init=False)
     server_address: str = field(default="127.0.0.1:0", init=False)
     admission: Admission = field(init=False)
-    # Watch streams currently open (tests poll it to know a client is watching).
-    open_watches: int = field(default=0, init=False)
     controllers: Controllers = field(init=False)
-    # Server-side apply: (group, plural, namespace, name, manager) → (uid, last applied config).
-    _applied: dict[tuple[str, str, str, str, str], tuple[str, dict[str, Any]]] = field(
-        default_factory=dict, init=False
-    )
-    _closing: asyncio.Event | None = field(default=None, init=False)
+    # What the resource handlers serve from: the state above plus apply memory and watch streams.
+    backend: Backend = field(init=False)
 
     def __post_init__(self) -> None:
         self.registry = Registry.builtin()
@@ -93,6 +90,16 @@ class KubeSimServer:
             enabled=self.options.controllers,
             pod_ready_delay=self.options.pod_ready_delay,
             registry=self.registry,
+        )
+        self.backend = Backend(
+            registry=self.registry,
+            store=self.store,
+            admission=self.admission,
+            watches=WatchStreams(
+                timeout_seconds=self.options.watch_timeout_seconds,
+                bookmark_interval_seconds=self.options.bookmark_interval_seconds,
+                started=self.record,
+            ),
         )
 
     def _webhook_configurations(self, flavour: str) -> list[dict[str, Any]]:
@@ -106,9 +113,12 @@ class KubeSimServer:
     @property
     def closing(self) -> asyncio.Event:
         """Set when the server shuts down; open watch streams end on it."""
-        if self._closing is None:
-            self._closing = asyncio.Event()
-        return self._closing
+        return self.backend.watches.closing
+
+    @property
+    def open_watches(self) -> int:
+        """Watch streams currently open (tests poll it to know a client is watching)."""
+        return self.backend.watches.open
 
     def app(self) -> web.Application:
         """Build the aiohttp application serving this simulated cluster."""
@@ -123,11 +133,13 @@ class KubeSimServer:
     def last_applied(
         self, rt: ResourceType, *, namespace: str | None, name: str, manager: str, uid: str
     ) -> dict[str, Any] | None:
-        """The configuration ``manager`` last applied to this object (None for another uid)."""
-        entry = self._applied.get((rt.group, rt.plural, namespace or "", name, manager))
-        if entry is None or entry[0] != uid:
-            return None
-        return copy.deepcopy(entry[1])
+        """The configuration ``manager`` last applied to this object (None for another uid).
+
+        Server-side apply keeps it in :attr:`backend`; this is the server's view of it.
+        """
+        return self.backend.applied.get(
+            rt, namespace=namespace, name=name, manager=manager, uid=uid
+        )
 
     def remember_applied(
         self,
@@ -140,8 +152,9 @@ class KubeSimServer:
         config: dict[str, Any],
     ) -> None:
         """Keep ``config`` as ``manager``'s last applied configuration of the object ``uid``."""
-        key = (rt.group, rt.plural, namespace or "", name, manager)
-        self._applied[key] = (uid, copy.deepcopy(config))
+        self.backend.applied.remember(
+            rt, namespace=namespace, name=name, manager=manager, uid=uid, config=config
+        )
 
     async def _on_startup(self, _app: web.Application) -> None:
         await self.start()
@@ -207,7 +220,7 @@ class KubeSimServer:
         resource_path = request.parse_resource_path(path)
         if resource_path is None:
             raise errors.unknown_resource()
-        return await handlers.handle_resource(self, req, path=resource_path)
+        return await handlers.handle_resource(self.backend, req, path=resource_path)
 
     def _answer_fixed_path(self, path: str, accept: str | None) -> web.StreamResponse | None:
         """Health, version, discovery and OpenAPI documents; ``None`` when the path is a resource."""

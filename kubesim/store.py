@@ -1,66 +1,86 @@
-"""The object store: metadata rules, global resourceVersion, event history, watches, state file.
+"""The object store: the API server's object rules over versioned storage (reference §3-§7).
+
+:class:`Store` decides every write: metadata rules (``meta.py``), namespace and CRD lifecycles
+(``store_kinds.py``), custom-object schemas (``schema.py``), preconditions, finalizers and the
+resourceVersion check. It keeps the objects, the global resourceVersion, the event history and the
+watches in its :class:`~kubesim.storage.ObjectStorage`, and tells its registry which CRDs are served.
 
 Every method is synchronous, so each write is atomic in the asyncio loop, and hands out deep copies.
 Objects are kept without TypeMeta per storage key (version-independent) and served with the
-apiVersion/kind of the resource type the caller asked through. Pure rules live in ``meta.py``
-(metadata), ``store_kinds.py`` (namespaces, CRDs) and ``watch.py`` (history, fan-out).
+apiVersion/kind of the resource type the caller asked through.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from kubesim import errors, store_kinds
+from kubesim import errors, schema, store_kinds
 from kubesim.errors import Cause, StatusError
 from kubesim.meta import (
     ResourceTypeLike,
     gc_finalizers,
+    generate_name,
     generation_changed,
+    immutable_causes,
     json_copy,
     mark_deleting,
     metadata_of,
     name_causes,
+    new_finalizer_causes,
     now_rfc3339,
     owner_reference_causes,
     precondition_error,
     strip_type_meta,
+    typed_view,
     with_type_meta,
 )
-from kubesim.store_core import Listener, RegistryLike, StoreCore, rv_of, storage_key
+from kubesim.storage import Listener, ObjectKey, ObjectStorage, rv_of, storage_key
 from kubesim.store_kinds import CRDS_KEY, NAMESPACES_KEY
 from kubesim.watch import (
     Event,
     FieldMatcher,
     LabelMatcher,
+    StorageKey,
     Watch,
     bookmark_event,
     object_matches,
 )
 
+# typed_view and storage_key are defined in meta.py and storage.py; callers import them from here too.
 __all__ = ["Event", "RegistryLike", "Store", "Watch", "storage_key", "typed_view"]
 
+# Inside Store, ``list`` names the LIST verb: annotations there use these aliases.
 ObjectList = list[dict[str, Any]]
+CauseList = list[Cause]
+_GENERATE_NAME_ATTEMPTS = 8
 
 
-def typed_view(rt: ResourceTypeLike, obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` with ``rt``'s apiVersion/kind first, sharing (not copying) its other values.
+class RegistryLike(Protocol):
+    """The part of :class:`kubesim.resources.Registry` the store calls."""
 
-    Serializes exactly as :func:`~kubesim.meta.with_type_meta`; for read-only use only.
-    """
-    body = {"apiVersion": rt.api_version, "kind": rt.kind}
-    for key, value in obj.items():
-        if key != "apiVersion" and key != "kind":
-            body[key] = value
-    return body
+    def lookup(self, group: str, version: str, plural: str) -> Any:
+        """The served resource type, or None."""
+        ...
+
+    def add_crd(self, crd: dict[str, Any]) -> None:
+        """Serve an Established CRD's versions."""
+        ...
+
+    def remove_crd(self, name: str) -> None:
+        """Stop serving a CRD."""
+        ...
 
 
-class Store(StoreCore):
+class Store:
     """In-memory object store with the API server's object semantics (reference §3, §4, §6, §7)."""
 
     def __init__(self, registry: RegistryLike, *, history_window: int = 1000) -> None:
         """An empty store plus the four default namespaces."""
-        super().__init__(registry, history_window=history_window)
+        self._registry = registry
+        self._storage = ObjectStorage(history_window=history_window)
         self.bootstrap()
 
     # ----------------------------------------------------------------- reads
@@ -68,16 +88,18 @@ class Store(StoreCore):
     @property
     def resource_version(self) -> int:
         """The current global resourceVersion (the last persisted write)."""
-        return self._rv
+        return self._storage.resource_version
 
     @property
     def bookmark_rv(self) -> int:
         """The RV a BOOKMARK may carry: every change up to it has been queued to the watches."""
-        return self._rv
+        return self._storage.resource_version
 
     def bookmark(self, rt: ResourceTypeLike, *, initial_events_end: bool = False) -> dict[str, Any]:
         """A BOOKMARK watch event at the current resourceVersion."""
-        return bookmark_event(rt, self._rv, initial_events_end=initial_events_end)
+        return bookmark_event(
+            rt, self._storage.resource_version, initial_events_end=initial_events_end
+        )
 
     def get(self, rt: ResourceTypeLike, namespace: str | None, name: str) -> dict[str, Any]:
         """The object, with TypeMeta; 404 when absent."""
@@ -99,10 +121,10 @@ class Store(StoreCore):
         the items then share their contents with the stored objects and must not be mutated.
         """
         key = storage_key(rt)
-        bucket = self._objects.get(key, {})
+        bucket = self._storage.bucket(key)
         scope = namespace if rt.namespaced else None
         items = []
-        for object_key in self._keys_in_order(key, scope):
+        for object_key in self._storage.keys_in_order(key, scope):
             obj = bucket[object_key]
             if object_matches(
                 obj, namespace=scope, label_selector=label_selector, field_selector=field_selector
@@ -111,7 +133,7 @@ class Store(StoreCore):
                     items.append(typed_view(rt, obj) if rt.custom else obj)
                 else:
                     items.append(with_type_meta(rt, obj) if rt.custom else json_copy(obj))
-        return items, self._rv
+        return items, self._storage.resource_version
 
     def watch(
         self,
@@ -123,9 +145,10 @@ class Store(StoreCore):
         field_selector: FieldMatcher | None = None,
     ) -> Watch:
         """Open a watch (§4.3); 410 Expired when ``since_rv`` is older than the history."""
-        if since_rv and since_rv > self._rv:
+        current_rv = self._storage.resource_version
+        if since_rv and since_rv > current_rv:
             raise errors.timeout(
-                f"Too large resource version: {since_rv}, current: {self._rv}",
+                f"Too large resource version: {since_rv}, current: {current_rv}",
                 cause_reason="ResourceVersionTooLarge",
             )
         key = storage_key(rt)
@@ -135,15 +158,13 @@ class Store(StoreCore):
             namespace=namespace if rt.namespaced else None,
             label_selector=label_selector,
             field_selector=field_selector,
-            start_rv=self._rv,
+            start_rv=current_rv,
         )
-        bucket = self._objects.get(key, {})
-        current = [bucket[k] for k in self._keys_in_order(key, watch.namespace)]
-        return self._hub.open(watch, since_rv=since_rv, current=current)
+        return self._storage.open_watch(watch, since_rv=since_rv)
 
     def subscribe(self, listener: Listener) -> None:
         """Call ``listener`` synchronously after every persisted write."""
-        self._listeners.append(listener)
+        self._storage.subscribe(listener)
 
     # ---------------------------------------------------------------- writes
 
@@ -194,7 +215,7 @@ class Store(StoreCore):
             meta["generation"] = 1
         if rt.has_status:
             body.pop("status", None)
-        bucket = self._objects.setdefault(key, {})
+        bucket = self._storage.bucket(key)
         if not name:
             name = self._generated_name(rt, bucket, ns, prefix)
             meta["name"] = name
@@ -212,7 +233,7 @@ class Store(StoreCore):
             raise errors.already_exists(group=rt.group, plural=rt.plural, name=name)
         if dry_run:
             return with_type_meta(rt, body)
-        stored = self._commit(rt, key, body, None, "ADDED")
+        stored = self._storage.commit(rt, key, body, None, "ADDED")
         if served:
             self._registry.add_crd(with_type_meta(rt, stored))
         return with_type_meta(rt, stored)
@@ -267,10 +288,10 @@ class Store(StoreCore):
             new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
         stored = self._write(rt, key, new, old, dry_run=dry_run)
         if key == CRDS_KEY and not dry_run and stored is not old:
-            if ("", name) not in self._objects.get(CRDS_KEY, {}):
+            if ("", name) not in self._storage.bucket(CRDS_KEY):
                 # The write released the CRD's last finalizer: it is gone, and so are its kinds.
                 self._registry.remove_crd(name)
-                self._hub.end_key(store_kinds.crd_storage_key(stored))
+                self._storage.end_watches(store_kinds.crd_storage_key(stored))
             elif served:
                 self._registry.add_crd(with_type_meta(rt, stored))
         return with_type_meta(rt, stored)
@@ -323,7 +344,7 @@ class Store(StoreCore):
         }
         # A deleting namespace left without finalizers is purged by this very write.
         current = self.update(rt, body, namespace=None, name=name, subresource="finalize")
-        if ("", name) not in self._objects.get(NAMESPACES_KEY, {}):
+        if ("", name) not in self._storage.bucket(NAMESPACES_KEY):
             return None
         return current
 
@@ -339,15 +360,259 @@ class Store(StoreCore):
             if f != store_kinds.CRD_CLEANUP_FINALIZER
         ]
         new["metadata"]["finalizers"] = finalizers
-        self._objects.pop(cr_key, None)
-        self._sorted_keys.invalidate(cr_key)
+        self._storage.drop_bucket(cr_key)
         self._write(rt, CRDS_KEY, new, old, dry_run=False)
         self._registry.remove_crd(name)
-        self._hub.end_key(cr_key)
+        self._storage.end_watches(cr_key)
 
     def bootstrap(self) -> None:
         """Create the default namespaces (§6) that do not exist yet."""
         rt = self._kind(NAMESPACES_KEY)
         for name in store_kinds.DEFAULT_NAMESPACES:
-            if ("", name) not in self._objects.get(NAMESPACES_KEY, {}):
+            if ("", name) not in self._storage.bucket(NAMESPACES_KEY):
                 self.create(rt, {"metadata": {"name": name}}, namespace=None)
+
+    # ------------------------------------------------- state file, server-side apply
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write every object and the RV counter to a JSON state file (atomically)."""
+        self._storage.save(path)
+
+    def load(self, path: str | os.PathLike[str]) -> None:
+        """Replace the state with a state file; served CRDs are re-registered.
+
+        The event history is not saved: watches may only start from the loaded RV on.
+        """
+        self._storage.load(path)
+        crd_rt = self._kind(CRDS_KEY)
+        for _, crd in sorted(self._storage.bucket(CRDS_KEY).items()):
+            if store_kinds.crd_is_established(crd):
+                self._registry.add_crd(with_type_meta(crd_rt, crd))
+
+    def last_applied(
+        self, rt: ResourceTypeLike, namespace: str | None, name: str, field_manager: str
+    ) -> dict[str, Any] | None:
+        """The configuration ``field_manager`` last applied to the object (server-side apply)."""
+        return self._storage.last_applied(_applied_key(rt, namespace, name, field_manager))
+
+    def set_last_applied(
+        self,
+        rt: ResourceTypeLike,
+        namespace: str | None,
+        name: str,
+        field_manager: str,
+        applied: dict[str, Any],
+    ) -> None:
+        """Remember ``applied`` as ``field_manager``'s configuration (forgotten on deletion)."""
+        self._storage.set_last_applied(_applied_key(rt, namespace, name, field_manager), applied)
+
+    # --------------------------------------------------------------- rules
+
+    def _kind(self, key: StorageKey) -> ResourceTypeLike:
+        fallback = store_kinds.NAMESPACE_KIND if key == NAMESPACES_KEY else store_kinds.CRD_KIND
+        found = self._registry.lookup(fallback.group, fallback.version, fallback.plural)
+        return found if found is not None else fallback
+
+    def _require(self, rt: ResourceTypeLike, namespace: str | None, name: str) -> dict[str, Any]:
+        ns = (namespace or "") if rt.namespaced else ""
+        obj = self._storage.bucket(storage_key(rt)).get((ns, name))
+        if obj is None:
+            raise errors.not_found(group=rt.group, plural=rt.plural, name=name)
+        return obj
+
+    def _request_namespace(
+        self, rt: ResourceTypeLike, meta: dict[str, Any], namespace: str | None
+    ) -> str:
+        if not rt.namespaced:
+            meta.pop("namespace", None)
+            return ""
+        body_ns = meta.get("namespace")
+        if body_ns and namespace and body_ns != namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        ns = str(namespace or body_ns or "")
+        if not ns:
+            raise errors.bad_request("an empty namespace may not be set during creation")
+        meta["namespace"] = ns
+        return ns
+
+    def _check_namespace_accepts(self, rt: ResourceTypeLike, ns: str, name: str) -> None:
+        namespace_obj = self._storage.bucket(NAMESPACES_KEY).get(("", ns))
+        if namespace_obj is None:
+            raise errors.not_found(group="", plural="namespaces", name=ns)
+        if namespace_obj["metadata"].get("deletionTimestamp"):
+            raise errors.forbidden(
+                group=rt.group,
+                plural=rt.plural,
+                name=name,
+                why=f"unable to create new content in namespace {ns} because it is being terminated",
+                causes=[
+                    Cause(
+                        "NamespaceTerminating",
+                        f"namespace {ns} is being terminated",
+                        "metadata.namespace",
+                    )
+                ],
+            )
+
+    def _check_crd_not_terminating(self, rt: ResourceTypeLike, name: str) -> None:
+        crd = self._storage.bucket(CRDS_KEY).get(("", f"{rt.plural}.{rt.group}"))
+        if crd is not None and crd["metadata"].get("deletionTimestamp"):
+            raise errors.forbidden(
+                group=rt.group,
+                plural=rt.plural,
+                name=name,
+                why="create not allowed while custom resource definition is terminating",
+            )
+
+    def _check_resource_version(
+        self, rt: ResourceTypeLike, name: str, meta: dict[str, Any], old: dict[str, Any]
+    ) -> None:
+        rv = str(meta.get("resourceVersion") or "")
+        if rv:
+            if rv != rv_of(old):
+                raise errors.conflict(group=rt.group, plural=rt.plural, name=name)
+        elif rt.custom:
+            raise self._invalid(
+                rt,
+                name,
+                [
+                    Cause(
+                        "FieldValueInvalid",
+                        "Invalid value: 0: must be specified for an update",
+                        "metadata.resourceVersion",
+                    )
+                ],
+            )
+
+    def _merged_update(
+        self, rt: ResourceTypeLike, body: dict[str, Any], old: dict[str, Any]
+    ) -> dict[str, Any]:
+        meta = body["metadata"]
+        old_meta = old["metadata"]
+        causes = immutable_causes(old_meta, meta) + new_finalizer_causes(old_meta, meta)
+        causes += owner_reference_causes(meta)
+        if causes:
+            raise self._invalid(rt, str(old_meta.get("name", "")), causes)
+        meta["name"] = old_meta["name"]
+        for kept in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "resourceVersion",
+        ):
+            if kept in old_meta:
+                meta[kept] = old_meta[kept]
+            else:
+                meta.pop(kept, None)
+        meta.pop("selfLink", None)
+        if not meta.get("finalizers"):
+            meta.pop("finalizers", None)
+        if rt.has_status:
+            if "status" in old:
+                body["status"] = json_copy(old["status"])
+            else:
+                body.pop("status", None)
+        return body
+
+    def _delete_namespace(
+        self, rt: ResourceTypeLike, old: dict[str, Any], *, dry_run: bool
+    ) -> dict[str, Any] | None:
+        name = old["metadata"]["name"]
+        if name in store_kinds.IMMORTAL_NAMESPACES:
+            raise errors.forbidden(
+                group="", plural="namespaces", name=name, why="this namespace may not be deleted"
+            )
+        if not old["metadata"].get("deletionTimestamp"):
+            new = json_copy(old)
+            mark_deleting(new["metadata"])
+            new.setdefault("status", {})["phase"] = "Terminating"
+            return with_type_meta(rt, self._write(rt, NAMESPACES_KEY, new, old, dry_run=dry_run))
+        if (old.get("spec") or {}).get("finalizers"):
+            raise errors.conflict(
+                group="", plural="namespaces", name=name, why=store_kinds.NAMESPACE_DELETE_CONFLICT
+            )
+        return None
+
+    def _write(
+        self,
+        rt: ResourceTypeLike,
+        key: StorageKey,
+        new: dict[str, Any],
+        old: dict[str, Any],
+        *,
+        dry_run: bool,
+    ) -> dict[str, Any]:
+        """Persist an update; a no-op returns ``old`` itself, a released deleting object is removed."""
+        new["metadata"]["resourceVersion"] = rv_of(old)
+        if new == old:
+            return old
+        meta = new["metadata"]
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            meta.pop("finalizers", None)
+            if key != NAMESPACES_KEY or store_kinds.namespace_is_finalized(new):
+                self._remove(rt, key, new, old, dry_run=dry_run)
+                return new
+        if dry_run:
+            return new
+        return self._storage.commit(rt, key, new, old, "MODIFIED")
+
+    def _remove(
+        self,
+        rt: ResourceTypeLike,
+        key: StorageKey,
+        final: dict[str, Any],
+        old: dict[str, Any],
+        *,
+        dry_run: bool,
+    ) -> dict[str, Any] | None:
+        if not dry_run:
+            final = self._storage.commit(rt, key, final, old, "DELETED")
+        return with_type_meta(rt, final) if rt.returns_deleted_object else None
+
+    def _generated_name(
+        self, rt: ResourceTypeLike, bucket: Mapping[ObjectKey, dict[str, Any]], ns: str, prefix: str
+    ) -> str:
+        candidate = ""
+        for _ in range(_GENERATE_NAME_ATTEMPTS):
+            candidate = generate_name(prefix)
+            if (ns, candidate) not in bucket:
+                return candidate
+        failure = errors.already_exists(group=rt.group, plural=rt.plural, name=candidate)
+        failure.message += ", the server was not able to generate a unique name for the object"
+        raise failure
+
+    def _other_crds(self, name: str) -> ObjectList:
+        return [
+            crd
+            for (_, crd_name), crd in sorted(self._storage.bucket(CRDS_KEY).items())
+            if crd_name != name
+        ]
+
+    def _validate_crd(self, rt: ResourceTypeLike, crd: dict[str, Any], name: str) -> None:
+        causes = schema.validate_crd(with_type_meta(rt, crd))
+        if causes:
+            raise self._invalid(rt, name, causes)
+
+    def _admit(self, rt: ResourceTypeLike, obj: dict[str, Any], name: str) -> dict[str, Any]:
+        if not rt.custom:
+            return obj
+        admitted, causes, _unknown = schema.admit_custom_object(rt, with_type_meta(rt, obj))
+        if causes:
+            raise self._invalid(rt, name, causes)
+        return strip_type_meta(admitted)
+
+    @staticmethod
+    def _invalid(rt: ResourceTypeLike, name: str, causes: CauseList) -> StatusError:
+        return errors.invalid(group=rt.group, kind=rt.kind, name=name, causes=causes)
+
+
+def _applied_key(
+    rt: ResourceTypeLike, namespace: str | None, name: str, field_manager: str
+) -> tuple[str, str, str, str, str]:
+    group, plural = storage_key(rt)
+    ns = (namespace or "") if rt.namespaced else ""
+    return (group, plural, ns, name, field_manager)

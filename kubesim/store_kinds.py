@@ -6,7 +6,7 @@ Pure functions over plain dicts; the store calls them while preparing a write.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.meta import now_rfc3339
@@ -37,6 +37,8 @@ class FallbackKind:
     generation: str = "none"
     custom: bool = False
     returns_deleted_object: bool = False
+    # Namespaces and CRDs are built-in kinds: no structural schema.
+    schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
     @property
     def api_version(self) -> str:

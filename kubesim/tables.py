@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from kubesim.resources import ResourceType
+from kubesim.resource_type import ResourceType
 
 _NAME_COLUMN = {
     "name": "Name",

@@ -13,20 +13,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from kubesim import discovery, errors, request
+from kubesim.backend import Backend
 from kubesim.errors import StatusError
 from kubesim.request import ListOptions
-from kubesim.resources import ResourceType
+from kubesim.resource_type import ResourceType
 from kubesim.responses import dumps
 from kubesim.selectors import FieldSelector, LabelSelector
 from kubesim.watch import Watch, WatchEvent, bookmark_event, event_line
-
-if TYPE_CHECKING:
-    from kubesim.server import KubeSimServer
 
 log = logging.getLogger("kubesim.watch_http")
 
@@ -78,7 +76,7 @@ class TableRenderer:
 
 
 async def serve_watch(
-    sim: KubeSimServer,
+    backend: Backend,
     req: web.Request,
     *,
     rt: ResourceType,
@@ -88,12 +86,13 @@ async def serve_watch(
     fields: FieldSelector | None,
 ) -> web.StreamResponse:
     """Open a store watch and stream it until timeout, client disconnect or server shutdown."""
-    current = sim.store.resource_version
+    streams = backend.watches
+    current = backend.store.resource_version
     since_rv, _initial = start_point(options, current)
     expired: StatusError | None = None
     watch: Watch | None = None
     try:
-        watch = sim.store.watch(
+        watch = backend.store.watch(
             rt, namespace, since_rv=since_rv, label_selector=labels, field_selector=fields
         )
     except StatusError as err:
@@ -106,7 +105,7 @@ async def serve_watch(
     response.headers["Content-Type"] = "application/json"
     response.enable_chunked_encoding()
     await response.prepare(req)
-    sim.record(req, response)
+    streams.started(req, response)
     if expired is not None:
         await response.write(dumps({"type": "ERROR", "object": expired.to_status()}) + b"\n")
         await response.write_eof()
@@ -117,27 +116,23 @@ async def serve_watch(
         if request.wants_table(req.headers.get("Accept"))
         else None
     )
-    timeout = (
-        float(options.timeout_seconds)
-        if options.timeout_seconds
-        else sim.options.watch_timeout_seconds
-    )
-    sim.open_watches += 1
+    timeout = float(options.timeout_seconds) if options.timeout_seconds else streams.timeout_seconds
+    streams.open += 1
     try:
         async with asyncio.timeout(timeout):
             await _pump(
                 watch,
                 response,
                 renderer=renderer,
-                closing=sim.closing,
+                closing=streams.closing,
                 initial_count=initial_count,
                 initial_end=(
                     bookmark_event(rt, watch.start_rv, initial_events_end=True)
                     if options.send_initial_events and options.allow_bookmarks
                     else None
                 ),
-                bookmark=(lambda: sim.store.bookmark(rt)) if options.allow_bookmarks else None,
-                bookmark_interval=sim.options.bookmark_interval_seconds,
+                bookmark=(lambda: backend.store.bookmark(rt)) if options.allow_bookmarks else None,
+                bookmark_interval=streams.bookmark_interval_seconds,
             )
     except TimeoutError:
         pass
@@ -150,7 +145,7 @@ async def serve_watch(
         with contextlib.suppress(ConnectionError):
             await response.write(dumps({"type": "ERROR", "object": failure.to_status()}) + b"\n")
     finally:
-        sim.open_watches -= 1
+        streams.open -= 1
         watch.close()
     with contextlib.suppress(ConnectionError):
         await response.write_eof()

@@ -1,7 +1,8 @@
 """Temporal wiring shared by the operator, the tests and ``stackflow replay``.
 
 The pydantic data converter (every engine model crosses the wire as JSON), the client built from the
-operator configuration, search-attribute registration and the workflows a Worker or Replayer runs.
+operator configuration, search-attribute registration, and signal-with-start of a resource's
+workflow (by its registered type name: this adapter does not import the workflows).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from stackflow.config import OperatorConfig
 from stackflow.models.engine import (
+    RESOURCE_WORKFLOW,
     SA_CONTROLLER,
     SA_KIND,
     SA_NAMESPACE,
@@ -39,13 +41,8 @@ from stackflow.models.engine import (
     ResourceWorkflowResult,
     Trigger,
 )
-from workflows.flip import NamespaceFlipWorkflow
-from workflows.resource import ResourceWorkflow
 
 DATA_CONVERTER: DataConverter = pydantic_data_converter
-
-#: Every workflow class a Worker (and the Replayer) must know.
-WORKFLOWS: tuple[type, ...] = (ResourceWorkflow, NamespaceFlipWorkflow)
 
 
 def tls_config(config: OperatorConfig) -> TLSConfig | bool:
@@ -134,15 +131,14 @@ async def signal_with_start(
     client: Client,
     *,
     ref: ResourceRef,
-    gated: bool,
     trigger: Trigger,
     task_queue: str = TASK_QUEUE,
-    history_limit: int | None = None,
 ) -> WorkflowHandle[Any, ResourceWorkflowResult]:
     """Deliver `trigger` to the resource's workflow, starting a new run if none is running."""
     return await client.start_workflow(
-        ResourceWorkflow.run,
-        ResourceWorkflowInput(ref=ref, gated=gated, history_limit=history_limit),
+        RESOURCE_WORKFLOW,
+        ResourceWorkflowInput(ref=ref),
+        result_type=ResourceWorkflowResult,
         id=ref.workflow_id,
         task_queue=task_queue,
         start_signal="trigger",

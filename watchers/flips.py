@@ -14,13 +14,12 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from stackflow.models.engine import FlipDirectionName, NamespaceFlipInput
+from stackflow.kube.backoff import Backoff
+from stackflow.models.engine import FLIP_WORKFLOW, FlipDirectionName, NamespaceFlipInput
 
-__all__ = ["FLIP_WORKFLOW", "flip_workflow_id", "start_flip_workflow"]
-
-FLIP_WORKFLOW = "NamespaceFlipWorkflow"
-#: Upper bound of the delay between two start attempts, in seconds.
-MAX_RETRY_DELAY = 10.0
+__all__ = ["flip_workflow_id", "start_flip_workflow"]
+#: Delays between two start attempts: 0.2 s doubling up to 10 s.
+START_RETRY = Backoff(initial=0.2, maximum=10.0)
 
 _log = structlog.get_logger(__name__)
 
@@ -60,7 +59,7 @@ async def start_flip_workflow(
         except WorkflowAlreadyStartedError:
             return False
         except Exception as exc:
-            delay = min(MAX_RETRY_DELAY, 0.2 * 2**attempt)
+            delay = START_RETRY.delay(attempt)
             attempt += 1
             _log.warning("flip.retry", workflow_id=workflow_id, error=repr(exc), delay=delay)
             await asyncio.sleep(delay)

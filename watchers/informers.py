@@ -1,145 +1,31 @@
-"""Informer plumbing of the watchers: the controller-table shapes they rely on, the mapping from a
-controller kind to a ``stackflow.kube`` resource and a workflow ref, and ``InformerSet`` (one shared
-informer per resource and label selector, with scoped views; also the activities' read-through
-``ObjectReader`` over the unscoped caches).
+"""Informer plumbing of the watchers: the kinds the controller table makes them watch, and
+``InformerSet`` (one shared informer per kind and label selector, with scoped views; also the
+activities' read-through ``ObjectReader`` over the unscoped caches).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
+from stackflow.controllers import ControllerTable
 from stackflow.kube.informer import Backoff, Informer
 from stackflow.kube.reader import UNKNOWN, Unknown, equality_selector, matches_labels
-from stackflow.kube.resources import CONFIGMAPS, SECRETS, ResourceClient
-from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedInformer
-from stackflow.models.engine import ObjectKey, ResourceRef
+from stackflow.models.kinds import CONFIGMAPS, SECRETS, Kind
 from stackflow.scope.matcher import NamespaceMatcher
 
-__all__ = [
-    "ChildWatchLike",
-    "ControllerLike",
-    "InformerSet",
-    "KindLike",
-    "kube_resource",
-    "reference_resources",
-    "resource_ref",
-]
+__all__ = ["InformerSet", "reference_resources"]
 
 
-class KindLike(Protocol):
-    """What the watchers need of ``stackflow.controllers.Kind``."""
-
-    @property
-    def group(self) -> str:
-        """API group ("" for core)."""
-        ...
-
-    @property
-    def version(self) -> str:
-        """API version."""
-        ...
-
-    @property
-    def kind(self) -> str:
-        """Kind."""
-        ...
-
-    @property
-    def plural(self) -> str:
-        """Resource (plural) name."""
-        ...
-
-
-class ChildWatchLike(Protocol):
-    """What the watchers need of ``stackflow.controllers.ChildWatch``."""
-
-    @property
-    def kind(self) -> KindLike:
-        """The child kind."""
-        ...
-
-    @property
-    def owner(self) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
-        """Child → (namespace, owner name) or None."""
-        ...
-
-    @property
-    def label_selector(self) -> str | None:
-        """Narrows the child informer (None: every object)."""
-        ...
-
-
-class ControllerLike(Protocol):
-    """What the watchers need of ``stackflow.controllers.Controller``."""
-
-    @property
-    def name(self) -> str:
-        """Controller name."""
-        ...
-
-    @property
-    def primary(self) -> KindLike:
-        """Primary kind."""
-        ...
-
-    @property
-    def gated(self) -> bool:
-        """Whether the license gate applies."""
-        ...
-
-    @property
-    def children(self) -> Sequence[ChildWatchLike]:
-        """Child watches."""
-        ...
-
-    @property
-    def references(self) -> Callable[[dict[str, Any]], list[ObjectKey]]:
-        """Primary → the Secrets/ConfigMaps its spec references."""
-        ...
-
-    @property
-    def primary_label_selector(self) -> str | None:
-        """Narrows the primary informer (None: every object)."""
-        ...
-
-    @property
-    def reference_kinds(self) -> Sequence[KindLike]:
-        """Every kind ``references`` can name (Secrets, Services, association targets…)."""
-        ...
-
-
-def kube_resource(kind: KindLike) -> KubeResource:
-    """The ``stackflow.kube`` resource of a (namespaced) controller kind."""
-    return KubeResource(kind.group, kind.version, kind.plural, namespaced=True, kind=kind.kind)
-
-
-def reference_resources(controllers: Sequence[ControllerLike]) -> list[KubeResource]:
-    """The resources whose changes wake referrers: Secrets and ConfigMaps (any spec may name
-    them) and every controller's reference kinds, each once, in first-seen order."""
-    resources: dict[tuple[str, str, str], KubeResource] = {}
-    for resource in (SECRETS, CONFIGMAPS):
-        resources[(resource.group, resource.version, resource.plural)] = resource
-    for controller in controllers:
-        for kind in controller.reference_kinds:
-            resources.setdefault((kind.group, kind.version, kind.plural), kube_resource(kind))
-    return list(resources.values())
-
-
-def resource_ref(controller: ControllerLike, *, namespace: str, name: str) -> ResourceRef:
-    """The workflow identity of a resource as ``controller`` sees it."""
-    kind = controller.primary
-    return ResourceRef(
-        controller=controller.name,
-        group=kind.group,
-        version=kind.version,
-        kind=kind.kind,
-        plural=kind.plural,
-        namespace=namespace,
-        name=name,
-    )
+def reference_resources(controllers: ControllerTable) -> list[Kind]:
+    """The kinds whose changes wake referrers: Secrets and ConfigMaps (any spec may name them)
+    and every controller's reference kinds, each once, in first-seen order."""
+    kinds: dict[tuple[str, str, str], Kind] = {}
+    for kind in (SECRETS, CONFIGMAPS, *controllers.reference_kinds()):
+        kinds.setdefault((kind.group, kind.version, kind.plural), kind)
+    return list(kinds.values())
 
 
 class InformerSet:
@@ -162,7 +48,7 @@ class InformerSet:
         self.backoff = backoff
         self._informers: dict[tuple[str, str, str, str], Informer] = {}
 
-    def informer(self, resource: KubeResource, *, label_selector: str | None = None) -> Informer:
+    def informer(self, resource: Kind, *, label_selector: str | None = None) -> Informer:
         """The raw (cluster-wide, unfiltered) informer of ``resource``."""
         key = (resource.group, resource.version, resource.plural, label_selector or "")
         if key not in self._informers:
@@ -171,13 +57,11 @@ class InformerSet:
             )
         return self._informers[key]
 
-    def scoped(
-        self, resource: KubeResource, *, label_selector: str | None = None
-    ) -> ScopedInformer:
+    def scoped(self, resource: Kind, *, label_selector: str | None = None) -> ScopedInformer:
         """The same informer seen through the matcher."""
         return ScopedInformer(self.informer(resource, label_selector=label_selector), self.matcher)
 
-    def _synced(self, resource: KubeResource, label_selector: str | None) -> Informer | None:
+    def _synced(self, resource: Kind, label_selector: str | None) -> Informer | None:
         key = (resource.group, resource.version, resource.plural, label_selector or "")
         informer = self._informers.get(key)
         if informer is None or not informer.has_synced or informer.namespace is not None:
@@ -185,7 +69,7 @@ class InformerSet:
         return informer
 
     def get(
-        self, resource: KubeResource, *, namespace: str | None, name: str
+        self, resource: Kind, *, namespace: str | None, name: str
     ) -> dict[str, Any] | Unknown | None:
         """The cached object; None when the synced unfiltered informer lacks it; else UNKNOWN.
 
@@ -198,7 +82,7 @@ class InformerSet:
         return informer.cache.get(namespace=namespace if resource.namespaced else None, name=name)
 
     def list(
-        self, resource: KubeResource, *, namespace: str | None, label_selector: str | None
+        self, resource: Kind, *, namespace: str | None, label_selector: str | None
     ) -> list[dict[str, Any]] | Unknown:
         """Cached objects matching ``label_selector`` (one namespace or all), or UNKNOWN.
 

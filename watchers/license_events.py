@@ -14,11 +14,9 @@ import structlog
 from stackflow.kube import errors
 from stackflow.kube.events import EventRecorder, InvolvedObject
 from stackflow.licensing import parse_license_secret
+from stackflow.licensing.model import EVENT_ACTION_LICENSE_CHECK, EVENT_REASON_INVALID_LICENSE
 
 _log = structlog.get_logger(__name__)
-
-INVALID_LICENSE_REASON = "InvalidLicense"
-LICENSE_CHECK_ACTION = "LicenseCheck"
 
 
 def malformed_license_message(secret: dict[str, Any]) -> str | None:
@@ -44,8 +42,8 @@ class MalformedLicenseReporter:
         try:
             await self._events.warning(
                 involved,
-                reason=INVALID_LICENSE_REASON,
-                action=LICENSE_CHECK_ACTION,
+                reason=EVENT_REASON_INVALID_LICENSE,
+                action=EVENT_ACTION_LICENSE_CHECK,
                 message=message,
             )
         except errors.KubeError as error:

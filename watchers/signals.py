@@ -18,6 +18,7 @@ import structlog
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from stackflow.kube.backoff import Backoff
 from stackflow.metrics import Registry
 from stackflow.models.engine import ResourceRef, Trigger, TriggerReason
 from stackflow.temporal import signal_with_start  # re-exported: activities signal through it
@@ -42,10 +43,9 @@ async def signal_running(client: Client, *, workflow_id: str, trigger: Trigger) 
 
 @dataclass
 class _Slot:
-    """What waits for one workflow: its ref, gate, and one trigger per reason."""
+    """What waits for one workflow: its ref and one trigger per reason."""
 
     ref: ResourceRef | None
-    gated: bool
     start: bool
     triggers: dict[TriggerReason, Trigger] = field(default_factory=dict)
 
@@ -69,8 +69,7 @@ class Signaller:
         self.task_queue = task_queue
         self.is_leader = is_leader
         self._senders = senders
-        self._retry_initial = retry_initial
-        self._retry_maximum = retry_maximum
+        self._retry = Backoff(initial=retry_initial, maximum=retry_maximum)
         self._slots: dict[str, _Slot] = {}
         self._ready: asyncio.Queue[str] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
@@ -93,20 +92,19 @@ class Signaller:
             ("controller",),
         )
 
-    def submit(self, ref: ResourceRef, *, gated: bool, trigger: Trigger) -> bool:
+    def submit(self, ref: ResourceRef, *, trigger: Trigger) -> bool:
         """Queue ``trigger`` for ``ref``'s workflow (signal-with-start); False if not leader."""
-        return self._submit(ref.workflow_id, ref=ref, gated=gated, trigger=trigger, start=True)
+        return self._submit(ref.workflow_id, ref=ref, trigger=trigger, start=True)
 
     def submit_running(self, workflow_id: str, trigger: Trigger) -> bool:
         """Queue ``trigger`` for a workflow only if it runs (no start); False if not leader."""
-        return self._submit(workflow_id, ref=None, gated=False, trigger=trigger, start=False)
+        return self._submit(workflow_id, ref=None, trigger=trigger, start=False)
 
     def _submit(
         self,
         workflow_id: str,
         *,
         ref: ResourceRef | None,
-        gated: bool,
         trigger: Trigger,
         start: bool,
     ) -> bool:
@@ -114,13 +112,13 @@ class Signaller:
             return False
         slot = self._slots.get(workflow_id)
         if slot is None:
-            slot = _Slot(ref=ref, gated=gated, start=start)
+            slot = _Slot(ref=ref, start=start)
             self._slots[workflow_id] = slot
             self._idle.clear()
             self._ready.put_nowait(workflow_id)
         elif ref is not None:
             # A start request upgrades a signal-only one (the workflow may need starting).
-            slot.ref, slot.gated, slot.start = ref, gated, slot.start or start
+            slot.ref, slot.start = ref, slot.start or start
         if trigger.reason in slot.triggers:
             self._coalesced.inc(controller=_controller_of(workflow_id))
         slot.triggers[trigger.reason] = trigger
@@ -186,7 +184,6 @@ class Signaller:
                             self.client,
                             task_queue=self.task_queue,
                             ref=slot.ref,
-                            gated=slot.gated,
                             trigger=trigger,
                         )
                     elif not await signal_running(
@@ -197,7 +194,7 @@ class Signaller:
                     raise
                 except Exception as exc:
                     self._failures.inc(controller=controller)
-                    delay = min(self._retry_maximum, self._retry_initial * 2**attempt)
+                    delay = self._retry.delay(attempt)
                     attempt += 1
                     _log.warning(
                         "signal.retry", workflow_id=workflow_id, error=repr(exc), delay=delay

@@ -19,18 +19,19 @@ leadership is acquired) sends a ``Startup`` trigger to every in-scope primary an
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 from temporalio.client import Client
 
+from stackflow.controllers import ChildWatch, Controller, ControllerTable
+from stackflow.controllers.elasticsearch import LICENSE_CONTROLLER
 from stackflow.kube.cache import EventType
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
-from stackflow.kube.resources import SECRETS
-from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.kube.scoped import ScopedInformer
+from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
     SA_NAMESPACE,
@@ -39,44 +40,24 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
-from watchers.flips import FLIP_WORKFLOW, flip_workflow_id, start_flip_workflow
-from watchers.informers import (
-    ChildWatchLike,
-    ControllerLike,
-    InformerSet,
-    KindLike,
-    kube_resource,
-    reference_resources,
-    resource_ref,
-)
+from stackflow.models.kinds import SECRETS, Kind
+from stackflow.models.objects import view
+from stackflow.scope import namespace_flip_direction
+from watchers.flips import start_flip_workflow
+from watchers.informers import InformerSet, reference_resources
 from watchers.license_events import MalformedLicenseReporter
 from watchers.references import ReferenceIndex
 from watchers.signals import Signaller
 from watchers.triggers import (
-    LICENSE_SCOPE_LABEL,
-    LICENSE_SCOPE_OPERATOR,
     child_owners,
     child_trigger,
     license_trigger,
-    namespace_flip_direction,
     primary_trigger,
     reference_trigger,
 )
 
-__all__ = [
-    "FLIP_WORKFLOW",
-    "LICENSE_CONTROLLER",
-    "ChildWatchLike",
-    "ControllerLike",
-    "InformerSet",
-    "KindLike",
-    "Watchers",
-    "flip_workflow_id",
-    "kube_resource",
-    "resource_ref",
-]
+__all__ = ["Watchers"]
 
-LICENSE_CONTROLLER = "license"
 #: Seconds between the repeated visibility queries after a license change.
 LICENSE_FOLLOW_UP_DELAYS = (1.0, 4.0)
 WAITING_FOR_LICENSE_QUERY = (
@@ -91,18 +72,13 @@ IN_SCOPE_PHASES_QUERY = (
 _log = structlog.get_logger(__name__)
 
 
-def _namespace_and_name(obj: dict[str, Any]) -> tuple[str, str]:
-    metadata = obj.get("metadata") or {}
-    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
-
-
 class Watchers:
     """Turns Kubernetes events into workflow signals and flip workflows (leader only)."""
 
     def __init__(
         self,
         *,
-        controllers: Sequence[ControllerLike],
+        controllers: ControllerTable,
         informers: InformerSet,
         namespaces: NamespaceInformer,
         signaller: Signaller,
@@ -115,7 +91,7 @@ class Watchers:
 
         With ``events``, a malformed operator license Secret gets a Warning event on itself.
         """
-        self.controllers = {controller.name: controller for controller in controllers}
+        self.controllers = controllers
         self.informers = informers
         self.matcher = informers.matcher
         self.namespaces = namespaces
@@ -143,7 +119,7 @@ class Watchers:
         for resource in reference_resources(controllers):
             self.informers.scoped(resource).add_handler(self._reference_handler(resource))
         self.license_secrets = self.informers.scoped(
-            SECRETS, label_selector=f"{LICENSE_SCOPE_LABEL}={LICENSE_SCOPE_OPERATOR}"
+            SECRETS, label_selector=OPERATOR_LICENSE_SELECTOR
         )
         self.license_secrets.add_handler(self._on_license_secret)
         namespaces.add_handler(self._on_namespace)
@@ -159,8 +135,8 @@ class Watchers:
 
     # --- wiring -----------------------------------------------------------------------------
 
-    def _wire_controller(self, controller: ControllerLike) -> None:
-        resource = kube_resource(controller.primary)
+    def _wire_controller(self, controller: Controller) -> None:
+        resource = controller.primary
         selector = controller.primary_label_selector
         raw = self.informers.informer(resource, label_selector=selector)
         raw.add_handler(self._index_handler(controller))
@@ -168,12 +144,12 @@ class Watchers:
         scoped.add_handler(self._primary_handler(controller))
         self._primaries[controller.name] = scoped
         for child in controller.children:
-            self.informers.scoped(
-                kube_resource(child.kind), label_selector=child.label_selector
-            ).add_handler(self._child_handler(controller, child))
+            self.informers.scoped(child.kind, label_selector=child.label_selector).add_handler(
+                self._child_handler(controller, child)
+            )
 
     def _index_handler(
-        self, controller: ControllerLike
+        self, controller: Controller
     ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
         def handler(
             event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
@@ -181,7 +157,7 @@ class Watchers:
             obj = new if new is not None else old
             if obj is None:
                 return
-            namespace, name = _namespace_and_name(obj)
+            namespace, name = view(obj).namespace, view(obj).name
             if new is None:
                 self.references.remove(controller=controller.name, namespace=namespace, name=name)
                 return
@@ -195,7 +171,7 @@ class Watchers:
         return handler
 
     def _primary_handler(
-        self, controller: ControllerLike
+        self, controller: Controller
     ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
         source = f"watch {controller.primary.kind}"
 
@@ -206,25 +182,24 @@ class Watchers:
             obj = new if new is not None else old
             if trigger is None or obj is None:
                 return
-            namespace, name = _namespace_and_name(obj)
-            ref = resource_ref(controller, namespace=namespace, name=name)
+            ref = controller.ref_of(obj)
             if trigger.reason is TriggerReason.DELETED:
                 # A gone resource needs no new workflow: tell the running one, if any.
                 self.signaller.submit_running(ref.workflow_id, trigger)
             else:
-                self.signaller.submit(ref, gated=controller.gated, trigger=trigger)
+                self.signaller.submit(ref, trigger=trigger)
 
         return handler
 
     def _child_handler(
-        self, controller: ControllerLike, child: ChildWatchLike
+        self, controller: Controller, child: ChildWatch
     ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
         source = f"watch {child.kind.kind}"
 
         def handler(
             event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
         ) -> None:
-            owners = child_owners(event_type, old, new, child.owner)
+            owners = child_owners(event_type, old, new, child.owners)
             if not owners or not self.is_leader:
                 return
             primaries = self._primaries[controller.name]
@@ -234,13 +209,14 @@ class Watchers:
             for namespace, name in owners:
                 if primaries.get(namespace=namespace, name=name) is None:
                     continue  # the owner is gone or out of scope: nothing to reconcile
-                ref = resource_ref(controller, namespace=namespace, name=name)
-                self.signaller.submit(ref, gated=controller.gated, trigger=trigger)
+                self.signaller.submit(
+                    controller.ref(namespace=namespace, name=name), trigger=trigger
+                )
 
         return handler
 
     def _reference_handler(
-        self, resource: KubeResource
+        self, resource: Kind
     ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
         source = f"watch {resource.kind}"
 
@@ -250,9 +226,9 @@ class Watchers:
             obj = new if new is not None else old
             if obj is None or not self.is_leader:
                 return
-            namespace, name = _namespace_and_name(obj)
+            meta = view(obj)
             referrers = self.references.referrers(
-                group=resource.group, kind=resource.kind, namespace=namespace, name=name
+                group=resource.group, kind=resource.kind, namespace=meta.namespace, name=meta.name
             )
             if not referrers:
                 return
@@ -263,8 +239,8 @@ class Watchers:
                 controller = self.controllers.get(controller_name)
                 if controller is None or not self.matcher.name_matches(ref_namespace):
                     continue
-                ref = resource_ref(controller, namespace=ref_namespace, name=ref_name)
-                self.signaller.submit(ref, gated=controller.gated, trigger=trigger)
+                ref = controller.ref(namespace=ref_namespace, name=ref_name)
+                self.signaller.submit(ref, trigger=trigger)
 
         return handler
 
@@ -295,14 +271,12 @@ class Watchers:
 
     def signal_license_controller(self, trigger: Trigger) -> int:
         """Send ``trigger`` to every resource of the license controller; how many."""
-        controller = self.controllers.get(LICENSE_CONTROLLER)
+        controller = self.controllers.get(LICENSE_CONTROLLER.name)
         if controller is None:
             return 0
         count = 0
         for obj in self._primaries[controller.name].list():
-            namespace, name = _namespace_and_name(obj)
-            ref = resource_ref(controller, namespace=namespace, name=name)
-            count += self.signaller.submit(ref, gated=controller.gated, trigger=trigger)
+            count += self.signaller.submit(controller.ref_of(obj), trigger=trigger)
         return count
 
     async def signal_waiting_for_license(self, trigger: Trigger) -> int:
@@ -327,8 +301,8 @@ class Watchers:
         obj = new if new is not None else old
         if obj is None:
             return
-        metadata = obj.get("metadata") or {}
-        name = str(metadata.get("name") or "")
+        meta = view(obj)
+        name = meta.name
         direction = namespace_flip_direction(
             event_type,
             old_matches=None if old is None else self.matcher.namespace_matches(old),
@@ -337,8 +311,7 @@ class Watchers:
         )
         if direction is None:
             return
-        resource_version = str(metadata.get("resourceVersion") or "")
-        self._spawn(self.start_flip(name, resource_version, direction))
+        self._spawn(self.start_flip(name, meta.resource_version, direction))
 
     async def start_flip(
         self, namespace: str, resource_version: str, direction: FlipDirectionName
@@ -350,7 +323,7 @@ class Watchers:
             namespace=namespace,
             resource_version=resource_version,
             direction=direction,
-            controllers=tuple(self.controllers),
+            controllers=self.controllers.names,
             is_leader=lambda: self.is_leader,
         )
         if started:
@@ -364,11 +337,9 @@ class Watchers:
         running workflows whose namespace is out of scope now. Returns how many were queued."""
         count = 0
         startup = Trigger(reason=TriggerReason.STARTUP, source="leader resync")
-        for controller in self.controllers.values():
+        for controller in self.controllers:
             for obj in self._primaries[controller.name].list():
-                namespace, name = _namespace_and_name(obj)
-                ref = resource_ref(controller, namespace=namespace, name=name)
-                count += self.signaller.submit(ref, gated=controller.gated, trigger=startup)
+                count += self.signaller.submit(controller.ref_of(obj), trigger=startup)
         if self.matcher.enabled:
             count += await self._sweep_out_of_scope()
         return count

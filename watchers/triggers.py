@@ -8,46 +8,34 @@ resourceVersion bump). No I/O: ``watchers.sources`` does the wiring.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from stackflow.models.engine import FlipDirectionName, Trigger, TriggerReason
-from stackflow.scope.flip import flip_direction
+from stackflow.controllers import OwnerKey, OwnersOf
+from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
+from stackflow.models.engine import Trigger, TriggerReason
+from stackflow.models.objects import view
 
 __all__ = [
-    "LICENSE_SCOPE_LABEL",
-    "LICENSE_SCOPE_OPERATOR",
-    "OwnerOf",
     "child_owners",
     "child_trigger",
     "is_operator_license",
     "license_trigger",
-    "namespace_flip_direction",
     "primary_trigger",
     "reference_trigger",
 ]
 
-LICENSE_SCOPE_LABEL = "license.k8s.elastic.co/scope"
-LICENSE_SCOPE_OPERATOR = "operator"
-
 Obj = Mapping[str, Any]
-OwnerOf = Callable[[dict[str, Any]], tuple[str, str] | None]
-"""A child object → (namespace, owner name), or None when it has no owner of that kind."""
-
 # Metadata the API server or controllers change without the object's meaning changing.
 _VOLATILE_METADATA = frozenset({"resourceVersion", "managedFields"})
 
 
 def _metadata(obj: Obj | None) -> Mapping[str, Any]:
-    metadata = (obj or {}).get("metadata")
-    return metadata if isinstance(metadata, Mapping) else {}
+    return view(obj).metadata
 
 
 def _name(obj: Obj) -> str:
-    metadata = _metadata(obj)
-    namespace = str(metadata.get("namespace") or "")
-    name = str(metadata.get("name") or "")
-    return f"{namespace}/{name}" if namespace else name
+    return view(obj).key
 
 
 def _kind_and_name(obj: Obj) -> str:
@@ -111,20 +99,20 @@ def _only_volatile_change(event_type: str, old: Obj | None, new: Obj | None) -> 
 
 
 def child_owners(
-    event_type: str, old: dict[str, Any] | None, new: dict[str, Any] | None, owner_of: OwnerOf
-) -> list[tuple[str, str]]:
-    """The owners (namespace, name) a child event concerns: the new owner and, if it moved,
-    the old one too. Empty when the event changes nothing meaningful."""
+    event_type: str,
+    old: Mapping[str, Any] | None,
+    new: Mapping[str, Any] | None,
+    owners_of: OwnersOf,
+) -> list[OwnerKey]:
+    """The owners a child event concerns: those of its new state and, where they changed, of its
+    old state too, each once. Empty when the event changes nothing meaningful."""
     if _only_volatile_change(event_type, old, new):
         return []
-    owners: list[tuple[str, str]] = []
+    owners: dict[OwnerKey, None] = {}
     for state in (new, old):
-        if state is None:
-            continue
-        owner = owner_of(state)
-        if owner is not None and owner not in owners:
-            owners.append(owner)
-    return owners
+        if state is not None:
+            owners.update(dict.fromkeys(owners_of(state)))
+    return list(owners)
 
 
 def child_trigger(event_type: str, old: Obj | None, new: Obj | None, *, source: str) -> Trigger:
@@ -162,8 +150,7 @@ def reference_trigger(
 
 def is_operator_license(obj: Obj | None) -> bool:
     """Whether a Secret is an operator (enterprise) license: label scope=operator."""
-    labels = _metadata(obj).get("labels")
-    return isinstance(labels, Mapping) and labels.get(LICENSE_SCOPE_LABEL) == LICENSE_SCOPE_OPERATOR
+    return view(obj).labels.get(LICENSE_SCOPE_LABEL) == LICENSE_SCOPE_OPERATOR
 
 
 def license_trigger(
@@ -189,29 +176,3 @@ def license_trigger(
         source=source,
         detail=f"operator license Secret {_name(obj)} {verb}",
     )
-
-
-def namespace_flip_direction(
-    event_type: str,
-    *,
-    old_matches: bool | None,
-    new_matches: bool | None,
-    always_managed: bool,
-) -> FlipDirectionName | None:
-    """ECK's flip rule on one Namespace event (the matcher's answers passed in).
-
-    Create: passes only if the namespace matches now (into scope). Delete: passes only if it
-    matched (it leaves scope). Update: only when the answer changed. An always-managed
-    namespace (the operator namespace) never flips. ``old_matches``/``new_matches`` are None
-    for the missing side of a create or delete.
-    """
-    if always_managed:
-        return None
-    if event_type == "ADDED":
-        return FlipDirectionName.INTO_SCOPE if new_matches else None
-    if event_type == "DELETED":
-        return FlipDirectionName.OUT_OF_SCOPE if old_matches else None
-    if event_type == "MODIFIED" and old_matches is not None and new_matches is not None:
-        direction = flip_direction(old_matches, new_matches)
-        return None if direction is None else FlipDirectionName(direction.value)
-    return None

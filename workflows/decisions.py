@@ -188,13 +188,6 @@ def reconcile_summary(triggers: Sequence[Trigger]) -> str:
     return f"reconcile ({len(triggers)} trigger{plural}: {reasons})"
 
 
-def should_continue_as_new(
-    *, suggested: bool, history_length: int, history_limit: int | None
-) -> bool:
-    """Continue-as-new when the server suggests it or the history passed the configured limit."""
-    return suggested or (history_limit is not None and history_length >= history_limit)
-
-
 def current_details(ref: ResourceRef, state: CarriedState) -> str:
     """The markdown the Temporal UI shows as the workflow's current details."""
     wait = next_wait(state)

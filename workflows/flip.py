@@ -8,10 +8,8 @@ signalled-with-start with a ``NamespaceFlip`` trigger.
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from stackflow.models.engine import (
@@ -26,17 +24,10 @@ with workflow.unsafe.imports_passed_through():
         Trigger,
         TriggerReason,
     )
+    from workflows.activity_options import ACTIVITY_RETRY, ACTIVITY_TIMEOUT
 
 #: Histories recorded before this patch fanned out to one controller after another.
 PARALLEL_CONTROLLERS_PATCH = "flip-controllers-in-parallel"
-
-ACTIVITY_TIMEOUT = timedelta(seconds=60)
-ACTIVITY_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=60),
-    maximum_attempts=0,
-)
 
 
 def flip_trigger(flip: NamespaceFlipInput) -> Trigger:
@@ -94,7 +85,7 @@ class NamespaceFlipWorkflow:
             return 0
         signalled: SignalResourcesResult = await workflow.execute_activity(
             ACT_SIGNAL_RESOURCES,
-            SignalResourcesInput(refs=targets.refs, gated=targets.gated, trigger=trigger),
+            SignalResourcesInput(refs=targets.refs, trigger=trigger),
             result_type=SignalResourcesResult,
             start_to_close_timeout=ACTIVITY_TIMEOUT,
             retry_policy=ACTIVITY_RETRY,

@@ -13,7 +13,6 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -52,20 +51,10 @@ with workflow.unsafe.imports_passed_through():
         reconcile_activity,
     )
     from workflows import decisions
+    from workflows.activity_options import ACTIVITY_RETRY, ACTIVITY_TIMEOUT, LOCAL_CHECK_TIMEOUT
 
-ACTIVITY_TIMEOUT = timedelta(seconds=60)
-#: A local activity keeps the workflow task open while it runs, so a stuck read must give up soon;
-#: the retry policy then backs off (with timers past the local retry threshold).
-LOCAL_CHECK_TIMEOUT = timedelta(seconds=20)
 #: Runs started before this patch keep running the gate checks as normal activities.
 LOCAL_GATE_CHECKS_PATCH = "local-gate-checks"
-ACTIVITY_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=60),
-    maximum_attempts=0,
-    non_retryable_error_types=[INVALID_SPEC_ERROR],
-)
 
 
 def _invalid_spec_message(error: ActivityError) -> str | None:
@@ -84,8 +73,6 @@ class ResourceWorkflow:
     def __init__(self, input: ResourceWorkflowInput) -> None:
         """Restore the carried state before the first signal lands."""
         self._ref: ResourceRef = input.ref
-        self._gated = input.gated
-        self._history_limit = input.history_limit
         self._state: CarriedState = input.carried.model_copy(update={"pending": ()})
         self._pending: list[Trigger] = list(input.carried.pending)
         # Batches taken / finished: an update waits until the batch holding its trigger is done.
@@ -131,20 +118,13 @@ class ResourceWorkflow:
             await self._wait_for_work()
             if await self._iterate():
                 return await self._finish()
-            info = workflow.info()
-            if decisions.should_continue_as_new(
-                suggested=info.is_continue_as_new_suggested(),
-                history_length=info.get_current_history_length(),
-                history_limit=self._history_limit,
-            ):
+            if workflow.info().is_continue_as_new_suggested():
                 if await self._drain():
                     return await self._finish()
                 workflow.continue_as_new(
                     ResourceWorkflowInput(
                         ref=self._ref,
-                        gated=self._gated,
                         carried=self._state.model_copy(update={"pending": tuple(self._pending)}),
-                        history_limit=self._history_limit,
                     )
                 )
 
@@ -191,7 +171,7 @@ class ResourceWorkflow:
     async def _handle(self, triggers: tuple[Trigger, ...]) -> bool:
         scope: ScopeCheckResult = await self._gate_check(
             ACT_SCOPE_CHECK,
-            ScopeCheckInput(ref=self._ref, gated=self._gated),
+            ScopeCheckInput(ref=self._ref),
             result_type=ScopeCheckResult,
             summary="scope check",
         )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.errors import StatusError
-from kubesim.resources import Registry, ResourceType
+from kubesim.resource_type import ResourceType
+from kubesim.resources import Registry
 from kubesim.store import Store
 
 

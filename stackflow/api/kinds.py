@@ -18,6 +18,7 @@ from stackflow.api.logstash import Logstash
 from stackflow.api.maps import ElasticMapsServer
 from stackflow.api.packageregistry import PackageRegistry
 from stackflow.api.stackconfigpolicy import StackConfigPolicy
+from stackflow.models.kinds import Kind
 
 CATEGORY = "elastic"
 
@@ -101,6 +102,11 @@ class KindInfo:
     def api_version(self) -> str:
         """``group/storageVersion``, the apiVersion the operator writes."""
         return f"{self.group}/{self.storage_version}"
+
+    @property
+    def resource(self) -> Kind:
+        """The kind as the operator reads and writes it: its storage version."""
+        return Kind(self.group, self.storage_version, self.kind, self.plural)
 
     @property
     def crd_name(self) -> str:
@@ -270,6 +276,11 @@ _BY_GROUP_KIND: dict[tuple[str, str], KindInfo] = {(info.group, info.kind): info
 def kind_info(kind: str) -> KindInfo:
     """The table entry of ``kind`` (``"Elasticsearch"``); KeyError for an unknown kind."""
     return _BY_KIND[kind]
+
+
+def kind_resource(kind: str) -> Kind:
+    """The Kubernetes kind of an ECK kind name, in its storage version; KeyError when unknown."""
+    return _BY_KIND[kind].resource
 
 
 def kind_for_object(obj: dict[str, Any]) -> KindInfo | None:

@@ -7,6 +7,7 @@ access by group/version/plural), ``cache`` and ``informer`` (list/watch caches),
 
 from __future__ import annotations
 
+from stackflow.kube.backoff import Backoff
 from stackflow.kube.client import api_client_session, close_api_client, make_api_client
 from stackflow.kube.errors import (
     AlreadyExists,
@@ -22,8 +23,8 @@ from stackflow.kube.errors import (
     Unavailable,
     translate_errors,
 )
-from stackflow.kube.informer import Backoff, Informer, NamespaceInformer
-from stackflow.kube.resources import ResourceClient, ResourceRef
+from stackflow.kube.informer import Informer, NamespaceInformer
+from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, ScopedInformer, UnscopedClient
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "NamespaceInformer",
     "NotFound",
     "ResourceClient",
-    "ResourceRef",
     "ScopedClient",
     "ScopedInformer",
     "TooManyRequests",

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from stackflow.kube import errors
 from stackflow.kube.protocols import Creates, MergePatches
-from stackflow.kube.resources import EVENTS
+from stackflow.models.kinds import EVENTS
 
 __all__ = [
     "EventRecorder",

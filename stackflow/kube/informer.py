@@ -21,12 +21,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
 from stackflow.kube import errors
+from stackflow.kube.backoff import Backoff
 from stackflow.kube.cache import (
     CacheEvent,
     EventType,
@@ -35,7 +35,8 @@ from stackflow.kube.cache import (
     object_key,
     relist_events,
 )
-from stackflow.kube.resources import NAMESPACES, ResourceClient, ResourceRef
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import NAMESPACES, Kind
 
 __all__ = ["Backoff", "EventHandler", "Informer", "NamespaceInformer"]
 
@@ -45,19 +46,6 @@ EventHandler = Callable[
 """``handler(event_type, old, new)``; may be sync or async."""
 
 _log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff between reconnect attempts, capped."""
-
-    initial: float = 0.1
-    factor: float = 2.0
-    maximum: float = 10.0
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait before retry number ``attempt`` (0-based)."""
-        return float(min(self.maximum, self.initial * self.factor ** max(0, attempt)))
 
 
 def _resource_version(obj: Mapping[str, Any] | None) -> str:
@@ -70,7 +58,7 @@ class Informer:
     def __init__(
         self,
         client: ResourceClient,
-        resource: ResourceRef,
+        resource: Kind,
         *,
         namespace: str | None = None,
         label_selector: str | None = None,

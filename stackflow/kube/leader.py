@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from stackflow.kube import errors
 from stackflow.kube.protocols import Creates, Gets, Replaces
-from stackflow.kube.resources import LEASES
+from stackflow.models.kinds import LEASES
 
 __all__ = [
     "DEFAULT_LEASE_NAME",

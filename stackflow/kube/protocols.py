@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from stackflow.kube.resources import ResourceRef
+from stackflow.models.kinds import Kind
 
 __all__ = ["Creates", "Gets", "MergePatches", "Replaces"]
 
@@ -18,9 +18,7 @@ __all__ = ["Creates", "Gets", "MergePatches", "Replaces"]
 class Gets(Protocol):
     """A client that reads one object."""
 
-    async def get(
-        self, resource: ResourceRef, *, namespace: str | None, name: str
-    ) -> dict[str, Any]:
+    async def get(self, resource: Kind, *, namespace: str | None, name: str) -> dict[str, Any]:
         """GET one object."""
         ...
 
@@ -30,7 +28,7 @@ class Creates(Protocol):
 
     async def create(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         body: Mapping[str, Any],
         *,
         namespace: str | None = None,
@@ -45,7 +43,7 @@ class Replaces(Protocol):
 
     async def replace(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         body: Mapping[str, Any],
         *,
         namespace: str | None = None,
@@ -61,7 +59,7 @@ class MergePatches(Protocol):
 
     async def merge_patch(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         patch: Mapping[str, Any],
         *,
         namespace: str | None,

@@ -12,7 +12,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-from stackflow.kube.resources import ResourceRef
+from stackflow.models.kinds import Kind
 
 __all__ = [
     "UNKNOWN",
@@ -36,13 +36,13 @@ class ObjectReader(Protocol):
     """Gets and Lists answered from informer caches (unscoped), or ``UNKNOWN``."""
 
     def get(
-        self, resource: ResourceRef, *, namespace: str | None, name: str
+        self, resource: Kind, *, namespace: str | None, name: str
     ) -> dict[str, Any] | Unknown | None:
         """The cached object, None when a synced cache of every object lacks it, else UNKNOWN."""
         ...
 
     def list(
-        self, resource: ResourceRef, *, namespace: str | None, label_selector: str | None
+        self, resource: Kind, *, namespace: str | None, label_selector: str | None
     ) -> list[dict[str, Any]] | Unknown:
         """The cached objects (of one namespace or all) matching the selector, or UNKNOWN."""
         ...

@@ -1,4 +1,4 @@
-"""Generic access to any Kubernetes kind by (group, version, plural, namespaced).
+"""Generic access to any Kubernetes kind (a ``stackflow.models.kinds.Kind``).
 
 Works the same for built-ins (core group ``""`` under ``/api/v1``) and custom resources, speaks
 JSON, and returns plain dicts. Every call goes through ``errors.translate_errors``.
@@ -8,14 +8,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import aiohttp
 from kubernetes_asyncio import client as k8s_client
 
 from stackflow.kube import errors
+from stackflow.models.kinds import (
+    CONFIGMAPS,
+    EVENTS,
+    LEASES,
+    NAMESPACES,
+    PODS,
+    SECRETS,
+    SERVICES,
+    Kind,
+)
 
 __all__ = [
     "CONFIGMAPS",
@@ -25,8 +33,8 @@ __all__ = [
     "PODS",
     "SECRETS",
     "SERVICES",
+    "Kind",
     "ResourceClient",
-    "ResourceRef",
 ]
 
 _JSON = "application/json"
@@ -36,51 +44,7 @@ _RESPONSE_TYPES = {200: "object", 201: "object", 202: "object"}
 _AUTH_SETTINGS = ["BearerToken"]
 
 
-@dataclass(frozen=True)
-class ResourceRef:
-    """Which resource a call addresses: group ("" for core), version, plural, scope."""
-
-    group: str
-    version: str
-    plural: str
-    namespaced: bool
-    kind: str = ""
-
-    @property
-    def api_version(self) -> str:
-        """``v1`` for core, else ``group/version``."""
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def group_resource(self) -> str:
-        """``configmaps`` or ``elasticsearches.elasticsearch.k8s.elastic.co`` (error texts)."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
-    def collection_path(self, namespace: str | None) -> str:
-        """URL path of the collection (all namespaces when ``namespace`` is None)."""
-        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            return f"{root}/namespaces/{quote(namespace, safe='')}/{self.plural}"
-        return f"{root}/{self.plural}"
-
-    def object_path(self, namespace: str | None, name: str, subresource: str | None = None) -> str:
-        """URL path of one object, or of its subresource."""
-        if self.namespaced and not namespace:
-            raise ValueError(f"{self.group_resource} is namespaced: a namespace is required")
-        path = f"{self.collection_path(namespace)}/{quote(name, safe='')}"
-        return f"{path}/{subresource}" if subresource else path
-
-
-NAMESPACES = ResourceRef("", "v1", "namespaces", namespaced=False, kind="Namespace")
-CONFIGMAPS = ResourceRef("", "v1", "configmaps", namespaced=True, kind="ConfigMap")
-SECRETS = ResourceRef("", "v1", "secrets", namespaced=True, kind="Secret")
-SERVICES = ResourceRef("", "v1", "services", namespaced=True, kind="Service")
-PODS = ResourceRef("", "v1", "pods", namespaced=True, kind="Pod")
-EVENTS = ResourceRef("", "v1", "events", namespaced=True, kind="Event")
-LEASES = ResourceRef("coordination.k8s.io", "v1", "leases", namespaced=True, kind="Lease")
-
-
-def _item_kind(list_kind: object, resource: ResourceRef) -> str:
+def _item_kind(list_kind: object, resource: Kind) -> str:
     if isinstance(list_kind, str) and list_kind.endswith("List"):
         return list_kind[: -len("List")]
     return resource.kind
@@ -129,15 +93,13 @@ class ResourceClient:
             )
         return result if isinstance(result, dict) else {}
 
-    async def get(
-        self, resource: ResourceRef, *, namespace: str | None, name: str
-    ) -> dict[str, Any]:
+    async def get(self, resource: Kind, *, namespace: str | None, name: str) -> dict[str, Any]:
         """GET one object; raises ``NotFound`` when it does not exist."""
         return await self._call("GET", resource.object_path(namespace, name))
 
     async def list(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
@@ -189,7 +151,7 @@ class ResourceClient:
 
     async def create(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         body: Mapping[str, Any],
         *,
         namespace: str | None = None,
@@ -205,7 +167,7 @@ class ResourceClient:
 
     async def replace(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         body: Mapping[str, Any],
         *,
         namespace: str | None = None,
@@ -220,7 +182,7 @@ class ResourceClient:
 
     async def merge_patch(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         patch: Mapping[str, Any],
         *,
         namespace: str | None,
@@ -239,7 +201,7 @@ class ResourceClient:
 
     async def patch_status(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         patch: Mapping[str, Any],
         *,
         namespace: str | None,
@@ -252,7 +214,7 @@ class ResourceClient:
 
     async def apply(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         body: Mapping[str, Any],
         *,
         field_manager: str,
@@ -272,7 +234,7 @@ class ResourceClient:
 
     async def delete(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         *,
         namespace: str | None,
         name: str,
@@ -291,7 +253,7 @@ class ResourceClient:
 
     async def watch(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         *,
         namespace: str | None,
         resource_version: str | None,

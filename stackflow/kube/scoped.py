@@ -21,7 +21,8 @@ from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, over
 from stackflow.kube import errors
 from stackflow.kube.cache import EventType
 from stackflow.kube.informer import EventHandler, Informer
-from stackflow.kube.resources import ResourceClient, ResourceRef
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import Kind
 
 __all__ = ["ScopeMatcher", "ScopedClient", "ScopedInformer", "UnscopedClient"]
 
@@ -46,7 +47,7 @@ def _namespace_of(obj: Mapping[str, Any] | None) -> str:
     return str(((obj or {}).get("metadata") or {}).get("namespace") or "")
 
 
-def _empty_list(resource: ResourceRef) -> dict[str, Any]:
+def _empty_list(resource: Kind) -> dict[str, Any]:
     return {
         "apiVersion": resource.api_version,
         "kind": f"{resource.kind}List" if resource.kind else "List",
@@ -120,12 +121,10 @@ class ScopedClient(_WrapsClient):
         super().__init__(client)
         self.matcher = matcher
 
-    def _filters(self, resource: ResourceRef) -> bool:
+    def _filters(self, resource: Kind) -> bool:
         return self.matcher.enabled and resource.namespaced
 
-    async def get(
-        self, resource: ResourceRef, *, namespace: str | None, name: str
-    ) -> dict[str, Any]:
+    async def get(self, resource: Kind, *, namespace: str | None, name: str) -> dict[str, Any]:
         """GET; an object in a non-matching namespace is reported as not found."""
         if self._filters(resource) and not self.matcher.name_matches(namespace or ""):
             raise errors.not_found(plural=resource.plural, group=resource.group, name=name)
@@ -133,7 +132,7 @@ class ScopedClient(_WrapsClient):
 
     async def list(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         *,
         namespace: str | None = None,
         label_selector: str | None = None,

@@ -60,6 +60,14 @@ class OperatorLicenseType(StrEnum):
     LEGACY_TRIAL = "enterprise-trial"
 
 
+#: The label selector of operator (enterprise) license Secrets.
+OPERATOR_LICENSE_SELECTOR = f"{LICENSE_SCOPE_LABEL}={LICENSE_SCOPE_OPERATOR}"
+#: The license types a trial Secret may request.
+TRIAL_TYPES = (OperatorLicenseType.ENTERPRISE_TRIAL, OperatorLicenseType.LEGACY_TRIAL)
+#: The label selector of trial Secrets (the trial controller's primary objects).
+TRIAL_SELECTOR = f"{LICENSE_TYPE_LABEL} in ({','.join(str(kind) for kind in TRIAL_TYPES)})"
+
+
 # Higher ranks carry more features; unknown types rank like Go's zero value for a missing map key.
 LICENSE_TYPE_RANK: dict[str, int] = {
     OperatorLicenseType.BASIC: -1,

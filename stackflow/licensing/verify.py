@@ -44,6 +44,7 @@ from stackflow.licensing.signature import (
     match_key_fingerprint,
     signable_content_bytes,
 )
+from stackflow.models.objects import view
 
 NO_PUBLIC_KEY_PROBLEM = (
     "no license public key is configured: enterprise licenses cannot be verified"
@@ -216,8 +217,8 @@ def parse_license_secret(
     and raises ValueError. `trial_public_key` is the DER ``pubkey`` of the ``trial-status`` Secret;
     an unreadable one only makes operator trials invalid, as it is cluster state, not configuration.
     """
-    metadata = secret.get("metadata") or {}
-    namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+    meta = view(secret)
+    namespace, name = meta.namespace, meta.name
     try:
         parsed = parse_license_data(license_data(secret))
     except LicenseParseError as error:

@@ -13,7 +13,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import SearchAttributeKey
 
+from stackflow.models.kinds import Kind
+
 TASK_QUEUE = "stackflow"
+#: Registered workflow type names.
+RESOURCE_WORKFLOW = "ResourceWorkflow"
+FLIP_WORKFLOW = "NamespaceFlipWorkflow"
 
 SA_CONTROLLER = SearchAttributeKey.for_keyword("StackflowController")
 SA_KIND = SearchAttributeKey.for_keyword("StackflowKind")
@@ -84,6 +89,24 @@ class ResourceRef(Model):
         """``group/version`` (or ``version`` for the core group)."""
         return f"{self.group}/{self.version}" if self.group else self.version
 
+    @property
+    def resource(self) -> Kind:
+        """The Kubernetes kind of the resource (its fields are kept flat in histories)."""
+        return Kind(self.group, self.version, self.kind, self.plural)
+
+    @classmethod
+    def of(cls, controller: str, kind: Kind, *, namespace: str, name: str) -> ResourceRef:
+        """The ref of one object of ``kind`` as ``controller`` sees it."""
+        return cls(
+            controller=controller,
+            group=kind.group,
+            version=kind.version,
+            kind=kind.kind,
+            plural=kind.plural,
+            namespace=namespace,
+            name=name,
+        )
+
 
 class ObjectKey(Model):
     """A Kubernetes object referenced by a resource's spec (a Secret, a ConfigMap, …)."""
@@ -93,6 +116,13 @@ class ObjectKey(Model):
     kind: str
     namespace: str
     name: str
+
+    @classmethod
+    def of(cls, kind: Kind, *, namespace: str, name: str) -> ObjectKey:
+        """The key of one object of ``kind``."""
+        return cls(
+            group=kind.group, version=kind.version, kind=kind.kind, namespace=namespace, name=name
+        )
 
 
 class Trigger(Model):
@@ -130,13 +160,17 @@ class CarriedState(Model):
 
 
 class ResourceWorkflowInput(Model):
-    """Start argument of ``ResourceWorkflow``."""
+    """Start argument of ``ResourceWorkflow``.
+
+    Runs started by earlier versions also carried ``gated`` (the gate is a column of the
+    controller table now) and ``history_limit`` (a test knob, now a test interceptor); both are
+    ignored so that those runs, and their committed histories, still decode.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     ref: ResourceRef
-    gated: bool
     carried: CarriedState = CarriedState()
-    #: Continue-as-new once the history has this many events (None: when the server suggests it).
-    history_limit: int | None = None
 
 
 class ResourceWorkflowResult(Model):
@@ -197,15 +231,20 @@ def finalize_activity(controller: str) -> str:
 
 
 class ScopeCheckInput(Model):
-    """Is the resource in scope, does it still exist, and does reconciling it need a license?"""
+    """Is the resource in scope, does it still exist, and does reconciling it need a license?
+
+    The gate is looked up in the controller table by ``ref.controller``; inputs recorded by
+    earlier versions carried it as ``gated``, which is ignored.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     ref: ResourceRef
-    gated: bool
 
 
 class ScopeCheckResult(Model):
     """``exists`` False means the resource is gone (deleted); ``in_scope`` False: its namespace does
-    not match (or cannot be read); ``license_required``: dynamic mode is on and the controller is gated."""
+    not match (or cannot be read); ``license_required``: the controller's gate applies now."""
 
     exists: bool
     in_scope: bool
@@ -333,17 +372,20 @@ class FlipTargetsInput(Model):
 
 
 class FlipTargetsResult(Model):
-    """The resources to trigger, with whether their controller is license-gated."""
+    """The resources to trigger (results of earlier versions also carried ``gated``: ignored)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     refs: tuple[ResourceRef, ...]
-    gated: bool
 
 
 class SignalResourcesInput(Model):
-    """Signal-with-start the workflows of ``refs`` with ``trigger``."""
+    """Signal-with-start the workflows of ``refs`` with ``trigger`` (``gated`` of earlier
+    versions is ignored)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     refs: tuple[ResourceRef, ...]
-    gated: bool
     trigger: Trigger
 
 

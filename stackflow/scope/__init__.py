@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from stackflow.scope.flip import (
-    FlipDirection,
-    create_or_delete_passes,
-    flip_direction,
-    namespace_flip,
-    update_passes,
-)
+from stackflow.scope.flip import namespace_flip_direction
 from stackflow.scope.matcher import (
     MUTUALLY_EXCLUSIVE_MESSAGE,
     NamespaceMatcher,
@@ -28,7 +22,6 @@ from stackflow.scope.selector import (
 
 __all__ = [
     "MUTUALLY_EXCLUSIVE_MESSAGE",
-    "FlipDirection",
     "LabelSelector",
     "LabelSelectorRequirement",
     "NamespaceMatcher",
@@ -38,10 +31,7 @@ __all__ = [
     "ScopeMode",
     "SelectorError",
     "SelectorOperator",
-    "create_or_delete_passes",
-    "flip_direction",
     "label_selector_from_data",
-    "namespace_flip",
+    "namespace_flip_direction",
     "parse_selector_string",
-    "update_passes",
 ]

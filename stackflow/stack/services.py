@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from stackflow.models.objects import view
 from stackflow.stack.labels import WATCHED_LABEL
 from stackflow.stack.objects import Manifest, deep_merge, merge_named_lists
 
@@ -37,19 +38,17 @@ def service(
     the template's metadata are kept, and the Service is labelled as watched.
     """
     template = template or {}
-    user_metadata: Mapping[str, Any] = template.get("metadata") or {}
+    user = view(template)
     user_spec: dict[str, Any] = dict(template.get("spec") or {})
     ports = merge_named_lists(
         default_spec.get("ports", []), list(user_spec.pop("ports", None) or [])
     )
     spec = deep_merge(default_spec, user_spec)
     spec["ports"] = ports
-    labels = {**(user_metadata.get("labels") or {}), WATCHED_LABEL: "true"}
+    labels = {**user.labels, WATCHED_LABEL: "true"}
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": context.metadata(
-            name, labels=labels, annotations=user_metadata.get("annotations")
-        ),
+        "metadata": context.metadata(name, labels=labels, annotations=user.annotations),
         "spec": spec,
     }

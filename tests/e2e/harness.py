@@ -23,34 +23,34 @@ from temporalio.testing import WorkflowEnvironment
 
 from kubesim.cli import apply_crds
 from kubesim.testing import KubeSim
-from stackflow.api.kinds import kind_info
+from stackflow.api.kinds import kind_info, kind_resource
 from stackflow.kube import errors
 from stackflow.kube.client import make_api_client
-from stackflow.kube.resources import NAMESPACES, ResourceClient
-from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.kube.resources import ResourceClient
 from stackflow.models.engine import SEARCH_ATTRIBUTES
+from stackflow.models.kinds import NAMESPACES, Kind
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPORAL = Path(sys.executable).parent / "temporal"
-ES = KubeResource("elasticsearch.k8s.elastic.co", "v1", "elasticsearches", True, "Elasticsearch")
-STATEFULSETS = KubeResource("apps", "v1", "statefulsets", True, "StatefulSet")
-DEPLOYMENTS = KubeResource("apps", "v1", "deployments", True, "Deployment")
-SECRETS = KubeResource("", "v1", "secrets", True, "Secret")
-EVENTS = KubeResource("", "v1", "events", True, "Event")
+ES = Kind("elasticsearch.k8s.elastic.co", "v1", "elasticsearches", True, "Elasticsearch")
+STATEFULSETS = Kind("apps", "v1", "statefulsets", True, "StatefulSet")
+DEPLOYMENTS = Kind("apps", "v1", "deployments", True, "Deployment")
+SECRETS = Kind("", "v1", "secrets", True, "Secret")
+EVENTS = Kind("", "v1", "events", True, "Event")
 #: The label that puts a namespace in the operator's scope in these tests.
 SCOPE_LABEL = "eck-visible"
 
 
-def app_resource(kind: str) -> KubeResource:
+def kind_resource(kind: str) -> Kind:
     """The resource of a stack kind (Elasticsearch, Kibana, Agent…), at its storage version."""
     info = kind_info(kind)
-    return KubeResource(info.group, info.storage_version, info.plural, True, info.kind)
+    return Kind(info.group, info.storage_version, info.plural, True, info.kind)
 
 
 def manifest(kind: str, name: str, namespace: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     """A stack object of ``kind`` at its storage version."""
     return {
-        "apiVersion": app_resource(kind).api_version,
+        "apiVersion": kind_resource(kind).api_version,
         "kind": kind,
         "metadata": {"name": name, "namespace": namespace},
         "spec": dict(spec),
@@ -179,7 +179,7 @@ async def accept_trial(kube: ResourceClient, *, operator_namespace: str) -> None
 
 
 async def get_or_none(
-    kube: ResourceClient, resource: KubeResource, *, namespace: str, name: str
+    kube: ResourceClient, resource: Kind, *, namespace: str, name: str
 ) -> dict[str, Any] | None:
     """An object, or None when it does not exist."""
     try:

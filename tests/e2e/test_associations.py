@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from stackflow.api.kinds import kind_resource
 from stackflow.kube.resources import ResourceClient
 from tests.e2e.harness import (
     DEPLOYMENTS,
@@ -21,7 +22,6 @@ from tests.e2e.harness import (
     EVENTS,
     SECRETS,
     Stack,
-    app_resource,
     create_namespace,
     get_or_none,
     manifest,
@@ -49,7 +49,7 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
 
 async def read(kube: ResourceClient, kind: str, namespace: str, name: str) -> dict[str, Any]:
     """A stack object (Elasticsearch, Kibana, Agent…)."""
-    return await kube.get(app_resource(kind), namespace=namespace, name=name)
+    return await kube.get(kind_resource(kind), namespace=namespace, name=name)
 
 
 def status_of(kind: str, namespace: str, name: str) -> Callable[[Stack], Awaitable[Any]]:
@@ -123,7 +123,7 @@ async def test_kibana_association_follows_the_elasticsearch_namespace(stack: Sta
     await create_namespace(kube, "es-1", in_scope=True)
     spec = {"version": VERSION, "count": 1, "elasticsearchRef": {"name": "es", "namespace": "es-1"}}
     await kube.create(
-        app_resource("Kibana"), manifest("Kibana", "kb", "kb-1", spec), namespace="kb-1"
+        kind_resource("Kibana"), manifest("Kibana", "kb", "kb-1", spec), namespace="kb-1"
     )
     await wait_for_field(
         stack, "Kibana", "kb-1", "kb", field="elasticsearchAssociationStatus", value="Pending"
@@ -181,7 +181,7 @@ async def test_kibana_in_a_namespace_out_of_scope_is_left_alone_until_it_returns
     stack: Stack,
 ) -> None:
     kube = stack.kube
-    kibanas = app_resource("Kibana")
+    kibanas = kind_resource("Kibana")
     for namespace in ("kb-2", "kb-2-witness"):
         await create_namespace(kube, namespace, in_scope=True)
         body = manifest("Kibana", "kb", namespace, {"version": VERSION, "count": 1})
@@ -213,7 +213,7 @@ async def test_agent_reaching_elasticsearch_through_a_fleet_server_in_three_name
     stack: Stack,
 ) -> None:
     kube = stack.kube
-    agents = app_resource("Agent")
+    agents = kind_resource("Agent")
     for namespace in ("ag-3", "fs-3", "es-3"):
         await create_namespace(kube, namespace, in_scope=True)
     await kube.create(ES, elasticsearch("es", "es-3"), namespace="es-3")
@@ -293,7 +293,7 @@ async def test_every_application_kind_is_green_in_scope_and_untouched_out_of_sco
     for namespace in ("apps-out", "apps-in"):
         for kind, name, spec in APPLICATIONS:
             body = manifest(kind, name, namespace, {"version": VERSION, **spec})
-            await kube.create(app_resource(kind), body, namespace=namespace)
+            await kube.create(kind_resource(kind), body, namespace=namespace)
 
     await asyncio.gather(
         *(

@@ -28,8 +28,9 @@ import pytest_asyncio
 import yaml
 from temporalio.testing import WorkflowEnvironment
 
-from stackflow.kube.resources import EVENTS, NAMESPACES, PODS, SECRETS, ResourceClient
+from stackflow.kube.resources import ResourceClient
 from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
+from stackflow.models.kinds import EVENTS, NAMESPACES, PODS, SECRETS
 from tests.e2e.harness import ES, Operator, kube_cluster, temporal_server
 from tests.polling import eventually
 

@@ -16,7 +16,8 @@ import yaml
 from temporalio.testing import WorkflowEnvironment
 
 from kubesim.testing import KubeSim
-from stackflow.kube.resources import NAMESPACES, ResourceClient
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import NAMESPACES
 from tests.e2e.harness import (
     ES,
     SECRETS,

@@ -1,7 +1,8 @@
 """A small fake Elasticsearch HTTP server: the few API calls the operator makes, scriptable, recorded.
 
 Binds 127.0.0.1 on a free port, optionally serves TLS with a given certificate, checks basic auth, and
-records every call so tests can assert on what the client sent.
+records every call so tests can assert on what the client sent. ``unreachable_elasticsearch`` is a
+client factory for tests that do not care about the cluster's API: its clusters never answer.
 """
 
 from __future__ import annotations
@@ -10,12 +11,17 @@ import base64
 import json
 import ssl
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from aiohttp import web
+
+from activities.context import ElasticsearchEndpoint
+from stackflow.elastic import ElasticsearchApi, ElasticsearchUnavailable
+from stackflow.elastic.client import ApiKey, ClusterHealth, FileSettingsState
 
 REQUEST_BODY = web.RequestKey("request_body", dict[str, Any])
 
@@ -214,3 +220,58 @@ class FakeElasticsearch:
         if self.state.file_settings_errors is not None:
             file_settings["errors"] = self.state.file_settings_errors
         return web.json_response({"metadata": {"reserved_state": {"file_settings": file_settings}}})
+
+
+class UnreachableElasticsearch:
+    """A client of a cluster that never answers: every call raises ``ElasticsearchUnavailable``.
+
+    For activity tests that do not care about the cluster's HTTP API (the reconcile reports the
+    cluster "not reachable" and derives health from Pod readiness), without a network round trip.
+    """
+
+    def __init__(self, endpoint: ElasticsearchEndpoint) -> None:
+        """Remember which cluster was asked for (the error names it)."""
+        self.endpoint = endpoint
+
+    def _unavailable(self, call: str) -> ElasticsearchUnavailable:
+        return ElasticsearchUnavailable(f"{call}: {self.endpoint.url} is unreachable (test fake)")
+
+    async def cluster_health(self) -> ClusterHealth:
+        """Never answers."""
+        raise self._unavailable("GET /_cluster/health")
+
+    async def get_license(self) -> dict[str, Any]:
+        """Never answers."""
+        raise self._unavailable("GET /_license")
+
+    async def start_trial(self) -> dict[str, Any]:
+        """Never answers."""
+        raise self._unavailable("POST /_license/start_trial")
+
+    async def put_license(self, license_: Mapping[str, Any]) -> dict[str, Any]:
+        """Never answers."""
+        raise self._unavailable("PUT /_license")
+
+    async def create_api_key(
+        self,
+        *,
+        name: str,
+        role_descriptors: Mapping[str, Any],
+        expiration: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> ApiKey:
+        """Never answers."""
+        raise self._unavailable("PUT /_security/api_key")
+
+    async def invalidate_api_key(self, *, ids: Sequence[str] = (), name: str | None = None) -> int:
+        """Never answers."""
+        raise self._unavailable("DELETE /_security/api_key")
+
+    async def file_settings_state(self) -> FileSettingsState:
+        """Never answers."""
+        raise self._unavailable("GET /_cluster/state/metadata")
+
+
+def unreachable_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+    """An ``ElasticsearchApiFactory`` whose clusters never answer (see ``UnreachableElasticsearch``)."""
+    return UnreachableElasticsearch(endpoint)

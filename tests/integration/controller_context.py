@@ -17,11 +17,15 @@ from kubesim.testing import KubeSim
 from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info
 from stackflow.config import OperatorConfig
+from stackflow.controllers import CONTROLLERS, ControllerTable
+from stackflow.kube.backoff import Backoff
 from stackflow.kube.events import EventRecorder
-from stackflow.kube.informer import Backoff, NamespaceInformer
-from stackflow.kube.resources import NAMESPACES, ResourceClient
+from stackflow.kube.informer import NamespaceInformer
+from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
+from stackflow.models.kinds import NAMESPACES
 from stackflow.scope import NamespaceMatcher
+from tests.fakes.fake_elasticsearch import unreachable_elasticsearch
 from tests.polling import eventually
 
 OPERATOR_NAMESPACE = "elastic-system"
@@ -58,10 +62,14 @@ class Cluster:
         *,
         selector: dict[str, Any] | None = None,
         public_keys: Sequence[bytes] = (),
-        elasticsearch: ElasticsearchApiFactory | None = None,
+        elasticsearch: ElasticsearchApiFactory = unreachable_elasticsearch,
         clock: Clock | None = None,
+        controllers: ControllerTable = CONTROLLERS,
     ) -> ControllerContext:
-        """A ControllerContext in dynamic mode (``selector``) or watching all namespaces."""
+        """A ControllerContext in dynamic mode (``selector``) or watching all namespaces.
+
+        Clusters never answer unless ``elasticsearch`` points them at a fake server.
+        """
         settings: dict[str, Any] = {"operator-namespace": OPERATOR_NAMESPACE}
         if selector is not None:
             settings["namespace-selector"] = selector
@@ -70,6 +78,7 @@ class Cluster:
         scoped = ScopedClient(self.raw, matcher)
         the_clock = clock or Clock()
         return ControllerContext(
+            controllers=controllers,
             scoped=scoped,
             unscoped=UnscopedClient(self.raw),
             matcher=matcher,

@@ -13,11 +13,10 @@ from activities import apps as app_activities
 from activities import generic
 from activities.context import ControllerContext
 from activities.errors import translated_errors
-from activities.kinds import SECRETS, SERVICES
 from stackflow.api.crds import crd_for
-from stackflow.api.kinds import kind_info
-from stackflow.controllers import APP_CONTROLLER_NAMES, controller_named
-from stackflow.kube.resources import EVENTS
+from stackflow.api.kinds import kind_info, kind_resource
+from stackflow.controllers import CONTROLLERS
+from stackflow.controllers.apps import APP_CONTROLLER_NAMES
 from stackflow.models.engine import (
     FinalizeInput,
     InvalidSpecNoticeInput,
@@ -27,6 +26,15 @@ from stackflow.models.engine import (
     ResourceRef,
     Trigger,
     TriggerReason,
+)
+from stackflow.models.kinds import (
+    DAEMONSETS,
+    DEPLOYMENTS,
+    EVENTS,
+    SECRETS,
+    SERVICES,
+    STATEFULSETS,
+    Kind,
 )
 from tests.integration.controller_context import Cluster, cluster, eventually
 
@@ -63,17 +71,7 @@ async def apps(cluster: Cluster, ka_client: client.ApiClient) -> Cluster:
 
 
 def app_ref(kind: str, name: str) -> ResourceRef:
-    controller = controller_named(APP_CONTROLLER_NAMES[kind])
-    primary = controller.primary
-    return ResourceRef(
-        controller=controller.name,
-        group=primary.group,
-        version=primary.version,
-        kind=primary.kind,
-        plural=primary.plural,
-        namespace=NAMESPACE,
-        name=name,
-    )
+    return CONTROLLERS.named(APP_CONTROLLER_NAMES[kind]).ref(namespace=NAMESPACE, name=name)
 
 
 def manifest(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +106,7 @@ async def reconcile_until_ready(
     return results[-1]
 
 
-async def names(cluster: Cluster, resource: Any) -> set[str]:
+async def names(cluster: Cluster, resource: Kind) -> set[str]:
     listed = await cluster.raw.list(resource, namespace=NAMESPACE)
     return {str(item["metadata"]["name"]) for item in listed["items"]}
 
@@ -174,21 +172,21 @@ async def test_each_kind_reconciles_to_green_then_writes_nothing(
 ) -> None:
     context = apps.context()
     ref = app_ref(kind, name)
-    await apps.raw.create(app_activities.app_resource(kind), manifest(kind, name, spec))
+    await apps.raw.create(kind_resource(kind), manifest(kind, name, spec))
 
     ready = await reconcile_until_ready(apps, context, ref)
 
     assert ready.requeue_after_seconds is None
     workload_kind, workload_name = workload
     resource = {
-        "Deployment": app_activities.DEPLOYMENTS,
-        "StatefulSet": app_activities.STATEFULSETS,
+        "Deployment": DEPLOYMENTS,
+        "StatefulSet": STATEFULSETS,
     }[workload_kind]
     stored = await apps.raw.get(resource, namespace=NAMESPACE, name=workload_name)
     assert stored["metadata"]["ownerReferences"][0]["kind"] == kind
     assert await names(apps, SERVICES) == services
     assert secrets <= await names(apps, SECRETS)
-    obj = await apps.raw.get(app_activities.app_resource(kind), namespace=NAMESPACE, name=name)
+    obj = await apps.raw.get(kind_resource(kind), namespace=NAMESPACE, name=name)
     assert obj["status"]["health"] == "green"
     assert obj["status"]["availableNodes"] == 1
 
@@ -199,7 +197,7 @@ async def test_each_kind_reconciles_to_green_then_writes_nothing(
 
 async def test_beat_switching_to_a_daemonset_removes_its_deployment(apps: Cluster) -> None:
     context = apps.context()
-    resource = app_activities.app_resource("Beat")
+    resource = kind_resource("Beat")
     spec = {"type": "metricbeat", "deployment": {"replicas": 1}}
     await apps.raw.create(resource, manifest("Beat", "mb", spec))
     await run_reconcile(context, app_ref("Beat", "mb"))
@@ -212,13 +210,13 @@ async def test_beat_switching_to_a_daemonset_removes_its_deployment(apps: Cluste
 
     await run_reconcile(context, app_ref("Beat", "mb"))
 
-    assert "mb-beat-metricbeat" in await names(apps, app_activities.DAEMONSETS)
-    assert "mb-beat-metricbeat" not in await names(apps, app_activities.DEPLOYMENTS)
+    assert "mb-beat-metricbeat" in await names(apps, DAEMONSETS)
+    assert "mb-beat-metricbeat" not in await names(apps, DEPLOYMENTS)
 
 
 async def test_fleet_agent_with_config_is_invalid_until_fixed(apps: Cluster) -> None:
     context = apps.context()
-    resource = app_activities.app_resource("Agent")
+    resource = kind_resource("Agent")
     ref = app_ref("Agent", "fleet")
     spec = {"mode": "fleet", "config": {"agent": {"monitoring": {}}}, "deployment": {}}
     await apps.raw.create(resource, manifest("Agent", "fleet", spec))
@@ -229,7 +227,7 @@ async def test_fleet_agent_with_config_is_invalid_until_fixed(apps: Cluster) -> 
     assert raised.value.type == "InvalidSpec"
     assert raised.value.non_retryable is True
     assert "remove config, it can't be set in the fleet mode" in raised.value.message
-    assert "fleet-agent" not in await names(apps, app_activities.DEPLOYMENTS)
+    assert "fleet-agent" not in await names(apps, DEPLOYMENTS)
     await ActivityEnvironment().run(
         generic.invalid_spec_notice,
         context,
@@ -246,12 +244,12 @@ async def test_fleet_agent_with_config_is_invalid_until_fixed(apps: Cluster) -> 
     )
     await run_reconcile(context, ref)
 
-    assert "fleet-agent" in await names(apps, app_activities.DEPLOYMENTS)
+    assert "fleet-agent" in await names(apps, DEPLOYMENTS)
 
 
 async def test_finalize_deletes_the_soft_owned_public_certificates(apps: Cluster) -> None:
     context = apps.context()
-    resource = app_activities.app_resource("Kibana")
+    resource = kind_resource("Kibana")
     await apps.raw.create(resource, manifest("Kibana", "gone", {"count": 1}))
     await run_reconcile(context, app_ref("Kibana", "gone"))
     await apps.raw.delete(resource, namespace=NAMESPACE, name="gone")

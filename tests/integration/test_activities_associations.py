@@ -11,20 +11,19 @@ from kubernetes_asyncio import client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import associations as association_activities
 from activities import elasticsearch as es_activities
-from activities import generic
-from activities.apps import DEPLOYMENTS, app_resource
 from activities.context import ControllerContext
 from activities.errors import translated_errors
-from activities.kinds import ELASTICSEARCHES, SECRETS
-from stackflow.controllers import controller_named
-from stackflow.kube.resources import EVENTS, NAMESPACES
+from activities.registry import IMPLEMENTATIONS, build_activities
+from stackflow.api.kinds import kind_resource
+from stackflow.controllers import CONTROLLERS
+from stackflow.controllers.elasticsearch import ELASTICSEARCH, ELASTICSEARCH_CONTROLLER
 from stackflow.models.engine import (
-    CompensateInput,
+    ACT_FLIP_TARGETS,
     FinalizeInput,
     FlipDirectionName,
     FlipTargetsInput,
+    ObjectKey,
     Phase,
     ReconcileInput,
     ReconcileResult,
@@ -32,6 +31,7 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
+from stackflow.models.kinds import DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS
 from tests.integration.controller_context import SELECTOR, Cluster, cluster, eventually
 from tests.integration.test_activities_apps import install_app_crds
 
@@ -53,21 +53,11 @@ async def world(cluster: Cluster, ka_client: client.ApiClient) -> Cluster:
 
 
 def ref_for(controller_name: str, namespace: str, name: str) -> ResourceRef:
-    controller = controller_named(controller_name)
-    primary = controller.primary
-    return ResourceRef(
-        controller=controller.name,
-        group=primary.group,
-        version=primary.version,
-        kind=primary.kind,
-        plural=primary.plural,
-        namespace=namespace,
-        name=name,
-    )
+    return CONTROLLERS.named(controller_name).ref(namespace=namespace, name=name)
 
 
 def app_manifest(kind: str, name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
-    resource = app_resource(kind)
+    resource = kind_resource(kind)
     return {
         "apiVersion": resource.api_version,
         "kind": kind,
@@ -81,7 +71,7 @@ async def create_elasticsearch(
 ) -> None:
     """An Elasticsearch with its children (HTTP Service, public certificates) in ``namespace``."""
     await cluster.raw.create(
-        ELASTICSEARCHES,
+        ELASTICSEARCH,
         {
             "apiVersion": "elasticsearch.k8s.elastic.co/v1",
             "kind": "Elasticsearch",
@@ -93,16 +83,7 @@ async def create_elasticsearch(
         es_activities.reconcile,
         context,
         ReconcileInput(
-            ref=ResourceRef(
-                controller="elasticsearch",
-                group="elasticsearch.k8s.elastic.co",
-                version="v1",
-                kind="Elasticsearch",
-                plural="elasticsearches",
-                namespace=namespace,
-                name="es",
-            ),
-            triggers=(),
+            ref=ELASTICSEARCH_CONTROLLER.ref(namespace=namespace, name="es"), triggers=()
         ),
     )
 
@@ -110,16 +91,15 @@ async def create_elasticsearch(
 async def reconcile(
     context: ControllerContext, controller_name: str, ref: ResourceRef
 ) -> ReconcileResult:
-    controller = controller_named(controller_name)
     return await ActivityEnvironment().run(
-        translated_errors(controller.reconcile),
+        translated_errors(IMPLEMENTATIONS[controller_name].reconcile),
         context,
         ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.MANUAL, source="test"),)),
     )
 
 
 async def read(cluster: Cluster, kind: str, namespace: str, name: str) -> dict[str, Any]:
-    return await cluster.raw.get(app_resource(kind), namespace=namespace, name=name)
+    return await cluster.raw.get(kind_resource(kind), namespace=namespace, name=name)
 
 
 async def secrets_in(cluster: Cluster, namespace: str) -> dict[str, dict[str, Any]]:
@@ -173,7 +153,7 @@ async def test_cross_namespace_association_follows_the_target_namespace_scope(
     context = world.context(selector=SELECTOR)
     await create_elasticsearch(world, context)
     spec = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
-    await world.raw.create(app_resource(kind), app_manifest(kind, name, APP_NS, spec))
+    await world.raw.create(kind_resource(kind), app_manifest(kind, name, APP_NS, spec))
     ref = ref_for(controller, APP_NS, name)
 
     established = await reconcile(context, controller, ref)
@@ -192,7 +172,7 @@ async def test_cross_namespace_association_follows_the_target_namespace_scope(
     assert es_side["metadata"]["labels"]["common.k8s.elastic.co/type"] == es_secret_type
     assert es_side["metadata"]["ownerReferences"][0]["name"] == "es"
 
-    es_before = await world.raw.get(ELASTICSEARCHES, namespace=ES_NS, name="es")
+    es_before = await world.raw.get(ELASTICSEARCH, namespace=ES_NS, name="es")
     secrets_before = {
         key: value["metadata"]["resourceVersion"]
         for key, value in (await secrets_in(world, ES_NS)).items()
@@ -206,7 +186,7 @@ async def test_cross_namespace_association_follows_the_target_namespace_scope(
     obj = await read(world, kind, APP_NS, name)
     assert ES_CONF not in (obj["metadata"].get("annotations") or {})
     assert obj["status"]["elasticsearchAssociationStatus"] == "Pending"
-    es_after = await world.raw.get(ELASTICSEARCHES, namespace=ES_NS, name="es")
+    es_after = await world.raw.get(ELASTICSEARCH, namespace=ES_NS, name="es")
     assert es_after["metadata"]["resourceVersion"] == es_before["metadata"]["resourceVersion"]
     assert {
         key: value["metadata"]["resourceVersion"]
@@ -238,7 +218,7 @@ async def test_external_target_through_secret_name(world: Cluster) -> None:
         },
     )
     spec = {"count": 1, "elasticsearchRef": {"secretName": "external-es"}}
-    await world.raw.create(app_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
+    await world.raw.create(kind_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
 
     result = await reconcile(context, "kb-es", ref_for("kb-es", APP_NS, "kb"))
 
@@ -260,7 +240,7 @@ async def test_external_secret_without_url_fails_with_an_event(world: Cluster) -
         {"metadata": {"name": "broken", "namespace": APP_NS}, "stringData": {"username": "kb"}},
     )
     spec = {"count": 1, "elasticsearchRef": {"secretName": "broken"}}
-    await world.raw.create(app_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
+    await world.raw.create(kind_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
 
     result = await reconcile(context, "kb-es", ref_for("kb-es", APP_NS, "kb"))
 
@@ -289,7 +269,7 @@ async def test_bad_reference_is_an_invalid_spec_until_fixed(
     world: Cluster, controller: str, kind: str, spec: dict[str, Any], message: str
 ) -> None:
     context = world.context(selector=SELECTOR)
-    resource = app_resource(kind)
+    resource = kind_resource(kind)
     await world.raw.create(resource, app_manifest(kind, "kb", APP_NS, {"count": 1, **spec}))
     ref = ref_for(controller, APP_NS, "kb")
 
@@ -309,7 +289,7 @@ async def test_fleet_server_ref_to_an_agent_that_is_no_fleet_server_is_invalid(
     world: Cluster,
 ) -> None:
     context = world.context(selector=SELECTOR)
-    resource = app_resource("Agent")
+    resource = kind_resource("Agent")
     await world.raw.create(resource, app_manifest("Agent", "plain", APP_NS, {"deployment": {}}))
     spec = {"mode": "fleet", "deployment": {}, "fleetServerRef": {"name": "plain"}}
     await world.raw.create(resource, app_manifest("Agent", "agent", APP_NS, spec))
@@ -324,14 +304,15 @@ async def test_fleet_server_ref_to_an_agent_that_is_no_fleet_server_is_invalid(
 async def test_unbind_and_finalize_clean_up_both_sides(world: Cluster) -> None:
     context = world.context(selector=SELECTOR)
     await create_elasticsearch(world, context)
-    resource = app_resource("ApmServer")
+    resource = kind_resource("ApmServer")
     spec = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
     await world.raw.create(resource, app_manifest("ApmServer", "apm", APP_NS, spec))
     ref = ref_for("apm-es", APP_NS, "apm")
     first = await reconcile(context, "apm-es", ref)
     assert first.phase is Phase.READY
-    watch_key = first.acquired[0].key
-    assert association_activities.watches_of(context).watched(watch_key)
+    # The workflow hands what the association watches to the watchers; nothing is held in-process.
+    assert first.acquired == ()
+    assert ObjectKey.of(ELASTICSEARCH, namespace=ES_NS, name="es") in first.referenced
 
     await world.raw.merge_patch(
         resource, {"spec": {"elasticsearchRef": None}}, namespace=APP_NS, name="apm"
@@ -339,6 +320,7 @@ async def test_unbind_and_finalize_clean_up_both_sides(world: Cluster) -> None:
     unbound = await reconcile(context, "apm-es", ref)
 
     assert unbound.phase is Phase.READY
+    assert unbound.referenced == ()
     obj = await read(world, "ApmServer", APP_NS, "apm")
     assert ES_CONF not in (obj["metadata"].get("annotations") or {})
     assert "elasticsearchAssociationStatus" not in obj["status"]
@@ -349,28 +331,18 @@ async def test_unbind_and_finalize_clean_up_both_sides(world: Cluster) -> None:
     await reconcile(context, "apm-es", ref)
     await world.raw.delete(resource, namespace=APP_NS, name="apm")
     finalized = await ActivityEnvironment().run(
-        controller_named("apm-es").finalize, context, FinalizeInput(ref=ref)
+        IMPLEMENTATIONS["apm-es"].finalize, context, FinalizeInput(ref=ref)
     )
     assert f"Secret {ES_NS}/{APP_NS}-apm-apm-user" in finalized.deleted
-
-    released = await ActivityEnvironment().run(
-        controller_named("apm-es").compensations["apm-es.release_watches"],
-        context,
-        CompensateInput(ref=ref, step=first.acquired[0]),
-    )
-    assert released.released is False  # finalize already dropped it
-    assert association_activities.watches_of(context).keys() == []
 
 
 async def flip_targets(context: ControllerContext, controller: str, namespace: str) -> set[str]:
     result = await ActivityEnvironment().run(
-        generic.flip_targets,
-        context,
+        build_activities(context)[ACT_FLIP_TARGETS],
         FlipTargetsInput(
             controller=controller, namespace=namespace, direction=FlipDirectionName.OUT_OF_SCOPE
         ),
     )
-    assert result.gated is True
     return {f"{ref.namespace}/{ref.name}" for ref in result.refs}
 
 
@@ -378,7 +350,7 @@ async def test_flip_mapper_triggers_direct_and_transitive_referrers(world: Clust
     context = world.context(selector=SELECTOR)
     await world.create_namespace("fleet")  # unlabelled: the flip mappers list unscoped
     await world.create_namespace("elsewhere")
-    agents = app_resource("Agent")
+    agents = kind_resource("Agent")
     fleet_server = {
         "mode": "fleet",
         "fleetServerEnabled": True,
@@ -393,7 +365,7 @@ async def test_flip_mapper_triggers_direct_and_transitive_referrers(world: Clust
     }
     await world.raw.create(agents, app_manifest("Agent", "agent", APP_NS, enrolled))
     kibana = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
-    await world.raw.create(app_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, kibana))
+    await world.raw.create(kind_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, kibana))
 
     assert await flip_targets(context, "agent-fleetserver", ES_NS) == {f"{APP_NS}/agent"}
     assert await flip_targets(context, "agent-es", ES_NS) == {"fleet/fs"}
@@ -409,7 +381,7 @@ async def test_established_conf_reaches_the_application_workload(world: Cluster)
     context = world.context(selector=SELECTOR)
     await create_elasticsearch(world, context)
     spec = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
-    await world.raw.create(app_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
+    await world.raw.create(kind_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
     await reconcile(context, "kb-es", ref_for("kb-es", APP_NS, "kb"))
 
     await reconcile(context, "kibana", ref_for("kibana", APP_NS, "kb"))

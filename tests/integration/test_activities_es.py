@@ -16,12 +16,11 @@ from activities import generic
 from activities.context import ControllerContext, ElasticsearchEndpoint
 from activities.elasticsearch_license import TRIAL_STARTED_ANNOTATION
 from activities.errors import translated_errors
-from activities.kinds import ELASTICSEARCHES, SECRETS, STATEFULSETS
+from activities.registry import build_activities
+from stackflow.controllers.elasticsearch import ELASTICSEARCH, ELASTICSEARCH_CONTROLLER
 from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchApi
-from stackflow.kube.resources import EVENTS
-from stackflow.kube.resources import ResourceRef as KubeResource
 from stackflow.models.engine import (
-    CompensateInput,
+    ACT_FLIP_TARGETS,
     FinalizeInput,
     FlipDirectionName,
     FlipTargetsInput,
@@ -34,6 +33,7 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
+from stackflow.models.kinds import EVENTS, SECRETS, SERVICES, STATEFULSETS
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import SELECTOR, Cluster, cluster, eventually
 
@@ -52,6 +52,11 @@ def es_ref(name: str = "quickstart", namespace: str = NAMESPACE) -> ResourceRef:
         namespace=namespace,
         name=name,
     )
+
+
+def test_es_ref_is_the_controller_tables_ref() -> None:
+    assert ELASTICSEARCH_CONTROLLER.ref(namespace=NAMESPACE, name="quickstart") == es_ref()
+    assert es_ref().resource == ELASTICSEARCH
 
 
 def es_manifest(
@@ -91,12 +96,12 @@ class FakeFactory:
 
 async def resource_versions(cluster: Cluster, namespace: str) -> dict[tuple[str, str], str]:
     versions: dict[tuple[str, str], str] = {}
-    for resource in (SECRETS, STATEFULSETS, KubeResource("", "v1", "services", True, "Service")):
+    for resource in (SECRETS, STATEFULSETS, SERVICES):
         for item in (await cluster.raw.list(resource, namespace=namespace))["items"]:
             versions[(resource.kind, item["metadata"]["name"])] = item["metadata"][
                 "resourceVersion"
             ]
-    es = await cluster.raw.get(ELASTICSEARCHES, namespace=namespace, name="quickstart")
+    es = await cluster.raw.get(ELASTICSEARCH, namespace=namespace, name="quickstart")
     versions[("Elasticsearch", "quickstart")] = es["metadata"]["resourceVersion"]
     return versions
 
@@ -113,7 +118,7 @@ async def test_reconcile_creates_children_then_reports_green_and_writes_nothing_
     factory = FakeFactory(fake_es)
     context = cluster.context(elasticsearch=factory)
     await cluster.create_namespace(NAMESPACE)
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest())
+    await cluster.raw.create(ELASTICSEARCH, es_manifest())
     ref = es_ref()
 
     first = await run_reconcile(context, ref)
@@ -145,28 +150,20 @@ async def test_reconcile_creates_children_then_reports_green_and_writes_nothing_
     second = results[-1]
 
     assert second.requeue_after_seconds is None
-    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    es = await cluster.raw.get(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart")
     assert es["status"]["health"] == "green"
     assert es["status"]["phase"] == "Ready"
     assert es["status"]["availableNodes"] == 2
     assert factory.endpoints[-1].username == "elastic-internal"
     assert factory.endpoints[-1].url == "https://quickstart-es-internal-http.team-a.svc:9200"
     assert fake_es.calls_to("GET", "/_cluster/health")
-    assert [step.activity for step in second.acquired] == [es_activities.RELEASE_OBSERVERS]
-    assert context.observers.keys() == ["observer/team-a/quickstart"]
+    # Observing the cluster's health holds nothing in the operator: no compensation to record.
+    assert second.acquired == ()
 
     before = await resource_versions(cluster, NAMESPACE)
     third = await run_reconcile(context, ref)
     assert third.phase is Phase.READY
     assert await resource_versions(cluster, NAMESPACE) == before
-
-    released = await ActivityEnvironment().run(
-        es_activities.release_observers,
-        context,
-        CompensateInput(ref=ref, step=second.acquired[0]),
-    )
-    assert released.released is True
-    assert context.observers.keys() == []
 
 
 async def test_unreachable_cluster_is_retried_not_failed(
@@ -175,7 +172,7 @@ async def test_unreachable_cluster_is_retried_not_failed(
     fake_es.state.unavailable = True
     context = cluster.context(elasticsearch=FakeFactory(fake_es))
     await cluster.create_namespace(NAMESPACE)
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest(count=1))
+    await cluster.raw.create(ELASTICSEARCH, es_manifest(count=1))
     await run_reconcile(context, es_ref())
     await cluster.kubesim.settle()
 
@@ -183,7 +180,7 @@ async def test_unreachable_cluster_is_retried_not_failed(
 
     assert result.phase is Phase.RECONCILING
     assert result.requeue_after_seconds is not None
-    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    es = await cluster.raw.get(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart")
     reachable = [c for c in es["status"]["conditions"] if c["type"] == "ElasticsearchIsReachable"]
     assert reachable[0]["status"] == "False"
 
@@ -215,7 +212,7 @@ async def test_invalid_spec_is_a_non_retryable_invalid_spec_error(
     await cluster.create_namespace(NAMESPACE)
     manifest = es_manifest()
     manifest["spec"] = spec
-    await cluster.raw.create(ELASTICSEARCHES, manifest)
+    await cluster.raw.create(ELASTICSEARCH, manifest)
 
     with pytest.raises(ApplicationError) as raised:
         await run_reconcile(context, es_ref())
@@ -230,7 +227,7 @@ async def test_invalid_spec_is_a_non_retryable_invalid_spec_error(
         InvalidSpecNoticeInput(ref=es_ref(), message=raised.value.message),
     )
     assert notice.recorded is True
-    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    es = await cluster.raw.get(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart")
     assert es["status"]["phase"] == "Invalid"
     events = (await cluster.raw.list(EVENTS, namespace=NAMESPACE))["items"]
     assert [(e["type"], e["reason"]) for e in events] == [("Warning", "Validation")]
@@ -239,9 +236,9 @@ async def test_invalid_spec_is_a_non_retryable_invalid_spec_error(
 async def test_finalize_deletes_soft_owned_secrets(cluster: Cluster) -> None:
     context = cluster.context()
     await cluster.create_namespace(NAMESPACE)
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest(count=1))
+    await cluster.raw.create(ELASTICSEARCH, es_manifest(count=1))
     await run_reconcile(context, es_ref())
-    await cluster.raw.delete(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    await cluster.raw.delete(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart")
 
     result = await ActivityEnvironment().run(
         es_activities.finalize, context, FinalizeInput(ref=es_ref())
@@ -272,10 +269,10 @@ async def test_scope_check(
 ) -> None:
     context = cluster.context(selector=selector)
     await cluster.create_namespace(NAMESPACE, labels)
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest())
+    await cluster.raw.create(ELASTICSEARCH, es_manifest())
 
     result = await ActivityEnvironment().run(
-        generic.scope_check, context, ScopeCheckInput(ref=es_ref(), gated=True)
+        generic.scope_check, context, ScopeCheckInput(ref=es_ref())
     )
 
     assert (result.exists, result.in_scope, result.license_required) == (
@@ -290,7 +287,7 @@ async def test_scope_check_reports_a_deleted_resource_as_gone(cluster: Cluster) 
     await cluster.create_namespace(NAMESPACE)
 
     result = await ActivityEnvironment().run(
-        generic.scope_check, context, ScopeCheckInput(ref=es_ref(), gated=True)
+        generic.scope_check, context, ScopeCheckInput(ref=es_ref())
     )
 
     assert result.exists is False
@@ -299,12 +296,11 @@ async def test_scope_check_reports_a_deleted_resource_as_gone(cluster: Cluster) 
 async def test_flip_targets_reach_objects_of_a_namespace_out_of_scope(cluster: Cluster) -> None:
     context = cluster.context(selector=SELECTOR)
     await cluster.create_namespace(NAMESPACE)
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest())
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest("second"))
+    await cluster.raw.create(ELASTICSEARCH, es_manifest())
+    await cluster.raw.create(ELASTICSEARCH, es_manifest("second"))
 
     result = await ActivityEnvironment().run(
-        generic.flip_targets,
-        context,
+        build_activities(context)[ACT_FLIP_TARGETS],
         FlipTargetsInput(
             controller="elasticsearch",
             namespace=NAMESPACE,
@@ -312,7 +308,6 @@ async def test_flip_targets_reach_objects_of_a_namespace_out_of_scope(cluster: C
         ),
     )
 
-    assert result.gated is True
     assert result.refs == (es_ref(), es_ref("second"))
 
 
@@ -347,7 +342,7 @@ def association_user_secret(name: str = "team-a-kb-kibana-user") -> dict[str, An
 
 
 async def license_secret_for(cluster: Cluster, license_: dict[str, Any]) -> dict[str, Any]:
-    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    es = await cluster.raw.get(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart")
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -383,7 +378,7 @@ async def file_realm(cluster: Cluster) -> dict[str, str]:
 async def ready_cluster(cluster: Cluster, context: ControllerContext) -> ReconcileResult:
     """Create the cluster and reconcile until kubesim's pods are ready and ES answers."""
     await cluster.create_namespace(NAMESPACE)
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest(count=1))
+    await cluster.raw.create(ELASTICSEARCH, es_manifest(count=1))
     results: list[ReconcileResult] = []
 
     async def reconciled_ready() -> bool:
@@ -398,7 +393,7 @@ async def ready_cluster(cluster: Cluster, context: ControllerContext) -> Reconci
 async def test_association_user_secret_joins_and_leaves_the_file_realm(cluster: Cluster) -> None:
     context = cluster.context()
     await cluster.create_namespace(NAMESPACE)
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest(count=1))
+    await cluster.raw.create(ELASTICSEARCH, es_manifest(count=1))
     await run_reconcile(context, es_ref())
     assert "team-a-kb-kibana-user:" not in (await file_realm(cluster))["users"]
 
@@ -447,7 +442,7 @@ async def test_trial_license_starts_the_self_generated_trial_only_once(
 
     assert len(fake_es.calls_to("POST", "/_license/start_trial")) == 1
     assert fake_es.state.license["type"] == "trial"
-    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    es = await cluster.raw.get(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart")
     assert es["metadata"]["annotations"][TRIAL_STARTED_ANNOTATION] == "true"
 
     # The trial ended (ES fell back to basic): the operator must not ask for another one.

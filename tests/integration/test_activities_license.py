@@ -13,9 +13,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import generic
 from activities import license as license_activities
-from activities.kinds import ELASTICSEARCHES, PODS, SECRETS
+from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.kube import errors
-from stackflow.kube.resources import EVENTS
 from stackflow.licensing.issue import generate_private_key, new_license, public_key_pem, signed
 from stackflow.licensing.model import (
     ClusterLicense,
@@ -32,6 +31,7 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
+from stackflow.models.kinds import EVENTS, PODS, SECRETS
 from tests.integration.controller_context import (
     OPERATOR_NAMESPACE,
     OPERATOR_POD,
@@ -104,7 +104,7 @@ def license_secret(
 
 async def create_es(cluster: Cluster) -> None:
     await cluster.raw.create(
-        ELASTICSEARCHES,
+        ELASTICSEARCH,
         {
             "apiVersion": "elasticsearch.k8s.elastic.co/v1",
             "kind": "Elasticsearch",
@@ -170,7 +170,7 @@ async def test_license_wait_notice_warns_on_operator_pod_and_resource(cluster: C
 
     assert first.events == 2
     pod = await cluster.raw.get(PODS, namespace=OPERATOR_NAMESPACE, name=OPERATOR_POD)
-    es = await cluster.raw.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart")
+    es = await cluster.raw.get(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart")
     for namespace, involved in ((OPERATOR_NAMESPACE, pod), (NAMESPACE, es)):
         events = (await cluster.raw.list(EVENTS, namespace=namespace))["items"]
         assert len(events) == 1

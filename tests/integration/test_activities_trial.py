@@ -12,7 +12,6 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import generic
 from activities import trial as trial_activities
-from activities.kinds import SECRETS
 from stackflow.models.engine import (
     LicenseCheckInput,
     ReconcileInput,
@@ -21,6 +20,7 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
+from stackflow.models.kinds import SECRETS
 from tests.integration.controller_context import (
     OPERATOR_NAMESPACE,
     SELECTOR,

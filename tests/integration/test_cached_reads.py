@@ -18,14 +18,16 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import generic
 from activities.context import ControllerContext
-from activities.kinds import ELASTICSEARCHES, SECRETS
-from activities.licenses import OPERATOR_LICENSE_SELECTOR, OperatorLicenseReader
-from stackflow.kube.informer import Backoff
+from activities.licenses import OperatorLicenseReader
+from stackflow.controllers.elasticsearch import ELASTICSEARCH
+from stackflow.kube.backoff import Backoff
 from stackflow.kube.reader import UNKNOWN, ObjectReader, Unknown
-from stackflow.kube.resources import ResourceClient, ResourceRef
+from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.licensing.issue import generate_private_key, public_key_pem
+from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR
 from stackflow.models.engine import LicenseCheckInput, ScopeCheckInput
+from stackflow.models.kinds import PODS, SECRETS, Kind
 from tests.integration.controller_context import (
     OPERATOR_NAMESPACE,
     SELECTOR,
@@ -52,14 +54,14 @@ class CountingClient(ResourceClient):
         self.lists: Counter[str] = Counter()
 
     async def get(
-        self, resource: ResourceRef, *, namespace: str | None, name: str
+        self, resource: Kind, *, namespace: str | None, name: str
     ) -> dict[str, Any]:
         self.gets[resource.plural] += 1
         return await super().get(resource, namespace=namespace, name=name)
 
     async def list(
         self,
-        resource: ResourceRef,
+        resource: Kind,
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
@@ -80,12 +82,12 @@ class LaggingCache:
     """A synced cache that has not seen anything yet: every Get misses."""
 
     def get(
-        self, resource: ResourceRef, *, namespace: str | None, name: str
+        self, resource: Kind, *, namespace: str | None, name: str
     ) -> dict[str, Any] | Unknown | None:
         return None
 
     def list(
-        self, resource: ResourceRef, *, namespace: str | None, label_selector: str | None
+        self, resource: Kind, *, namespace: str | None, label_selector: str | None
     ) -> list[dict[str, Any]] | Unknown:
         return []
 
@@ -116,7 +118,7 @@ async def informers(cluster: Cluster) -> AsyncIterator[InformerSet]:
     """The informers the watchers would run for Elasticsearch and Secrets, synced."""
     matcher = cluster.context(selector=SELECTOR).matcher
     informer_set = InformerSet(cluster.raw, matcher, backoff=Backoff(initial=0.05, maximum=0.5))
-    informer_set.informer(ELASTICSEARCHES)
+    informer_set.informer(ELASTICSEARCH)
     informer_set.informer(SECRETS)
     informer_set.informer(SECRETS, label_selector=OPERATOR_LICENSE_SELECTOR)
     informer_set.start()
@@ -140,15 +142,15 @@ async def test_scope_check_reads_existence_from_the_cache(
     calls = CountingClient(cluster.raw)
     context = cached_context(cluster, calls, informers)
     await cluster.create_namespace(NAMESPACE, labels)
-    await cluster.raw.create(ELASTICSEARCHES, es_manifest())
+    await cluster.raw.create(ELASTICSEARCH, es_manifest())
     await eventually(
         lambda: isinstance(
-            informers.get(ELASTICSEARCHES, namespace=NAMESPACE, name="quickstart"), dict
+            informers.get(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart"), dict
         )
     )
 
     result = await ActivityEnvironment().run(
-        generic.scope_check, context, ScopeCheckInput(ref=es_ref(), gated=True)
+        generic.scope_check, context, ScopeCheckInput(ref=es_ref())
     )
 
     assert (result.exists, result.in_scope) == (True, in_scope)
@@ -173,10 +175,10 @@ async def test_scope_check_asks_the_api_once_when_the_cache_cannot_tell(
     context = cached_context(cluster, calls, cache)
     await cluster.create_namespace(NAMESPACE, {"eck": "on"})
     if created:
-        await cluster.raw.create(ELASTICSEARCHES, es_manifest())
+        await cluster.raw.create(ELASTICSEARCH, es_manifest())
 
     result = await ActivityEnvironment().run(
-        generic.scope_check, context, ScopeCheckInput(ref=es_ref(), gated=True)
+        generic.scope_check, context, ScopeCheckInput(ref=es_ref())
     )
 
     assert result.exists is exists
@@ -265,7 +267,5 @@ async def test_informer_set_lists_from_its_caches(
 async def test_informer_set_answers_unknown_for_kinds_it_does_not_watch(
     informers: InformerSet,
 ) -> None:
-    pods = ResourceRef("", "v1", "pods", namespaced=True, kind="Pod")
-
-    assert informers.get(pods, namespace=NAMESPACE, name="x") is UNKNOWN
-    assert informers.list(pods, namespace=None, label_selector=None) is UNKNOWN
+    assert informers.get(PODS, namespace=NAMESPACE, name="x") is UNKNOWN
+    assert informers.list(PODS, namespace=None, label_selector=None) is UNKNOWN

@@ -9,7 +9,8 @@ import pytest
 from kubernetes_asyncio import client
 
 from stackflow.kube.events import EventRecorder, EventType, InvolvedObject
-from stackflow.kube.resources import CONFIGMAPS, EVENTS, NAMESPACES, ResourceClient
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import CONFIGMAPS, EVENTS, NAMESPACES
 
 NAMESPACE = "events-test"
 

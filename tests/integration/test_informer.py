@@ -18,7 +18,8 @@ from kubesim.testing import KubeSim
 from stackflow.kube import client as kube_client
 from stackflow.kube.cache import ObjectKey, object_key
 from stackflow.kube.informer import Backoff, Informer
-from stackflow.kube.resources import CONFIGMAPS, NAMESPACES, ResourceClient
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import CONFIGMAPS, NAMESPACES
 from tests.polling import eventually
 
 # (event type, resourceVersion of the new state or None for a delete)

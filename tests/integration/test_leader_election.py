@@ -9,7 +9,8 @@ import pytest
 from kubernetes_asyncio import client
 
 from stackflow.kube.leader import LeaderCallbacks, LeaderElector
-from stackflow.kube.resources import LEASES, NAMESPACES, ResourceClient
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import LEASES, NAMESPACES
 
 NAMESPACE = "elastic-system"
 MICRO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")

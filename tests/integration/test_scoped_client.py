@@ -11,8 +11,9 @@ from kubernetes_asyncio import client
 
 from stackflow.kube import errors
 from stackflow.kube.informer import Backoff, Informer, NamespaceInformer
-from stackflow.kube.resources import CONFIGMAPS, NAMESPACES, ResourceClient
+from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, ScopedInformer, UnscopedClient
+from stackflow.models.kinds import CONFIGMAPS, NAMESPACES
 from stackflow.scope import NamespaceMatcher, ScopeConfig, label_selector_from_data
 from tests.polling import eventually
 

@@ -24,8 +24,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import Backoff, NamespaceInformer
-from stackflow.kube.resources import CONFIGMAPS, EVENTS, NAMESPACES, SECRETS, ResourceClient
-from stackflow.kube.resources import ResourceRef as KubeResource
+from stackflow.kube.resources import ResourceClient
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
     SA_PHASE,
@@ -37,13 +36,14 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
+from stackflow.models.kinds import CONFIGMAPS, EVENTS, NAMESPACES, SECRETS, Kind
 from stackflow.scope import LabelSelector, NamespaceMatcher, ScopeConfig
 from tests.polling import eventually
 from watchers.signals import Signaller
 from watchers.sources import InformerSet, Watchers, flip_workflow_id
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
-WIDGETS = KubeResource("example.com", "v1", "widgets", namespaced=True, kind="Widget")
+WIDGETS = Kind("example.com", "v1", "widgets", namespaced=True, kind="Widget")
 OWNER_LABEL = "example.com/widget"
 
 
@@ -202,7 +202,7 @@ class Harness:
             return False
         return True
 
-    async def create(self, resource: KubeResource, body: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, resource: Kind, body: dict[str, Any]) -> dict[str, Any]:
         """Create an object."""
         namespace = body["metadata"].get("namespace")
         return await self.resources.create(resource, body, namespace=namespace)

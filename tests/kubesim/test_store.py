@@ -212,7 +212,7 @@ def test_generate_name() -> None:
 def test_generate_name_gives_up_after_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
     sim = Sim()
     sim.make_cm("fixed")
-    monkeypatch.setattr("kubesim.store_core.generate_name", lambda prefix: "fixed")
+    monkeypatch.setattr("kubesim.store.generate_name", lambda prefix: "fixed")
     err = raises(
         409, sim.store.create, sim.cm, {"metadata": {"generateName": "f"}}, namespace="default"
     )

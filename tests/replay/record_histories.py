@@ -16,7 +16,7 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, Worker
 
 from stackflow.models.engine import (
     ACT_LICENSE_CHECK,
@@ -30,9 +30,10 @@ from stackflow.models.engine import (
     TriggerReason,
     reconcile_activity,
 )
-from stackflow.temporal import WORKFLOWS, signal_with_start
+from stackflow.temporal import signal_with_start
 from tests.polling import eventually
 from tests.workflows.conftest import start_time_skipping_env
+from tests.workflows.continue_as_new import ContinueAsNewAfter
 from tests.workflows.fakes import (
     RELEASE_WATCH,
     FakeEngine,
@@ -40,6 +41,7 @@ from tests.workflows.fakes import (
     make_ref,
     step,
 )
+from workflows import WORKFLOWS
 from workflows.flip import NamespaceFlipWorkflow
 from workflows.resource import ResourceWorkflow
 
@@ -107,7 +109,7 @@ async def _lifecycle(
         ]
     )
     handle = await signal_with_start(
-        client, ref=ref, gated=True, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
+        client, ref=ref, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
     )
     await until_phase(client, ref, Phase.RETRY_SCHEDULED)
     await env.sleep(timedelta(seconds=31))
@@ -143,16 +145,12 @@ async def _lifecycle(
 
 
 async def resource_continue_as_new(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
-    """A first run that continues as new (small history limit), carrying its compensations."""
+    """A first run that continues as new (suggested early by the test interceptor, see
+    ``INTERCEPTORS``), carrying its compensations."""
     client, ref = env.client, make_ref("continued")
     engine.outcomes.append(ReconcileResult(phase=Phase.READY, acquired=(step("observer"),)))
     handle = await signal_with_start(
-        client,
-        ref=ref,
-        gated=True,
-        trigger=trigger(TriggerReason.CREATED),
-        task_queue=TASK_QUEUE,
-        history_limit=30,
+        client, ref=ref, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
     )
     first_run = (await handle.describe()).run_id
     for number in range(8):
@@ -215,6 +213,12 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+#: Worker interceptors a scenario is recorded with, and its history must be replayed with.
+INTERCEPTORS: dict[str, list[Interceptor]] = {
+    "resource_continue_as_new": [ContinueAsNewAfter(events=30)],
+}
+
+
 async def record_missing(directory: Path = HISTORIES) -> list[Path]:
     """Record every scenario whose history file is missing; returns the files written."""
     missing = {
@@ -232,6 +236,7 @@ async def record_missing(directory: Path = HISTORIES) -> list[Path]:
                 task_queue=TASK_QUEUE,
                 workflows=list(WORKFLOWS),
                 activities=engine.activities(),
+                interceptors=INTERCEPTORS.get(name, []),
             ):
                 history = await scenario(env, engine)
             path = directory / f"{name}.json"

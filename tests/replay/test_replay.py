@@ -14,6 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 from temporalio.workflow import NondeterminismError
 
+from stackflow.cli.replay import load_history_file, main
 from stackflow.models.engine import (
     ACT_LICENSE_CHECK,
     ACT_SCOPE_CHECK,
@@ -24,10 +25,11 @@ from stackflow.models.engine import (
     Trigger,
     reconcile_activity,
 )
-from stackflow.replay import load_history_file, main
-from stackflow.temporal import DATA_CONVERTER, WORKFLOWS
+from stackflow.temporal import DATA_CONVERTER
+from tests.replay.record_histories import INTERCEPTORS
 from tests.workflows.conftest import ts_env
 from tests.workflows.fakes import FakeEngine
+from workflows import WORKFLOWS
 from workflows.flip import NamespaceFlipWorkflow
 from workflows.resource import ResourceWorkflow
 
@@ -109,12 +111,29 @@ def test_both_branches_of_the_local_gate_checks_patch_are_recorded(
     assert reconcile_activity("elasticsearch") in activity_types
 
 
-@pytest.mark.parametrize("history", HISTORY_FILES, ids=lambda path: path.stem)
+PLAIN_HISTORIES = [path for path in HISTORY_FILES if path.stem not in INTERCEPTORS]
+
+
+@pytest.mark.parametrize("history", PLAIN_HISTORIES, ids=lambda path: path.stem)
 def test_committed_history_replays_cleanly(
     history: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["--history-file", str(history)]) == 0
     assert "replayed 1 histories, 0 failed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(INTERCEPTORS))
+async def test_a_history_recorded_with_interceptors_replays_with_them(name: str) -> None:
+    history = load_history_file(HISTORIES / f"{name}.json")
+    with_them = Replayer(
+        workflows=list(WORKFLOWS), data_converter=DATA_CONVERTER, interceptors=INTERCEPTORS[name]
+    )
+    without = Replayer(workflows=list(WORKFLOWS), data_converter=DATA_CONVERTER)
+
+    await with_them.replay_workflow(history)
+    # The interceptor is what decides the continue-as-new: the replay notices its absence.
+    with pytest.raises(NondeterminismError):
+        await without.replay_workflow(history)
 
 
 def test_a_non_deterministic_change_is_caught_and_named(

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from activities.apps import app_resource
-from stackflow.controllers import controller_named
+from stackflow.api.kinds import kind_resource
+from stackflow.controllers import CONTROLLERS, OwnerKey
 
 APP_NS = "team-a"
 ES_NS = "team-b"
@@ -15,7 +15,7 @@ ES_NS = "team-b"
 
 def app_manifest(kind: str, name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {
-        "apiVersion": app_resource(kind).api_version,
+        "apiVersion": kind_resource(kind).api_version,
         "kind": kind,
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"version": "8.15.0", **spec},
@@ -26,7 +26,7 @@ def test_references_name_the_target_its_service_and_certificates() -> None:
     kibana = app_manifest(
         "Kibana", "kb", APP_NS, {"elasticsearchRef": {"name": "es", "namespace": ES_NS}}
     )
-    references = controller_named("kb-es").references(kibana)
+    references = CONTROLLERS.named("kb-es").references(kibana)
 
     assert [(key.kind, key.namespace, key.name) for key in references] == [
         ("Elasticsearch", ES_NS, "es"),
@@ -36,7 +36,7 @@ def test_references_name_the_target_its_service_and_certificates() -> None:
     external = app_manifest("Kibana", "kb", APP_NS, {"elasticsearchRef": {"secretName": "ext"}})
     assert [
         (key.kind, key.namespace, key.name)
-        for key in controller_named("kb-es").references(external)
+        for key in CONTROLLERS.named("kb-es").references(external)
     ] == [("Secret", APP_NS, "ext")]
 
 
@@ -67,7 +67,7 @@ def test_references_name_the_target_its_service_and_certificates() -> None:
 def test_association_secrets_map_to_their_associated_object(
     labels: dict[str, str], owner: tuple[str, str] | None
 ) -> None:
-    (child_watch,) = controller_named("kb-es").children
+    (child_watch,) = CONTROLLERS.named("kb-es").children
     secret = {"metadata": {"name": "s", "namespace": ES_NS, "labels": labels}}
 
-    assert child_watch.owner(secret) == owner
+    assert child_watch.owners(secret) == ((OwnerKey(*owner),) if owner else ())

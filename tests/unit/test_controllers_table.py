@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
-from temporalio import activity
 
-from activities.registry import activity_names, build_activities
-from stackflow.controllers import (
-    CONTROLLERS,
-    controller_named,
-    es_cluster_owner,
-    es_owner_reference,
+from activities.binding import ControllerActivities
+from activities.registry import IMPLEMENTATIONS, BindingError, build_activities
+from stackflow.controllers import CONTROLLERS, ControllerTable, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers.elasticsearch import (
+    ELASTICSEARCH_CONTROLLER,
     es_references,
+    license_secret_owners,
 )
 from stackflow.models.engine import (
     ACT_FLIP_TARGETS,
@@ -25,31 +25,51 @@ from stackflow.models.engine import (
     ObjectKey,
 )
 
+NS = FlipStrategy.NAMESPACE_OBJECTS
+OWN = FlipStrategy.CONTROLLER
+
 
 @pytest.mark.parametrize(
-    ("name", "kind", "gated", "default_flip_mapper"),
+    ("name", "kind", "gate", "flip"),
     [
-        pytest.param("elasticsearch", "Elasticsearch", True, True, id="elasticsearch"),
-        pytest.param("license", "Elasticsearch", False, False, id="license"),
-        pytest.param("trial", "Secret", False, False, id="trial"),
-        pytest.param("kibana", "Kibana", True, True, id="kibana"),
-        pytest.param("agent", "Agent", True, True, id="agent"),
-        pytest.param("kb-es", "Kibana", True, False, id="kb-es"),
-        pytest.param("agent-fleetserver", "Agent", True, False, id="agent-fleetserver"),
+        pytest.param("elasticsearch", "Elasticsearch", Gate.DYNAMIC_SCOPE, NS, id="elasticsearch"),
+        pytest.param("license", "Elasticsearch", Gate.NONE, OWN, id="license"),
+        pytest.param("trial", "Secret", Gate.NONE, OWN, id="trial"),
+        pytest.param("kibana", "Kibana", Gate.DYNAMIC_SCOPE, NS, id="kibana"),
+        pytest.param("agent", "Agent", Gate.DYNAMIC_SCOPE, NS, id="agent"),
+        pytest.param("kb-es", "Kibana", Gate.DYNAMIC_SCOPE, OWN, id="kb-es"),
+        pytest.param("agent-fleetserver", "Agent", Gate.DYNAMIC_SCOPE, OWN, id="agent-fleetserver"),
     ],
 )
-def test_table_entries(name: str, kind: str, gated: bool, default_flip_mapper: bool) -> None:
-    controller = controller_named(name)
+def test_table_entries(name: str, kind: str, gate: Gate, flip: FlipStrategy) -> None:
+    controller = CONTROLLERS.named(name)
 
-    assert (controller.primary.kind, controller.gated) == (kind, gated)
-    assert (controller.flip_mapper is None) is default_flip_mapper
+    assert (controller.primary.kind, controller.gate, controller.flip) == (kind, gate, flip)
+
+
+@pytest.mark.parametrize(
+    ("gate", "dynamic_scope", "required"),
+    [
+        (Gate.NONE, False, False),
+        (Gate.NONE, True, False),
+        (Gate.DYNAMIC_SCOPE, False, False),
+        (Gate.DYNAMIC_SCOPE, True, True),
+        (Gate.ENTERPRISE, False, True),
+        (Gate.ENTERPRISE, True, True),
+    ],
+)
+def test_the_gate_says_when_a_license_is_required(
+    gate: Gate, dynamic_scope: bool, required: bool
+) -> None:
+    assert gate.requires_license(dynamic_scope=dynamic_scope) is required
 
 
 def test_names_are_unique_and_unknown_names_are_refused() -> None:
-    names = [controller.name for controller in CONTROLLERS]
-    assert len(names) == len(set(names))
-    with pytest.raises(KeyError):
-        controller_named("nope")
+    assert len(CONTROLLERS.names) == len(set(CONTROLLERS.names)) == len(CONTROLLERS)
+    with pytest.raises(KeyError, match="no controller named 'nope'"):
+        CONTROLLERS.named("nope")
+    with pytest.raises(ValueError, match="two controllers are named 'elasticsearch'"):
+        ControllerTable([ELASTICSEARCH_CONTROLLER, ELASTICSEARCH_CONTROLLER])
 
 
 def child(
@@ -73,7 +93,8 @@ def child(
 def test_es_children_map_to_their_cluster(
     obj: dict[str, Any], owner: tuple[str, str] | None
 ) -> None:
-    assert es_cluster_owner(obj) == owner
+    cluster_watch = ELASTICSEARCH_CONTROLLER.children[0]
+    assert cluster_watch.owners(obj) == ((OwnerKey(*owner),) if owner else ())
 
 
 @pytest.mark.parametrize(
@@ -101,7 +122,7 @@ def test_es_children_map_to_their_cluster(
 def test_license_secret_maps_to_its_es(
     owners: list[dict[str, Any]], owner: tuple[str, str] | None
 ) -> None:
-    assert es_owner_reference(child(owners=owners)) == owner
+    assert license_secret_owners(child(owners=owners)) == ((OwnerKey(*owner),) if owner else ())
 
 
 def test_es_references_name_the_spec_secrets() -> None:
@@ -146,12 +167,19 @@ ASSOCIATION_NAMES = (
 )
 
 
+@dataclass
+class _Context:
+    """Registration reads only the table from the context."""
+
+    controllers: ControllerTable
+
+
 def test_build_activities_registers_every_contract_name() -> None:
-    context: Any = object()  # registration does not touch the context
+    context: Any = _Context(CONTROLLERS)
 
     built = build_activities(context)
 
-    assert sorted(activity_names(built)) == sorted(
+    assert sorted(built) == sorted(
         [
             ACT_SCOPE_CHECK,
             ACT_LICENSE_CHECK,
@@ -161,7 +189,6 @@ def test_build_activities_registers_every_contract_name() -> None:
             ACT_SIGNAL_RESOURCES,
             "elasticsearch.reconcile",
             "elasticsearch.finalize",
-            "elasticsearch.release_observers",
             "license.reconcile",
             "license.finalize",
             "trial.reconcile",
@@ -170,9 +197,60 @@ def test_build_activities_registers_every_contract_name() -> None:
             *(
                 f"{association}.{step}"
                 for association in ASSOCIATION_NAMES
-                for step in ("reconcile", "finalize", "release_watches")
+                for step in ("reconcile", "finalize")
             ),
         ]
     )
-    for function in built:
-        assert activity._Definition.from_callable(function) is not None
+
+
+def test_a_subset_table_registers_only_its_controllers() -> None:
+    context: Any = _Context(CONTROLLERS.only(["elasticsearch", "kb-es"]))
+
+    built = build_activities(context)
+
+    assert {name for name in built if "." in name and not name.startswith("stackflow.")} == {
+        "elasticsearch.reconcile",
+        "elasticsearch.finalize",
+        "kb-es.reconcile",
+        "kb-es.finalize",
+    }
+
+
+async def _noop(*args: object) -> Any:
+    return None
+
+
+@pytest.mark.parametrize(
+    ("table", "implementations", "message"),
+    [
+        pytest.param(
+            ControllerTable([replace(ELASTICSEARCH_CONTROLLER, name="widget")]),
+            IMPLEMENTATIONS,
+            "controller 'widget' has no activities implementation",
+            id="no-implementation",
+        ),
+        pytest.param(
+            ControllerTable([replace(ELASTICSEARCH_CONTROLLER, compensations=("es.release",))]),
+            IMPLEMENTATIONS,
+            "controller 'elasticsearch': no implementation of es.release",
+            id="missing-compensation",
+        ),
+        pytest.param(
+            ControllerTable([replace(ELASTICSEARCH_CONTROLLER, flip=FlipStrategy.CONTROLLER)]),
+            IMPLEMENTATIONS,
+            "flip strategy controller needs a flip_targets implementation",
+            id="custom-flip-without-mapper",
+        ),
+        pytest.param(
+            ControllerTable([ELASTICSEARCH_CONTROLLER]),
+            {"elasticsearch": ControllerActivities(_noop, _noop, flip_targets=_noop)},
+            "flip strategy namespace-objects needs no flip_targets implementation",
+            id="mapper-without-custom-flip",
+        ),
+    ],
+)
+def test_a_table_and_implementations_that_disagree_are_refused(
+    table: ControllerTable, implementations: Any, message: str
+) -> None:
+    with pytest.raises(BindingError, match=message):
+        build_activities(_Context(table), implementations=implementations)  # type: ignore[arg-type]

@@ -12,12 +12,12 @@ from kubernetes_asyncio import client
 
 from kubesim.schema import validate_crd
 from kubesim.testing import KubeSim
-from stackflow.api import crds_cli
 from stackflow.api.crds import all_crds, crd_file_name, rendered_files
 from stackflow.api.elasticsearch import Elasticsearch
 from stackflow.api.kibana import Kibana
 from stackflow.api.kinds import KINDS, kind_info
 from stackflow.api.schema import INT_OR_STRING, PRESERVE, structural_problems
+from stackflow.cli import crds as crds_cli
 from tests.conftest import core_api, custom_api
 from tests.unit.test_api_models import ECK_MANIFESTS
 

@@ -16,7 +16,7 @@ from activities.elasticsearch_license import (
     desired_license,
     license_decision,
 )
-from stackflow.controllers import ELASTICSEARCH_CONTROLLER
+from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER
 from stackflow.stack.elasticsearch.builder import desired_children
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -311,8 +311,7 @@ def es_workflows_woken_by(secret: Mapping[str, Any]) -> set[tuple[str, str]]:
         owner
         for watch in ELASTICSEARCH_CONTROLLER.children
         if watch.kind.kind == "Secret" and selector_matches(watch.label_selector, labels)
-        for owner in [watch.owner(secret)]
-        if owner is not None
+        for owner in watch.owners(secret)
     }
 
 

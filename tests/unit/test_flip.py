@@ -6,16 +6,16 @@ from collections.abc import Iterable, Mapping
 
 import pytest
 
+from stackflow.models.engine import FlipDirectionName
 from stackflow.scope import (
-    FlipDirection,
     NamespaceMatcher,
     ScopeConfig,
-    create_or_delete_passes,
-    flip_direction,
-    namespace_flip,
+    namespace_flip_direction,
     parse_selector_string,
-    update_passes,
 )
+
+INTO = FlipDirectionName.INTO_SCOPE
+OUT = FlipDirectionName.OUT_OF_SCOPE
 
 
 class _NoNamespaces:
@@ -26,42 +26,60 @@ class _NoNamespaces:
         return []
 
 
-def _matcher(selector: str | None) -> NamespaceMatcher:
+def _matcher(selector: str) -> NamespaceMatcher:
     return NamespaceMatcher(
-        ScopeConfig(
-            operator_namespace="ops",
-            namespace_selector=None if selector is None else parse_selector_string(selector),
-        ),
+        ScopeConfig(operator_namespace="ops", namespace_selector=parse_selector_string(selector)),
         source=_NoNamespaces(),
     )
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "passes", "direction"),
+    ("event_type", "old_matches", "new_matches", "always", "expected"),
     [
-        (False, False, False, None),
-        (True, True, False, None),
-        (False, True, True, FlipDirection.INTO_SCOPE),
-        (True, False, True, FlipDirection.OUT_OF_SCOPE),
+        ("ADDED", None, True, False, INTO),
+        ("ADDED", None, False, False, None),
+        ("DELETED", True, None, False, OUT),
+        ("DELETED", False, None, False, None),
+        ("MODIFIED", False, True, False, INTO),
+        ("MODIFIED", True, False, False, OUT),
+        ("MODIFIED", True, True, False, None),
+        ("MODIFIED", False, False, False, None),
+        ("MODIFIED", False, True, True, None),
+        ("ADDED", None, True, True, None),
+    ],
+    ids=[
+        "create-matching",
+        "create-other",
+        "delete-matching",
+        "delete-other",
+        "labelled",
+        "unlabelled",
+        "still-matching",
+        "still-other",
+        "operator-namespace",
+        "operator-namespace-created",
     ],
 )
-def test_update_passes_only_when_the_answer_changes(
-    old: bool, new: bool, passes: bool, direction: FlipDirection | None
+def test_namespace_flip_direction(
+    event_type: str,
+    old_matches: bool | None,
+    new_matches: bool | None,
+    always: bool,
+    expected: FlipDirectionName | None,
 ) -> None:
-    assert update_passes(old, new) is passes
-    assert flip_direction(old, new) is direction
-
-
-@pytest.mark.parametrize("matches", [True, False])
-def test_create_or_delete_passes_only_when_matching(matches: bool) -> None:
-    assert create_or_delete_passes(matches) is matches
+    assert (
+        namespace_flip_direction(
+            event_type, old_matches=old_matches, new_matches=new_matches, always_managed=always
+        )
+        == expected
+    )
 
 
 @pytest.mark.parametrize(
     ("selector", "name", "old", "new", "expected"),
     [
-        ("eck-visible=true", "team", {}, {"eck-visible": "true"}, FlipDirection.INTO_SCOPE),
-        ("eck-visible=true", "team", {"eck-visible": "true"}, {}, FlipDirection.OUT_OF_SCOPE),
+        ("eck-visible=true", "team", {}, {"eck-visible": "true"}, INTO),
+        ("eck-visible=true", "team", {"eck-visible": "true"}, {}, OUT),
         (
             "eck-visible=true",
             "team",
@@ -70,23 +88,23 @@ def test_create_or_delete_passes_only_when_matching(matches: bool) -> None:
             None,
         ),
         ("eck-visible=true", "team", {}, {"other": "label"}, None),
-        ("eck-visible=true", None, {}, {"eck-visible": "true"}, FlipDirection.INTO_SCOPE),
-        ("!frozen", "team", {}, {"frozen": ""}, FlipDirection.OUT_OF_SCOPE),
+        ("!frozen", "team", {}, {"frozen": ""}, OUT),
         # The operator namespace is always managed, whatever its labels say.
         ("eck-visible=true", "ops", {}, {"eck-visible": "true"}, None),
-        # Dynamic mode off: nothing ever flips.
-        (None, "team", {}, {"eck-visible": "true"}, None),
-        ("", "team", {}, {"eck-visible": "true"}, None),
     ],
 )
-def test_namespace_flip(
-    selector: str | None,
-    name: str | None,
+def test_a_label_change_flips_through_the_matcher(
+    selector: str,
+    name: str,
     old: dict[str, str],
     new: dict[str, str],
-    expected: FlipDirection | None,
+    expected: FlipDirectionName | None,
 ) -> None:
-    assert (
-        namespace_flip(old_labels=old, new_labels=new, matcher=_matcher(selector), name=name)
-        is expected
+    matcher = _matcher(selector)
+    direction = namespace_flip_direction(
+        "MODIFIED",
+        old_matches=matcher.labels_match(old),
+        new_matches=matcher.labels_match(new),
+        always_managed=matcher.is_always_managed(name),
     )
+    assert direction is expected

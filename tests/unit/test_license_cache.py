@@ -11,7 +11,6 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from activities.licenses import OperatorLicenseReader
 from stackflow.kube import errors
-from stackflow.kube.resources import ResourceRef
 from stackflow.kube.scoped import ScopedClient
 from stackflow.licensing.issue import (
     generate_private_key,
@@ -20,6 +19,7 @@ from stackflow.licensing.issue import (
     trial_status_pubkey,
 )
 from stackflow.licensing.model import ECK_LICENSE_ISSUER, OperatorLicenseType
+from stackflow.models.kinds import Kind
 
 OPERATOR_NAMESPACE = "elastic-system"
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -39,10 +39,10 @@ class _FakeSecrets:
         self.trial_key: rsa.RSAPrivateKey | None = None
         self.trial_status_reads = 0
 
-    async def list(self, resource: ResourceRef, *, label_selector: str) -> dict[str, Any]:
+    async def list(self, resource: Kind, *, label_selector: str) -> dict[str, Any]:
         return {"items": list(self.items)}
 
-    async def get(self, resource: ResourceRef, *, namespace: str, name: str) -> dict[str, Any]:
+    async def get(self, resource: Kind, *, namespace: str, name: str) -> dict[str, Any]:
         self.trial_status_reads += 1
         if self.trial_key is None:
             raise errors.NotFound(f"secrets {name!r} not found")

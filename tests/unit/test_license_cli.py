@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from stackflow.cli.license import PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, main
 from stackflow.licensing import LicenseStatus, parse_license_json, parse_license_secret
-from stackflow.licensing.cli import PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, main
 from stackflow.licensing.model import from_millis
 
 

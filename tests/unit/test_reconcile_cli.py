@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from stackflow.cli.reconcile import resolve_target
 from stackflow.controllers import CONTROLLERS
-from stackflow.reconcile import resolve_target
 
 
 @pytest.mark.parametrize(

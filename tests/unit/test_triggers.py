@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from stackflow.models.engine import FlipDirectionName, ObjectKey, TriggerReason
+from stackflow.controllers import OwnerKey
+from stackflow.models.engine import ObjectKey, TriggerReason
 from watchers.references import ReferenceIndex
 from watchers.triggers import (
     child_owners,
     child_trigger,
     is_operator_license,
     license_trigger,
-    namespace_flip_direction,
     primary_trigger,
     reference_trigger,
 )
@@ -103,10 +104,16 @@ def sts(*, owner: str | None, rv: str = "1", replicas: int = 3) -> dict[str, Any
     }
 
 
-def owner_by_label(obj: dict[str, Any]) -> tuple[str, str] | None:
+def owner_by_label(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
     labels = obj["metadata"].get("labels") or {}
     name = labels.get("elasticsearch.k8s.elastic.co/cluster-name")
-    return (obj["metadata"]["namespace"], name) if name else None
+    return (OwnerKey(obj["metadata"]["namespace"], name),) if name else ()
+
+
+def two_owners(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+    """A child shared by several owners (a policy's file-settings Secret, say)."""
+    owners = obj["metadata"].get("annotations", {}).get("owners", "")
+    return tuple(OwnerKey("team-a", name) for name in owners.split(",") if name)
 
 
 @pytest.mark.parametrize(
@@ -138,6 +145,41 @@ def test_child_owners(
     expected: list[tuple[str, str]],
 ) -> None:
     assert child_owners(event_type, old, new, owner_by_label) == expected
+
+
+def shared(owners: str, rv: str = "1") -> dict[str, Any]:
+    return {
+        "kind": "Secret",
+        "metadata": {
+            "name": "shared",
+            "namespace": "team-a",
+            "resourceVersion": rv,
+            "annotations": {"owners": owners},
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("event_type", "old", "new", "expected"),
+    [
+        ("ADDED", None, shared("a,b"), [("team-a", "a"), ("team-a", "b")]),
+        (
+            "MODIFIED",
+            shared("a,b"),
+            shared("b,c", rv="2"),
+            [("team-a", "b"), ("team-a", "c"), ("team-a", "a")],
+        ),
+        ("DELETED", shared("a,b"), None, [("team-a", "a"), ("team-a", "b")]),
+    ],
+    ids=["created-for-two", "one-owner-replaced", "deleted"],
+)
+def test_a_child_of_several_owners_wakes_each_once(
+    event_type: str,
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    expected: list[tuple[str, str]],
+) -> None:
+    assert child_owners(event_type, old, new, two_owners) == expected
 
 
 def test_child_trigger_names_the_child() -> None:
@@ -230,52 +272,6 @@ def test_is_operator_license() -> None:
     assert is_operator_license(secret(labels=OPERATOR))
     assert not is_operator_license(secret())
     assert not is_operator_license(None)
-
-
-INTO = FlipDirectionName.INTO_SCOPE
-OUT = FlipDirectionName.OUT_OF_SCOPE
-
-
-@pytest.mark.parametrize(
-    ("event_type", "old_matches", "new_matches", "always", "expected"),
-    [
-        ("ADDED", None, True, False, INTO),
-        ("ADDED", None, False, False, None),
-        ("DELETED", True, None, False, OUT),
-        ("DELETED", False, None, False, None),
-        ("MODIFIED", False, True, False, INTO),
-        ("MODIFIED", True, False, False, OUT),
-        ("MODIFIED", True, True, False, None),
-        ("MODIFIED", False, False, False, None),
-        ("MODIFIED", False, True, True, None),
-        ("ADDED", None, True, True, None),
-    ],
-    ids=[
-        "create-matching",
-        "create-other",
-        "delete-matching",
-        "delete-other",
-        "labelled",
-        "unlabelled",
-        "still-matching",
-        "still-other",
-        "operator-namespace",
-        "operator-namespace-created",
-    ],
-)
-def test_namespace_flip_direction(
-    event_type: str,
-    old_matches: bool | None,
-    new_matches: bool | None,
-    always: bool,
-    expected: FlipDirectionName | None,
-) -> None:
-    assert (
-        namespace_flip_direction(
-            event_type, old_matches=old_matches, new_matches=new_matches, always_managed=always
-        )
-        == expected
-    )
 
 
 def secret_key(name: str, namespace: str = "team-a") -> ObjectKey:

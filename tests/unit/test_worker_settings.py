@@ -6,7 +6,7 @@ import pytest
 from temporalio.worker import UnsandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from stackflow.app import workflow_runner
+from stackflow.cli.operator import workflow_runner
 from stackflow.config import OperatorConfig
 
 

@@ -151,9 +151,7 @@ class FakeEngine:
         @activity.defn(name=ACT_FLIP_TARGETS)
         async def flip_targets(request: FlipTargetsInput) -> FlipTargetsResult:
             engine.calls.append((ACT_FLIP_TARGETS, request))
-            return FlipTargetsResult(
-                refs=engine.flip_targets.get(request.controller, ()), gated=True
-            )
+            return FlipTargetsResult(refs=engine.flip_targets.get(request.controller, ()))
 
         @activity.defn(name=ACT_SIGNAL_RESOURCES)
         async def signal_resources(request: SignalResourcesInput) -> SignalResourcesResult:

@@ -175,27 +175,6 @@ def test_reconcile_summary(triggers: tuple[Trigger, ...], summary: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("suggested", "length", "limit", "expected"),
-    [
-        (False, 100, None, False),
-        (True, 100, None, True),
-        (False, 39, 40, False),
-        (False, 40, 40, True),
-        (True, 1, 40, True),
-    ],
-)
-def test_should_continue_as_new(
-    suggested: bool, length: int, limit: int | None, expected: bool
-) -> None:
-    assert (
-        decisions.should_continue_as_new(
-            suggested=suggested, history_length=length, history_limit=limit
-        )
-        is expected
-    )
-
-
-@pytest.mark.parametrize(
     ("state", "lines"),
     [
         (

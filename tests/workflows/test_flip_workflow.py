@@ -17,8 +17,8 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
-from stackflow.temporal import WORKFLOWS
 from tests.workflows.fakes import FakeEngine, make_ref
+from workflows import WORKFLOWS
 from workflows.flip import NamespaceFlipWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -55,7 +55,6 @@ async def test_flip_signals_every_target_and_counts_per_controller(
     assert engine.inputs(ACT_SIGNAL_RESOURCES) == [
         SignalResourcesInput(
             refs=(first, second),
-            gated=True,
             trigger=Trigger(
                 reason=TriggerReason.NAMESPACE_FLIP,
                 source=flip_id,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, Worker
 
 from stackflow.models.engine import (
     ACT_INVALID_SPEC_NOTICE,
@@ -34,8 +34,9 @@ from stackflow.models.engine import (
     finalize_activity,
     reconcile_activity,
 )
-from stackflow.temporal import WORKFLOWS, signal_with_start
+from stackflow.temporal import signal_with_start
 from tests.polling import eventually
+from tests.workflows.continue_as_new import ContinueAsNewAfter
 from tests.workflows.fakes import (
     CONTROLLER,
     RELEASE_OBSERVER,
@@ -45,6 +46,7 @@ from tests.workflows.fakes import (
     make_ref,
     step,
 )
+from workflows import WORKFLOWS
 from workflows.resource import ResourceWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -55,10 +57,20 @@ CREATED = Trigger(reason=TriggerReason.CREATED, source="test", detail="created")
 
 
 @asynccontextmanager
-async def worker(client: Client, engine: FakeEngine, task_queue: str) -> AsyncIterator[None]:
+async def worker(
+    client: Client,
+    engine: FakeEngine,
+    task_queue: str,
+    *,
+    interceptors: Sequence[Interceptor] = (),
+) -> AsyncIterator[None]:
     """A worker for the engine's workflows with the fakes as activities."""
     async with Worker(
-        client, task_queue=task_queue, workflows=list(WORKFLOWS), activities=engine.activities()
+        client,
+        task_queue=task_queue,
+        workflows=list(WORKFLOWS),
+        activities=engine.activities(),
+        interceptors=interceptors,
     ):
         yield
 
@@ -68,17 +80,9 @@ async def start(
     ref: ResourceRef,
     task_queue: str,
     trigger: Trigger = CREATED,
-    history_limit: int | None = None,
 ) -> WorkflowHandle[Any, ResourceWorkflowResult]:
     """Signal-with-start the resource's workflow, as the watchers do."""
-    return await signal_with_start(
-        client,
-        ref=ref,
-        gated=True,
-        trigger=trigger,
-        task_queue=task_queue,
-        history_limit=history_limit,
-    )
+    return await signal_with_start(client, ref=ref, trigger=trigger, task_queue=task_queue)
 
 
 async def state_of(client: Client, ref: ResourceRef) -> WorkflowStateView:
@@ -251,8 +255,10 @@ async def test_continue_as_new_loses_no_trigger_and_keeps_compensations(
     engine.outcomes.append(ReconcileResult(phase=Phase.READY, acquired=held))
     ref = make_ref()
     details = [f"change-{number}" for number in range(30)]
-    async with worker(ts_env.client, engine, task_queue):
-        handle = await start(ts_env.client, ref, task_queue, history_limit=40)
+    async with worker(
+        ts_env.client, engine, task_queue, interceptors=[ContinueAsNewAfter(events=40)]
+    ):
+        handle = await start(ts_env.client, ref, task_queue)
         first_run = (await handle.describe()).run_id
         for detail in details:
             trigger = Trigger(reason=TriggerReason.SPEC_CHANGED, source="t", detail=detail)
@@ -290,7 +296,7 @@ async def test_a_new_run_handles_carried_triggers_and_keeps_compensations(
     async with worker(ts_env.client, engine, task_queue):
         handle = await ts_env.client.start_workflow(
             ResourceWorkflow.run,
-            ResourceWorkflowInput(ref=ref, gated=True, carried=carried),
+            ResourceWorkflowInput(ref=ref, carried=carried),
             id=ref.workflow_id,
             task_queue=task_queue,
         )

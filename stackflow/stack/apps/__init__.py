@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from stackflow.stack.apps.builder import desired_children
-from stackflow.stack.apps.kinds import APP_KINDS, AppKind, app_kind
+from stackflow.stack.apps.context import AppKind
+from stackflow.stack.apps.kinds import APP_KINDS, app_kind
 from stackflow.stack.apps.status import application_status
 from stackflow.stack.apps.validation import application_warnings, validate_application
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.naming import hash_object, object_selector
 
 ANNOTATION_PREFIX = "association.k8s.elastic.co/"
@@ -96,7 +97,7 @@ def confs_from_annotations(obj: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
     Annotations that are not JSON objects are skipped: the association controller rewrites them.
     """
-    annotations: Mapping[str, str] = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = view(obj).annotations
     confs: dict[str, dict[str, Any]] = {}
     for key, value in sorted(annotations.items()):
         if not key.startswith(ANNOTATION_PREFIX) or "-conf" not in key:

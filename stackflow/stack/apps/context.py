@@ -1,21 +1,25 @@
-"""What every builder of one application's children needs: the object, its kind, its current children."""
+"""What every builder of one application's children needs: the object, its kind, its current children.
+
+The bottom of the package's kind layer: :class:`AppKind` (the row type of the table in
+:mod:`stackflow.stack.apps.kinds`), :class:`AppParts` (what a kind's ``parts`` hook returns) and
+:class:`AppContext` (what the hooks and builders read). A kind's hook takes a context and a context
+holds its kind, so the three live here together; the hooks import this module and the table imports
+the hooks, so every import points down.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from stackflow.stack.apps.associations import AssociationConf
 from stackflow.stack.certificates import CertificateSettings
 from stackflow.stack.http_certificates import http_tls_requested
 from stackflow.stack.labels import TYPE_LABEL, WATCHED_LABEL
 from stackflow.stack.naming import Namer
 from stackflow.stack.objects import Manifest, child_metadata, decode_secret_data, opaque_secret
-
-if TYPE_CHECKING:
-    from stackflow.stack.apps.associations import AssociationConf
-    from stackflow.stack.apps.kinds import AppKind
 
 ExistingObjects = Mapping[tuple[str, str], Mapping[str, Any]]
 """Current objects in the application's namespace, keyed by ``(kind, name)``."""
@@ -43,6 +47,84 @@ class AppParts:
     secrets: list[Manifest] = field(default_factory=list)
     """Further Secrets the pods depend on (their content is part of the config hash)."""
     services: list[Manifest] = field(default_factory=list)
+
+
+DEPLOYMENT = "Deployment"
+STATEFUL_SET = "StatefulSet"
+DAEMON_SET = "DaemonSet"
+"""The workload kinds an application runs as."""
+
+
+def _always(_spec: Mapping[str, Any]) -> bool:
+    return True
+
+
+def _no_parts(_context: AppContext) -> AppParts:
+    return AppParts()
+
+
+@dataclass(frozen=True)
+class ClaimTemplate:
+    """A default volume claim template of a StatefulSet-based kind and where it is mounted."""
+
+    name: str
+    storage: str
+    mount_path: str
+
+
+@dataclass(frozen=True)
+class AppKind:
+    """One stack application kind (reference §1 and §2)."""
+
+    kind: str
+    api_version: str
+    short: str
+    type_label: str
+    label_prefix: str
+    container_name: str
+    image_repository: str
+    config_file: str
+    config_path: str
+    """Where the config file is mounted (as a single file, ``subPath``)."""
+    default_memory: str
+    http_port: int | None = None
+    http_tls: bool = True
+    http_service_parts: tuple[str, ...] = ("http",)
+    http_port_name: str | None = None
+    """Name of the HTTP port on the container and the Service; ``None``: the scheme."""
+    serves_http: Callable[[Mapping[str, Any]], bool] = _always
+    readiness_path: str | None = None
+    workload_parts: tuple[str, ...] = ()
+    workload_kind: str = DEPLOYMENT
+    workload_sections: Mapping[str, str] = field(default_factory=dict)
+    """Spec sections that each choose a workload kind (``daemonSet`` → DaemonSet); empty: fixed."""
+    config_secret_parts: tuple[str, ...] = ("config",)
+    claim_template: ClaimTemplate | None = None
+    automount_service_account_token: bool | None = None
+    user_services: bool = False
+    """Whether ``spec.services[]`` defines extra Services (Logstash)."""
+    parts: Callable[[AppContext], AppParts] = _no_parts
+
+    @property
+    def name_label(self) -> str:
+        """The label holding the owner's name (``kibana.k8s.elastic.co/name``)."""
+        return f"{self.label_prefix}/name"
+
+    @property
+    def version_label(self) -> str:
+        """The pod label holding the stack version."""
+        return f"{self.label_prefix}/version"
+
+    @property
+    def deployment_status(self) -> bool:
+        """Whether the status is ECK's DeploymentStatus (``count``/``availableNodes``) rather than
+        ``expectedNodes``/``availableNodes`` (Beat, Agent, Logstash)."""
+        return self.workload_kind == DEPLOYMENT and not self.workload_sections
+
+    @property
+    def config_hash_annotation(self) -> str:
+        """The pod-template annotation whose change rolls the pods when the config changes."""
+        return f"{self.label_prefix}/config-hash"
 
 
 @dataclass(frozen=True)

@@ -2,97 +2,42 @@
 
 Adding a kind is one :class:`AppKind` entry (plus, when the kind needs settings of its own, a
 ``parts`` hook). Strings may use ``{type}``, replaced by the Beat type.
+
+The table is the top of the package's kind layer: it imports the row type (:class:`AppKind`, from
+:mod:`stackflow.stack.apps.context`) and the ``parts`` hooks; neither imports it back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from stackflow.stack.apps import hooks_http, hooks_ingest
-from stackflow.stack.apps.context import AppContext, AppParts
+from stackflow.stack.apps.context import (
+    DAEMON_SET,
+    DEPLOYMENT,
+    STATEFUL_SET,
+    AppKind,
+    ClaimTemplate,
+)
 
-DEPLOYMENT = "Deployment"
-STATEFUL_SET = "StatefulSet"
-DAEMON_SET = "DaemonSet"
+__all__ = [
+    "APP_KINDS",
+    "DAEMON_SET",
+    "DEPLOYMENT",
+    "FLEET_SERVER_PORT",
+    "SHORT_NAMES",
+    "STATEFUL_SET",
+    "AppKind",
+    "ClaimTemplate",
+    "app_kind",
+]
+
 FLEET_SERVER_PORT = 8220
-
-
-def _always(_spec: Mapping[str, Any]) -> bool:
-    return True
-
-
-def _no_parts(_context: AppContext) -> AppParts:
-    return AppParts()
 
 
 def _fleet_server_enabled(spec: Mapping[str, Any]) -> bool:
     return spec.get("mode") == "fleet" and bool(spec.get("fleetServerEnabled"))
-
-
-@dataclass(frozen=True)
-class ClaimTemplate:
-    """A default volume claim template of a StatefulSet-based kind and where it is mounted."""
-
-    name: str
-    storage: str
-    mount_path: str
-
-
-@dataclass(frozen=True)
-class AppKind:
-    """One stack application kind (reference §1 and §2)."""
-
-    kind: str
-    api_version: str
-    short: str
-    type_label: str
-    label_prefix: str
-    container_name: str
-    image_repository: str
-    config_file: str
-    config_path: str
-    """Where the config file is mounted (as a single file, ``subPath``)."""
-    default_memory: str
-    http_port: int | None = None
-    http_tls: bool = True
-    http_service_parts: tuple[str, ...] = ("http",)
-    http_port_name: str | None = None
-    """Name of the HTTP port on the container and the Service; ``None``: the scheme."""
-    serves_http: Callable[[Mapping[str, Any]], bool] = _always
-    readiness_path: str | None = None
-    workload_parts: tuple[str, ...] = ()
-    workload_kind: str = DEPLOYMENT
-    workload_sections: Mapping[str, str] = field(default_factory=dict)
-    """Spec sections that each choose a workload kind (``daemonSet`` → DaemonSet); empty: fixed."""
-    config_secret_parts: tuple[str, ...] = ("config",)
-    claim_template: ClaimTemplate | None = None
-    automount_service_account_token: bool | None = None
-    user_services: bool = False
-    """Whether ``spec.services[]`` defines extra Services (Logstash)."""
-    parts: Callable[[AppContext], AppParts] = _no_parts
-
-    @property
-    def name_label(self) -> str:
-        """The label holding the owner's name (``kibana.k8s.elastic.co/name``)."""
-        return f"{self.label_prefix}/name"
-
-    @property
-    def version_label(self) -> str:
-        """The pod label holding the stack version."""
-        return f"{self.label_prefix}/version"
-
-    @property
-    def deployment_status(self) -> bool:
-        """Whether the status is ECK's DeploymentStatus (``count``/``availableNodes``) rather than
-        ``expectedNodes``/``availableNodes`` (Beat, Agent, Logstash)."""
-        return self.workload_kind == DEPLOYMENT and not self.workload_sections
-
-    @property
-    def config_hash_annotation(self) -> str:
-        """The pod-template annotation whose change rolls the pods when the config changes."""
-        return f"{self.label_prefix}/config-hash"
 
 
 APP_KINDS: Mapping[str, AppKind] = {

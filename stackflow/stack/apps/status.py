@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.apps.associations import confs_from_annotations, ref_annotation
-from stackflow.stack.apps.kinds import DAEMON_SET, AppKind, app_kind
+from stackflow.stack.apps.context import DAEMON_SET, AppKind
+from stackflow.stack.apps.kinds import app_kind
 from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.naming import Namer
 
@@ -56,7 +58,7 @@ def lowest_version(kind: AppKind, pods: Sequence[Mapping[str, Any]]) -> str | No
     """Return the lowest stack version among the pods' version labels (None when none parses)."""
     versions: list[Version] = []
     for pod in pods:
-        label = ((pod.get("metadata") or {}).get("labels") or {}).get(kind.version_label)
+        label = view(pod).labels.get(kind.version_label)
         try:
             versions.append(parse_version(str(label)))
         except ValueError:
@@ -67,7 +69,7 @@ def lowest_version(kind: AppKind, pods: Sequence[Mapping[str, Any]]) -> str | No
 def associations_configured(obj: Mapping[str, Any]) -> bool:
     """Return whether every reference in the spec has its association conf annotation."""
     spec: Mapping[str, Any] = obj.get("spec") or {}
-    namespace = str((obj.get("metadata") or {}).get("namespace") or "default")
+    namespace = view(obj).namespace or "default"
     confs = confs_from_annotations(obj)
     for field, target in _SINGLE_REFS.items():
         ref = spec.get(field)
@@ -134,9 +136,9 @@ def application_status(
     version = lowest_version(app, pods)
     if version is not None:
         status["version"] = version
-    generation = (obj.get("metadata") or {}).get("generation")
+    generation = view(obj).generation
     if generation is not None:
-        status["observedGeneration"] = int(generation)
+        status["observedGeneration"] = generation
     namer = Namer(app.short)
     if app.kind in ("ApmServer", "EnterpriseSearch"):
         status["service"] = namer.suffix(name, *app.http_service_parts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.apps.kinds import app_kind
 from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.naming import MAX_RESOURCE_NAME_LENGTH
@@ -224,7 +225,7 @@ def validate_application(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     app = app_kind(kind).kind
     spec: Spec = obj.get("spec") or {}
     errors: list[FieldError] = []
-    if len(str((obj.get("metadata") or {}).get("name", ""))) > MAX_RESOURCE_NAME_LENGTH:
+    if len(view(obj).name) > MAX_RESOURCE_NAME_LENGTH:
         errors.append(("metadata.name", NAME_TOO_LONG))
     errors += validate_version(app, spec.get("version"))
     errors += _validate_count(spec)

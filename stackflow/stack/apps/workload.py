@@ -7,9 +7,16 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.apps.associations import ca_volumes
-from stackflow.stack.apps.context import HTTP_CERTS_DIR, AppContext, AppParts
-from stackflow.stack.apps.kinds import DAEMON_SET, DEPLOYMENT, STATEFUL_SET
+from stackflow.stack.apps.context import (
+    DAEMON_SET,
+    DEPLOYMENT,
+    HTTP_CERTS_DIR,
+    STATEFUL_SET,
+    AppContext,
+    AppParts,
+)
 from stackflow.stack.labels import TEMPLATE_HASH_LABEL
 from stackflow.stack.objects import Manifest, deep_merge, merge_named_lists
 from stackflow.stack.pods import content_hash, merge_containers
@@ -130,12 +137,12 @@ def pod_template(
 ) -> dict[str, Any]:
     """Return the pod template: the user's ``podTemplate`` merged over the operator's defaults."""
     user: Mapping[str, Any] = section.get("podTemplate") or {}
-    user_metadata: Mapping[str, Any] = user.get("metadata") or {}
+    user_metadata = view(user)
     user_spec: Mapping[str, Any] = user.get("spec") or {}
-    labels = dict(user_metadata.get("labels") or {})
+    labels = dict(user_metadata.labels)
     labels.update(context.selector_labels())
     labels[context.kind.version_label] = context.version
-    annotations = dict(user_metadata.get("annotations") or {})
+    annotations = dict(user_metadata.annotations)
     annotations[context.kind.config_hash_annotation] = config_hash
     volumes, mounts = _volumes(context, parts)
     container = default_container(context, parts=parts, mounts=mounts)
@@ -165,7 +172,7 @@ def pod_template(
 def _claim_templates(context: AppContext, section: Mapping[str, Any]) -> list[dict[str, Any]]:
     user = [copy.deepcopy(t) for t in section.get("volumeClaimTemplates") or []]
     claim = context.kind.claim_template
-    if claim is None or any((t.get("metadata") or {}).get("name") == claim.name for t in user):
+    if claim is None or any(view(t).name == claim.name for t in user):
         return user
     default = {
         "metadata": {"name": claim.name},

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.associations.refs import AssociationRef
 from stackflow.stack.associations.table import NO_AUTH_REQUIRED, Association
 
@@ -147,14 +148,11 @@ def service_url(service: Mapping[str, Any], *, scheme: str, base_path: str = "")
 
     Returns None when the Service has no port of that name (ECK: the association stays Pending).
     """
-    metadata = service.get("metadata") or {}
+    meta = view(service)
     spec = service.get("spec") or {}
     for port in spec.get("ports") or []:
         if isinstance(port, Mapping) and port.get("name") == scheme and port.get("port"):
-            return (
-                f"{scheme}://{metadata.get('name', '')}.{metadata.get('namespace', '')}.svc:"
-                f"{port['port']}{base_path}"
-            )
+            return f"{scheme}://{meta.name}.{meta.namespace}.svc:{port['port']}{base_path}"
     return None
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.associations.refs import parse_refs
 from stackflow.stack.associations.table import (
     TRANSITIVE_ES_ASSOCIATION,
@@ -22,8 +23,8 @@ from stackflow.stack.associations.table import (
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
-    metadata = obj.get("metadata") or {}
-    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+    meta = view(obj)
+    return meta.namespace, meta.name
 
 
 def ref_namespaces(obj: Mapping[str, Any], association: Association) -> set[str]:

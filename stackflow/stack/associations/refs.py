@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.associations.table import (
     Association,
     UnknownAssociationError,
@@ -78,8 +79,7 @@ def _string(value: object) -> str:
 
 
 def _namespace_of(associated: Mapping[str, Any]) -> str:
-    metadata = associated.get("metadata")
-    return _string(metadata.get("namespace")) if isinstance(metadata, Mapping) else ""
+    return view(associated).namespace
 
 
 def _spec_of(associated: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.associations.refs import AssociationRef
 from stackflow.stack.associations.secrets import (
     SERVICE_ACCOUNT_TOKEN_TYPE,
@@ -86,10 +87,10 @@ def current_token(existing: Mapping[str, Any] | None) -> ServiceAccountToken | N
 
 
 def _cluster_labels(es: Mapping[str, Any]) -> dict[str, str]:
-    metadata = es.get("metadata") or {}
+    cluster = view(es)
     return {
-        ELASTICSEARCH.name_label: str(metadata.get("name") or ""),
-        ELASTICSEARCH.namespace_label: str(metadata.get("namespace") or ""),
+        ELASTICSEARCH.name_label: cluster.name,
+        ELASTICSEARCH.namespace_label: cluster.namespace,
     }
 
 
@@ -104,11 +105,11 @@ def service_account_secrets(
     generate_secret: Callable[[], str],
 ) -> tuple[Manifest, Manifest]:
     """The app-side token Secret (no owner, as ECK) and the ES-side ``service-account-token`` Secret."""
-    metadata = associated.get("metadata") or {}
-    namespace, name = str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+    owner = view(associated)
+    namespace, name = owner.namespace, owner.name
     token = current_token(existing) or new_token(
         service_account=service_account,
-        name=token_name(namespace=namespace, name=name, uid=str(metadata.get("uid") or "")),
+        name=token_name(namespace=namespace, name=name, uid=owner.uid),
         generate_secret=generate_secret,
     )
     labels = association_resource_labels(association, associated=associated, ref=ref)
@@ -136,7 +137,7 @@ def service_account_secrets(
             "name": es_user_name(
                 association, associated_namespace=namespace, associated_name=name, ref=ref
             ),
-            "namespace": str((es.get("metadata") or {}).get("namespace") or ""),
+            "namespace": view(es).namespace,
             "labels": {**labels, **_cluster_labels(es), TYPE_LABEL: SERVICE_ACCOUNT_TOKEN_TYPE},
             "ownerReferences": [controller_owner_reference(es)],
         },

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.certificates import CertificateSettings
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.config import (
@@ -119,7 +120,7 @@ def services(context: BuildContext) -> list[Manifest]:
 
 def initial_master_nodes(context: BuildContext) -> list[str]:
     """Return the master-eligible pod names to bootstrap a new cluster; none once it has a UUID."""
-    annotations = context.es["metadata"].get("annotations") or {}
+    annotations = view(context.es).annotations
     if annotations.get(ES_CLUSTER_UUID_ANNOTATION):
         return []
     return [
@@ -167,8 +168,7 @@ def unicast_hosts(context: BuildContext) -> Manifest:
     pods = [
         obj
         for (kind, _), obj in context.existing.items()
-        if kind == "Pod"
-        and (obj.get("metadata", {}).get("labels") or {}).get(ES_CLUSTER_NAME_LABEL) == context.name
+        if kind == "Pod" and view(obj).labels.get(ES_CLUSTER_NAME_LABEL) == context.name
     ]
     if not pods:
         current = context.existing.get(("ConfigMap", name)) or {}
@@ -178,7 +178,7 @@ def unicast_hosts(context: BuildContext) -> Manifest:
         addresses = sorted(
             f"{pod['status']['podIP']}:{TRANSPORT_PORT}"
             for pod in pods
-            if (pod.get("metadata", {}).get("labels") or {}).get(master_label) == "true"
+            if view(pod).labels.get(master_label) == "true"
             and (pod.get("status") or {}).get("podIP")
         )
         hosts = "".join(f"{address}\n" for address in addresses)
@@ -189,7 +189,7 @@ def file_settings_secret(context: BuildContext) -> Manifest:
     """Return the file-settings Secret: the policy controller's when it owns it, else empty settings."""
     name = names.file_settings_secret_name(context.name)
     current = context.existing.get(("Secret", name))
-    current_labels = (current or {}).get("metadata", {}).get("labels") or {}
+    current_labels = view(current).labels
     if current is not None and current_labels.get(SOFT_OWNER_KIND_LABEL) == "StackConfigPolicy":
         return context.secret(name, dict(current.get("data") or {}), labels=dict(current_labels))
     version = str(int(context.now.timestamp() * 1_000_000_000))
@@ -211,7 +211,7 @@ def pod_disruption_budget(context: BuildContext) -> Manifest | None:
     if user is not None and not any(user.values()):
         return None
     user = user or {}
-    user_metadata: Mapping[str, Any] = user.get("metadata") or {}
+    user_metadata = view(user)
     spec = dict(user.get("spec") or {"maxUnavailable": 1})
     spec.setdefault("selector", {"matchLabels": {ES_CLUSTER_NAME_LABEL: context.name}})
     return {
@@ -219,8 +219,8 @@ def pod_disruption_budget(context: BuildContext) -> Manifest | None:
         "kind": "PodDisruptionBudget",
         "metadata": context.metadata(
             names.default_pdb_name(context.name),
-            labels=user_metadata.get("labels"),
-            annotations=user_metadata.get("annotations"),
+            labels=user_metadata.labels,
+            annotations=user_metadata.annotations,
         ),
         "spec": spec,
     }

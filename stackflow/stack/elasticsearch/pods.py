@@ -6,6 +6,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.config import (
     CONFIG_MOUNT_DIR,
@@ -195,10 +196,10 @@ def pod_template(
     """Return the node set's pod template: the user's ``podTemplate`` merged over the defaults."""
     statefulset = names.statefulset_name(context.name, str(node_set["name"]))
     user: Mapping[str, Any] = node_set.get("podTemplate") or {}
-    user_metadata: Mapping[str, Any] = user.get("metadata") or {}
+    user_metadata = view(user)
     user_spec: Mapping[str, Any] = user.get("spec") or {}
     volumes, _ = _volumes(context, str(node_set["name"]))
-    labels = dict(user_metadata.get("labels") or {})
+    labels = dict(user_metadata.labels)
     labels.update(pod_labels(context, node_set, statefulset))
     labels[ES_CONFIG_HASH_LABEL] = config_hash
     container = _default_container(context, node_set, statefulset)
@@ -237,7 +238,7 @@ def pod_template(
     spec["volumes"] = merge_named_lists(volumes, list(user_spec.get("volumes") or []))
     if context.spec.get("serviceAccountName") and "serviceAccountName" not in user_spec:
         spec["serviceAccountName"] = context.spec["serviceAccountName"]
-    annotations = dict(user_metadata.get("annotations") or {})
+    annotations = dict(user_metadata.annotations)
     annotations.setdefault("co.elastic.logs/module", "elasticsearch")
     return {
         "metadata": {

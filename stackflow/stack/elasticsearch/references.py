@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.objects import view
+
 
 @dataclass(frozen=True, order=True)
 class ReferencedObject:
@@ -32,8 +34,7 @@ def _secret_names(spec: Mapping[str, Any]) -> list[str]:
 
 def referenced_objects(es: Mapping[str, Any]) -> list[ReferencedObject]:
     """Return the Secrets and ConfigMaps ``es``'s spec references, sorted and without duplicates."""
-    metadata = es.get("metadata") or {}
-    namespace = str(metadata.get("namespace", "default"))
+    namespace = view(es).namespace or "default"
     spec: Mapping[str, Any] = es.get("spec") or {}
     found = {ReferencedObject("Secret", namespace, name) for name in _secret_names(spec)}
     transport_tls = (spec.get("transport") or {}).get("tls") or {}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.version import parse_version
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, ES_VERSION_LABEL
@@ -39,13 +40,12 @@ def format_time(moment: datetime) -> str:
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    labels: Mapping[str, str] = (obj.get("metadata") or {}).get("labels") or {}
-    return labels
+    return view(obj).labels
 
 
 def is_pod_ready(pod: Mapping[str, Any]) -> bool:
     """Return whether a pod's ``Ready`` condition is ``True`` and it is not being deleted."""
-    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+    if view(pod).deletion_timestamp:
         return False
     conditions = (pod.get("status") or {}).get("conditions") or []
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
@@ -56,7 +56,7 @@ def _statefulset_converged(statefulset: Mapping[str, Any] | None, count: int) ->
         return count == 0
     spec = statefulset.get("spec") or {}
     status = statefulset.get("status") or {}
-    generation = (statefulset.get("metadata") or {}).get("generation")
+    generation = view(statefulset).generation
     observed = status.get("observedGeneration")
     revisions_match = status.get("currentRevision") == status.get("updateRevision")
     return (
@@ -119,21 +119,20 @@ def compute_status(
 
     ``health`` is the ``status`` of ``_cluster/health`` or ``None`` when the API was unreachable.
     """
-    metadata = es.get("metadata") or {}
+    cluster = view(es)
     spec = es.get("spec") or {}
-    es_name = str(metadata.get("name", ""))
+    es_name = cluster.name
     previous: Mapping[str, Any] = es.get("status") or {}
     node_sets = spec.get("nodeSets") or []
     expected = sum(int(node_set.get("count", 0)) for node_set in node_sets)
     cluster_pods = [
         pod
         for pod in pods
-        if _labels(pod).get(ES_CLUSTER_NAME_LABEL) == es_name
-        and not (pod.get("metadata") or {}).get("deletionTimestamp")
+        if _labels(pod).get(ES_CLUSTER_NAME_LABEL) == es_name and not view(pod).deletion_timestamp
     ]
     ready = sum(1 for pod in cluster_pods if is_pod_ready(pod))
     by_name = {
-        str((sts.get("metadata") or {}).get("name")): sts
+        view(sts).name: sts
         for sts in statefulsets
         if _labels(sts).get(ES_CLUSTER_NAME_LABEL) == es_name
     }
@@ -187,7 +186,7 @@ def compute_status(
         "health": health_value,
         "phase": phase,
         "conditions": conditions,
-        "observedGeneration": int(metadata.get("generation", 0)),
+        "observedGeneration": cluster.generation or 0,
     }
     version = lowest_version(cluster_pods) or previous.get("version")
     if version:
@@ -204,7 +203,7 @@ def invalid_status(
     message = "; ".join(f"{field}: {text}" for field, text in errors)
     status = dict(previous)
     status["phase"] = PHASE_INVALID
-    status["observedGeneration"] = int((es.get("metadata") or {}).get("generation", 0))
+    status["observedGeneration"] = view(es).generation or 0
     others = [
         c for c in previous.get("conditions") or [] if c.get("type") != RECONCILIATION_COMPLETE
     ]

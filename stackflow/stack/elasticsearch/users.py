@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.context import BuildContext
 from stackflow.stack.labels import CREDENTIALS_LABEL, ES_CLUSTER_NAME_LABEL, TYPE_LABEL
@@ -71,7 +72,7 @@ def _typed_secrets(
         if kind != "Secret":
             continue
         secret = existing[(kind, name)]
-        labels = (secret.get("metadata") or {}).get("labels") or {}
+        labels = view(secret).labels
         if labels.get(TYPE_LABEL) == secret_type and labels.get(ES_CLUSTER_NAME_LABEL) == es_name:
             yield decode_secret_data(secret)
 

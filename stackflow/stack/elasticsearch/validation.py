@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.config import is_master_eligible
 from stackflow.stack.elasticsearch.version import is_supported, parse_version
@@ -22,7 +23,7 @@ MAX_LABEL_VALUE_LENGTH = 63
 
 
 def _validate_name(es: Mapping[str, Any]) -> list[FieldError]:
-    name = str((es.get("metadata") or {}).get("name", ""))
+    name = view(es).name
     if len(name) > MAX_RESOURCE_NAME_LENGTH:
         return [
             (
@@ -77,7 +78,7 @@ def _validate_node_set(es_name: str, index: int, node_set: Mapping[str, Any]) ->
 def validate_elasticsearch(es: Mapping[str, Any]) -> list[FieldError]:
     """Return the spec's problems as ``(field, message)``; empty when the cluster is valid."""
     spec: Mapping[str, Any] = es.get("spec") or {}
-    es_name = str((es.get("metadata") or {}).get("name", ""))
+    es_name = view(es).name
     errors = _validate_name(es) + _validate_version(spec)
     node_sets = spec.get("nodeSets") or []
     if not node_sets:

@@ -2,7 +2,7 @@
 
 A bad configuration never starts the operator: it exits with status 2 and one line naming the key
 and the problem. ``--check`` stops after validation and prints the effective configuration.
-Otherwise the operator runs (``stackflow.app``) until SIGTERM or SIGINT, then exits 0.
+Otherwise the operator runs (``stackflow.cli.operator``) until SIGTERM or SIGINT, then exits 0.
 """
 
 from __future__ import annotations
@@ -79,11 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(describe_effective(config))
         return 0
     configure_logging(mode=args.log_format, verbosity=config.log_verbosity)
-    log = structlog.get_logger("stackflow.run")
+    log = structlog.get_logger("stackflow.cli.run")
     if (line := empty_selector_log_line(config)) is not None:
         log.info(line)
     # Imported here so that --check stays fast and needs no Temporal or Kubernetes libraries.
-    from stackflow.app import OperatorOptions, install_stop_signals, run_operator
+    from stackflow.cli.operator import OperatorOptions, install_stop_signals, run_operator
 
     options = OperatorOptions(
         kubeconfig=args.kubeconfig,

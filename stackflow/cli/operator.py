@@ -14,10 +14,11 @@ import asyncio
 import contextlib
 import signal
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import structlog
 from temporalio.client import Client
@@ -28,7 +29,7 @@ from activities.context import ControllerContext, ObjectReader, operator_pod_nam
 from activities.licenses import OperatorLicenseReader, read_public_keys
 from activities.registry import build_activities
 from stackflow.config import OperatorConfig
-from stackflow.controllers import CONTROLLERS
+from stackflow.controllers import CONTROLLERS, ControllerTable
 from stackflow.kube.client import close_api_client, make_api_client
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
@@ -38,13 +39,15 @@ from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.metrics import Registry
 from stackflow.observability import ActivityMetrics, ProbeServer
 from stackflow.scope import NamespaceMatcher
-from stackflow.temporal import WORKFLOWS, connect_client, register_search_attributes
+from stackflow.temporal import connect_client, register_search_attributes
+from watchers.informers import InformerSet
 from watchers.signals import Signaller
-from watchers.sources import InformerSet, Watchers
+from watchers.sources import Watchers
+from workflows import WORKFLOWS
 
 __all__ = ["OperatorOptions", "run_operator", "workflow_runner"]
 
-_log = structlog.get_logger("stackflow.app")
+_log = structlog.get_logger("stackflow.cli.operator")
 
 
 @dataclass(frozen=True)
@@ -96,30 +99,30 @@ async def run_operator(
     *,
     options: OperatorOptions,
     stop: asyncio.Event,
+    controllers: ControllerTable = CONTROLLERS,
     on_ready: Callable[[ProbeServer], object] | None = None,
 ) -> int:
-    """Run the operator until ``stop`` is set; returns the exit status."""
+    """Run the operator with ``controllers`` until ``stop`` is set; returns the exit status.
+
+    Every component is entered on one exit stack, so shutdown unwinds them in reverse order
+    whatever step start-up reached: watchers first, then the Lease, the worker (in-flight
+    activities finish), the informers, the API client.
+    """
     metrics = Registry()
-    api_client = await make_api_client(
-        kubeconfig=options.kubeconfig,
-        context=options.kube_context,
-        timeout=options.kube_timeout_seconds,
-    )
-    resources = ResourceClient(api_client)
-    namespaces = NamespaceInformer(resources)
-    matcher = NamespaceMatcher(config.scope(), source=namespaces)
-    tasks: list[asyncio.Task[object]] = []
-    probes: ProbeServer | None = None
-    worker: Worker | None = None
-    watchers: Watchers | None = None
-    signaller: Signaller | None = None
-    informers: InformerSet | None = None
-    leadership = _Leadership()
-    failed = False
-    try:
+    async with contextlib.AsyncExitStack() as running:
+        running.callback(_log.info, "operator.stopped")
+        api_client = await make_api_client(
+            kubeconfig=options.kubeconfig,
+            context=options.kube_context,
+            timeout=options.kube_timeout_seconds,
+        )
+        running.push_async_callback(close_api_client, api_client)
+        resources = ResourceClient(api_client)
+        namespaces = NamespaceInformer(resources)
+        matcher = NamespaceMatcher(config.scope(), source=namespaces)
         namespaces.start()
-        await _until_or_stop(namespaces.wait_synced(), stop)
-        if stop.is_set():
+        running.push_async_callback(namespaces.stop)
+        if not await _until_or_stop(namespaces.wait_synced(), stop):
             return 0
         temporal = await connect_client(config)
         added = await register_search_attributes(temporal)
@@ -128,23 +131,32 @@ async def run_operator(
         # Built before the worker so activities read from its caches once they sync (until
         # then, and for kinds it does not watch, they call the API server).
         informers = InformerSet(resources, matcher)
-        context = _controller_context(config, resources, matcher, temporal, cache=informers)
+        running.push_async_callback(informers.stop)
+        context = _controller_context(
+            config, controllers, resources, matcher, temporal, cache=informers
+        )
         worker = Worker(
             temporal,
             task_queue=config.temporal_task_queue,
             workflows=list(WORKFLOWS),
-            activities=build_activities(context),
+            activities=list(build_activities(context).values()),
             interceptors=[ActivityMetrics(metrics)],
             graceful_shutdown_timeout=timedelta(seconds=options.graceful_shutdown_seconds),
             max_cached_workflows=config.temporal_max_cached_workflows,
             workflow_runner=workflow_runner(sandboxed=config.temporal_workflow_sandbox),
         )
-        tasks.append(asyncio.create_task(worker.run(), name="temporal-worker"))
+        components = _Components(within=options.graceful_shutdown_seconds + 5)
+        running.push_async_callback(components.finish)
+        worker_task = components.start(worker.run(), name="temporal-worker")
+        running.push_async_callback(_shutdown_worker, worker)
+        # The elector releases the Lease when it sees ``stop``; set it on every way out.
+        running.callback(stop.set)
+        leadership = _Leadership()
         signaller = Signaller(
             temporal, task_queue=config.temporal_task_queue, is_leader=leadership, metrics=metrics
         )
         watchers = Watchers(
-            controllers=CONTROLLERS,
+            controllers=controllers,
             informers=informers,
             namespaces=namespaces,
             signaller=signaller,
@@ -153,10 +165,12 @@ async def run_operator(
             metrics=metrics,
             events=context.events,
         )
+        running.push_async_callback(watchers.stop)
         informers.start()
-        await _until_or_stop(informers.wait_synced(), stop)
+        if not await _until_or_stop(informers.wait_synced(), stop):
+            return 0
         signaller.start()
-        worker_task = tasks[0]
+        running.push_async_callback(signaller.stop)
         probes = ProbeServer(
             registry=metrics,
             is_healthy=lambda: not worker_task.done(),
@@ -168,45 +182,29 @@ async def run_operator(
             metrics_port=config.metrics_port,
         )
         await probes.start()
+        running.push_async_callback(probes.stop)
+        running.callback(_log.info, "operator.stopping")
         _log.info(
             "operator.started",
             scope=config.scope().mode.value,
+            controllers=len(controllers),
             health_port=probes.bound_health_port,
             metrics_port=probes.bound_metrics_port,
             task_queue=config.temporal_task_queue,
         )
-        tasks.append(
-            asyncio.create_task(
-                _lead(config, options, resources, watchers, signaller, leadership, stop, metrics),
-                name="leader-election",
-            )
+        components.start(
+            _lead(config, options, resources, watchers, signaller, leadership, stop, metrics),
+            name="leader-election",
         )
         if on_ready is not None:
             on_ready(probes)
-        failed = await _until_stop_or_failure(stop, tasks)
-    finally:
-        _log.info("operator.stopping")
-        if signaller is not None:
-            await signaller.stop()
-        if watchers is not None:
-            await watchers.stop()
-        stop.set()  # the elector releases the Lease when it sees stop
-        if worker is not None:
-            with contextlib.suppress(Exception):
-                await worker.shutdown()
-        await _finish(tasks, within=options.graceful_shutdown_seconds + 5)
-        if informers is not None:
-            await informers.stop()
-        await namespaces.stop()
-        if probes is not None:
-            await probes.stop()
-        await close_api_client(api_client)
-        _log.info("operator.stopped")
-    return 1 if failed else 0
+        return 1 if await components.until_stop_or_failure(stop) else 0
+    return 0  # unreachable: mypy cannot see that the exit stack does not swallow returns
 
 
 def _controller_context(
     config: OperatorConfig,
+    controllers: ControllerTable,
     resources: ResourceClient,
     matcher: NamespaceMatcher,
     temporal: Client,
@@ -215,6 +213,7 @@ def _controller_context(
 ) -> ControllerContext:
     scoped = ScopedClient(resources, matcher)
     return ControllerContext(
+        controllers=controllers,
         scoped=scoped,
         unscoped=UnscopedClient(resources),
         matcher=matcher,
@@ -271,8 +270,8 @@ async def _lead(
     await leadership.elector.run(stop)
 
 
-async def _until_or_stop(awaitable: Awaitable[None], stop: asyncio.Event) -> None:
-    """Await ``awaitable`` unless ``stop`` is set first."""
+async def _until_or_stop(awaitable: Awaitable[None], stop: asyncio.Event) -> bool:
+    """Await ``awaitable`` unless ``stop`` is set first; True when it finished."""
     waiting = asyncio.ensure_future(awaitable)
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -281,28 +280,44 @@ async def _until_or_stop(awaitable: Awaitable[None], stop: asyncio.Event) -> Non
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+    return waiting.done() and not waiting.cancelled() and not stop.is_set()
 
 
-async def _until_stop_or_failure(
-    stop: asyncio.Event, tasks: Sequence[asyncio.Task[object]]
-) -> bool:
-    """Wait for ``stop``; a worker or elector that ends stops the operator too: True then."""
-    stopping = asyncio.create_task(stop.wait())
-    done, _ = await asyncio.wait({stopping, *tasks}, return_when=asyncio.FIRST_COMPLETED)
-    if stopping in done:
-        return False
-    stopping.cancel()
-    for task in done:
-        error = None if task.cancelled() else task.exception()
-        _log.error("operator.component_ended", task=task.get_name(), error=repr(error))
-    return True
+async def _shutdown_worker(worker: Worker) -> None:
+    """Stop polling and let in-flight activities finish (up to the graceful timeout)."""
+    with contextlib.suppress(Exception):
+        await worker.shutdown()
 
 
-async def _finish(tasks: Sequence[asyncio.Task[object]], *, within: float) -> None:
-    """Let ``tasks`` end (they watch ``stop``); cancel what is left after ``within`` seconds."""
-    if not tasks:
-        return
-    _, pending = await asyncio.wait(tasks, timeout=within)
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+class _Components:
+    """The long-running parts (worker, elector): any of them ending stops the operator."""
+
+    def __init__(self, *, within: float) -> None:
+        self._tasks: list[asyncio.Task[object]] = []
+        self._within = within
+
+    def start(self, coroutine: Coroutine[Any, Any, object], *, name: str) -> asyncio.Task[object]:
+        task: asyncio.Task[object] = asyncio.create_task(coroutine, name=name)
+        self._tasks.append(task)
+        return task
+
+    async def until_stop_or_failure(self, stop: asyncio.Event) -> bool:
+        """Wait for ``stop``; True when a component ended first (it is logged)."""
+        stopping = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait({stopping, *self._tasks}, return_when=asyncio.FIRST_COMPLETED)
+        if stopping in done:
+            return False
+        stopping.cancel()
+        for task in done:
+            error = None if task.cancelled() else task.exception()
+            _log.error("operator.component_ended", task=task.get_name(), error=repr(error))
+        return True
+
+    async def finish(self) -> None:
+        """Let the components end (they watch ``stop``); cancel what is left after a while."""
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(self._tasks, timeout=self._within)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -24,13 +24,13 @@ from typing import Any
 
 from kubesim.cli import apply_crds
 from kubesim.testing import KubeSim
-from stackflow.dev_temporal import TemporalDevServer
+from stackflow.cli.dev_temporal import TemporalDevServer
 
 DEMO_NAMESPACE = "demo"
 HIDDEN_NAMESPACE = "demo-hidden"
 OPERATOR_NAMESPACE = "elastic-system"
 VISIBLE_LABEL = ("eck-visible", "true")
-DEMO_LABELS = {"stackflow.dev/demo": "true", VISIBLE_LABEL[0]: VISIBLE_LABEL[1]}
+DEMO_LABELS = {"stackflow.cli.dev/demo": "true", VISIBLE_LABEL[0]: VISIBLE_LABEL[1]}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -232,7 +232,7 @@ async def _start_operator(
     *, kubeconfig: Path, temporal_address: str, log_file: Path, stop: asyncio.Event
 ) -> asyncio.Task[int]:
     """Start the operator in this process and wait until it serves (it stops with ``stop``)."""
-    from stackflow.app import OperatorOptions, run_operator
+    from stackflow.cli.operator import OperatorOptions, run_operator
     from stackflow.config import OperatorConfig
 
     _log_to_file(log_file)

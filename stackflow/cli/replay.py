@@ -24,7 +24,8 @@ from temporalio.service import RPCError
 from temporalio.worker import Replayer
 
 from stackflow.config import ConfigError, load_config
-from stackflow.temporal import DATA_CONVERTER, WORKFLOWS, connect_client
+from stackflow.temporal import DATA_CONVERTER, connect_client
+from workflows import WORKFLOWS
 
 
 @dataclass(frozen=True)

@@ -36,12 +36,12 @@ def _subcommand(command: str) -> Callable[[list[str]], int] | None:
     if command == "kubesim":
         return kubesim.cli.main
     modules = {
-        "dev": "stackflow.dev",
-        "run": "stackflow.run",
-        "replay": "stackflow.replay",
-        "reconcile": "stackflow.reconcile",
-        "license": "stackflow.licensing.cli",
-        "crds": "stackflow.api.crds_cli",
+        "dev": "stackflow.cli.dev",
+        "run": "stackflow.cli.run",
+        "replay": "stackflow.cli.replay",
+        "reconcile": "stackflow.cli.reconcile",
+        "license": "stackflow.cli.license",
+        "crds": "stackflow.cli.crds",
     }
     if command not in modules:
         return None

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stackflow.config import ConfigError, load_config
+from stackflow.controllers import Controller, ControllerTable
 from stackflow.models.engine import ReconcileNowInput, ReconcileNowResult, ResourceRef, Trigger
-from watchers.sources import ControllerLike, resource_ref
 
 __all__ = ["SHORT_NAMES", "main", "resolve_target"]
 
@@ -41,7 +41,7 @@ SHORT_NAMES = {
 }
 
 
-def _controller_for(kind: str, controllers: Sequence[ControllerLike]) -> ControllerLike:
+def _controller_for(kind: str, controllers: ControllerTable) -> Controller:
     wanted = kind.lower()
     for controller in controllers:
         if controller.name.lower() == wanted:
@@ -55,13 +55,13 @@ def _controller_for(kind: str, controllers: Sequence[ControllerLike]) -> Control
     raise ValueError(f"unknown kind {kind!r} (known: {', '.join(known)})")
 
 
-def resolve_target(target: str, controllers: Sequence[ControllerLike]) -> ResourceRef:
+def resolve_target(target: str, controllers: ControllerTable) -> ResourceRef:
     """``KIND/NAMESPACE/NAME`` → the workflow's ResourceRef; ValueError with a clear message."""
     parts = target.split("/")
     if len(parts) != 3 or not all(parts):
         raise ValueError(f"expected KIND/NAMESPACE/NAME, got {target!r}")
     kind, namespace, name = parts
-    return resource_ref(_controller_for(kind, controllers), namespace=namespace, name=name)
+    return _controller_for(kind, controllers).ref(namespace=namespace, name=name)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,7 +83,7 @@ def describe(ref: ResourceRef, result: ReconcileNowResult) -> str:
     return f"{line}: {result.message}" if result.message else line
 
 
-async def _reconcile(ref: ResourceRef, *, gated: bool, wait: bool, config_path: Path | None) -> int:
+async def _reconcile(ref: ResourceRef, *, wait: bool, config_path: Path | None) -> int:
     from temporalio.client import WorkflowUpdateFailedError
     from temporalio.service import RPCError
 
@@ -99,7 +99,6 @@ async def _reconcile(ref: ResourceRef, *, gated: bool, wait: bool, config_path: 
             client,
             task_queue=config.temporal_task_queue,
             ref=ref,
-            gated=gated,
             trigger=trigger,
         )
         if not wait:
@@ -122,8 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         ref = resolve_target(args.target, CONTROLLERS)
-        gated = next(c.gated for c in CONTROLLERS if c.name == ref.controller)
-        return asyncio.run(_reconcile(ref, gated=gated, wait=args.wait, config_path=args.config))
+        return asyncio.run(_reconcile(ref, wait=args.wait, config_path=args.config))
     except ValueError as exc:
         print(f"stackflow reconcile: {exc}", file=sys.stderr)
         return EXIT_BAD_ARGS

@@ -1,0 +1,42 @@
+"""The controller table: every controller of the operator as pure data (see ``table``).
+
+One module per controller family; ``CONTROLLERS`` is the table ``stackflow run`` passes to the
+operator. Adding a controller is a row in a family module here plus its activities module.
+"""
+
+from __future__ import annotations
+
+from stackflow.controllers.apps import APP_CONTROLLERS
+from stackflow.controllers.associations import ASSOCIATION_CONTROLLERS
+from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, LICENSE_CONTROLLER
+from stackflow.controllers.table import (
+    ChildWatch,
+    Controller,
+    ControllerTable,
+    FlipStrategy,
+    Gate,
+    OwnerKey,
+    OwnersOf,
+)
+from stackflow.controllers.trial import TRIAL_CONTROLLER
+
+__all__ = [
+    "CONTROLLERS",
+    "ChildWatch",
+    "Controller",
+    "ControllerTable",
+    "FlipStrategy",
+    "Gate",
+    "OwnerKey",
+    "OwnersOf",
+]
+
+CONTROLLERS = ControllerTable(
+    (
+        ELASTICSEARCH_CONTROLLER,
+        LICENSE_CONTROLLER,
+        TRIAL_CONTROLLER,
+        *APP_CONTROLLERS,
+        *ASSOCIATION_CONTROLLERS,
+    )
+)
