@@ -37,6 +37,8 @@ from stackflow.models.kinds import (
     STATEFULSETS,
     Kind,
 )
+from stackflow.models.objects import view
+from stackflow.scope import equality_selector_string
 from stackflow.stack.apps import (
     AppKind,
     app_kind,
@@ -72,7 +74,7 @@ def child_resource(child: Mapping[str, Any]) -> Kind:
 
 
 def _selector(kind: AppKind, name: str) -> str:
-    return f"{kind.name_label}={name}"
+    return equality_selector_string({kind.name_label: name})
 
 
 async def _existing_objects(
@@ -116,7 +118,7 @@ async def _remove_replaced_workloads(
             current = await context.scoped.get(resource, namespace=namespace, name=name)
         except errors.NotFound:
             continue
-        if ((current.get("metadata") or {}).get("labels") or {}).get(kind.name_label) != owner:
+        if view(current).labels.get(kind.name_label) != owner:
             continue  # not ours: never touch a workload the operator did not make
         try:
             await context.scoped.delete(resource, namespace=namespace, name=name)
@@ -174,7 +176,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
             f"{written} objects written"
         ),
         requeue_after_seconds=None if green else NOT_GREEN_REQUEUE_SECONDS,
-        observed_generation=(obj.get("metadata") or {}).get("generation"),
+        observed_generation=view(obj).generation,
         referenced=tuple(app_references(obj)),
     )
 

@@ -22,6 +22,7 @@ from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
 from stackflow.models.engine import ObjectKey
 from stackflow.models.kinds import SECRETS, SERVICES, Kind
+from stackflow.models.objects import view
 from stackflow.stack.associations import conf as conf_builders
 from stackflow.stack.associations import secrets as secret_builders
 from stackflow.stack.associations.conf import AssociationConf, ConfError
@@ -187,10 +188,9 @@ def _check_target(association: Association, target: Mapping[str, Any]) -> None:
     if association.target is FLEET_SERVER:
         spec = target.get("spec") or {}
         if not (spec.get("mode") == "fleet" and spec.get("fleetServerEnabled")):
-            metadata = target.get("metadata") or {}
             raise InvalidSpecError(
-                f"spec.{association.ref_field}: Agent {metadata.get('namespace')}/"
-                f"{metadata.get('name')} is not a Fleet Server (fleetServerEnabled in fleet mode)"
+                f"spec.{association.ref_field}: Agent {view(target).key}"
+                " is not a Fleet Server (fleetServerEnabled in fleet mode)"
             )
 
 

@@ -32,6 +32,7 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import SECRETS
 from stackflow.models.objects import view
+from stackflow.scope import equality_selector_string
 from stackflow.stack.associations import flip
 from stackflow.stack.associations.conf import conf_annotation_name, stale_conf_annotations
 from stackflow.stack.associations.refs import AssociationRef, parse_refs
@@ -74,10 +75,6 @@ PENDING_REQUEUE_SECONDS = 30.0
 # --- reconcile --------------------------------------------------------------------------------
 
 
-def _selector_string(labels: Mapping[str, str]) -> str:
-    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
-
-
 def annotations_patch(
     association: Association,
     *,
@@ -109,7 +106,7 @@ async def _delete_orphans(
     selector = association_secrets_selector(
         association, associated_namespace=namespace, associated_name=name
     )
-    listed = await context.scoped.list(SECRETS, label_selector=_selector_string(selector))
+    listed = await context.scoped.list(SECRETS, label_selector=equality_selector_string(selector))
     deleted: list[str] = []
     for secret in orphaned_secrets(association, secrets=listed["items"], refs=refs):
         metadata = secret["metadata"]

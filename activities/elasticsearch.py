@@ -42,6 +42,8 @@ from stackflow.models.kinds import (
     STATEFULSETS,
     Kind,
 )
+from stackflow.models.objects import view
+from stackflow.scope import equality_selector_string
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.builder import desired_children
 from stackflow.stack.elasticsearch.references import referenced_objects
@@ -83,7 +85,7 @@ def random_password() -> str:
 
 
 def _cluster_selector(name: str) -> str:
-    return f"{ES_CLUSTER_NAME_LABEL}={name}"
+    return equality_selector_string({ES_CLUSTER_NAME_LABEL: name})
 
 
 async def _existing_objects(
@@ -237,7 +239,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
             f"{license_text}"
         ),
         requeue_after_seconds=requeue_after,
-        observed_generation=(es.get("metadata") or {}).get("generation"),
+        observed_generation=view(es).generation,
         referenced=tuple(es_references(es)),
     )
 

@@ -34,6 +34,7 @@ from stackflow.licensing import (
 )
 from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR, TRIAL_STATUS_SECRET_NAME
 from stackflow.models.kinds import SECRETS
+from stackflow.models.objects import view
 
 __all__ = [
     "LicenseVerdict",
@@ -77,8 +78,8 @@ def verification_key(
     secret: Mapping[str, Any], *, public_keys: tuple[bytes, ...]
 ) -> VerificationKey | None:
     """The cache key of a license Secret's verdict; None when the Secret has no uid/resourceVersion."""
-    metadata = secret.get("metadata") or {}
-    uid, resource_version = metadata.get("uid"), metadata.get("resourceVersion")
+    meta = view(secret)
+    uid, resource_version = meta.uid, meta.resource_version
     if not uid or not resource_version:
         return None
     return VerificationKey(str(uid), str(resource_version), public_keys)
@@ -160,11 +161,7 @@ class OperatorLicenseReader:
         matcher = self._client.matcher
         # The cache is unscoped and the scoped client filters only in dynamic mode; a static
         # list restricts visibility too. The operator namespace always matches.
-        return [
-            secret
-            for secret in items
-            if matcher.name_matches(str((secret.get("metadata") or {}).get("namespace") or ""))
-        ]
+        return [secret for secret in items if matcher.name_matches(view(secret).namespace)]
 
     async def trial_public_key(self) -> bytes | None:
         """The trial public key held by ``trial-status`` in the operator namespace, if any."""

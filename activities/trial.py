@@ -64,6 +64,7 @@ from stackflow.models.engine import (
     ReconcileResult,
 )
 from stackflow.models.kinds import SECRETS
+from stackflow.models.objects import view
 
 __all__ = [
     "EULA_MESSAGE",
@@ -105,8 +106,7 @@ class TrialDecision:
 
 def is_trial_secret(secret: Mapping[str, Any]) -> bool:
     """Whether a Secret asks for an enterprise trial (its license type label)."""
-    labels = (secret.get("metadata") or {}).get("labels") or {}
-    return labels.get(LICENSE_TYPE_LABEL) in TRIAL_TYPES
+    return view(secret).labels.get(LICENSE_TYPE_LABEL) in TRIAL_TYPES
 
 
 def requested_license(secret: Mapping[str, Any]) -> EnterpriseLicense:
@@ -139,8 +139,7 @@ def decide(
         return TrialDecision(TrialAction.INVALID, str(error))
     if not requested.license.is_eck_managed_trial():
         return TrialDecision(TrialAction.IGNORE)
-    annotations = (secret.get("metadata") or {}).get("annotations") or {}
-    if annotations.get(EULA_ANNOTATION) != EULA_ACCEPTED:
+    if view(secret).annotations.get(EULA_ANNOTATION) != EULA_ACCEPTED:
         return TrialDecision(TrialAction.INVALID, EULA_MESSAGE)
     populated = not requested.license.missing_fields()
     started = trial_started(trial_status)
@@ -310,7 +309,7 @@ async def flip_mapper(
             )
         except errors.NotFound:
             return targets
-        annotations = (status.get("metadata") or {}).get("annotations") or {}
+        annotations = view(status).annotations
         name = annotations.get(TRIAL_SECRET_NAME_ANNOTATION)
         trial_namespace = annotations.get(TRIAL_SECRET_NAMESPACE_ANNOTATION)
         if name and trial_namespace:

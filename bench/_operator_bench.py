@@ -16,13 +16,14 @@ from typing import Any
 from _stack import ReconcileRecorder, bounded, progress
 from temporalio.client import Client
 
+from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.kube.resources import ResourceClient
 from stackflow.licensing.issue import generate_private_key, issue_license, public_key_pem
 from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
 from stackflow.models.engine import SA_NAMESPACE, SA_PHASE, Phase, Trigger, TriggerReason
-from stackflow.models.kinds import NAMESPACES, SECRETS, Kind
+from stackflow.models.kinds import NAMESPACES, SECRETS
 
-ES = Kind("elasticsearch.k8s.elastic.co", "v1", "elasticsearches", True, "Elasticsearch")
+ES = ELASTICSEARCH
 OPERATOR_NAMESPACE = "elastic-system"
 WARM_NAMESPACE = "bench-warm"
 FLIP_NAMESPACE = "bench-flip"

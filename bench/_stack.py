@@ -2,11 +2,12 @@
 
 * ``KubesimProcess``: ``python -m kubesim`` as a subprocess (so its CPU is not the operator's);
 * ``start_temporal``: a Temporal dev server on 127.0.0.1 with the engine's search attributes;
-* ``ReconcileRecorder`` + ``bench_controllers``: the Elasticsearch controller row with a no-op
-  reconcile that records when it started and ended, so the engine (watch → signal → workflow →
-  scope check → license gate → reconcile) is measured without the Elasticsearch builders' cost;
-* ``InProcessOperator``: ``stackflow.cli.operator.run_operator`` itself (same worker settings, watchers,
-  leader election) with that controller table, in this process.
+* ``ReconcileRecorder`` + ``bench_controllers``: a table of the Elasticsearch controller row
+  alone, bound to a no-op reconcile that records when it started and ended, so the engine
+  (watch → signal → workflow → scope check → license gate → reconcile) is measured without the
+  Elasticsearch builders' cost;
+* ``InProcessOperator``: ``stackflow.cli.operator.run_operator`` itself (same worker settings,
+  watchers, leader election) with that controller table, in this process.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
@@ -29,11 +31,13 @@ import structlog
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from activities.binding import ControllerActivities
 from activities.context import ControllerContext
 from activities.registry import build_activities
-from stackflow import app
+from stackflow.cli import operator
 from stackflow.config import OperatorConfig
-from stackflow.controllers import ELASTICSEARCH_CONTROLLER, Controller
+from stackflow.controllers import ControllerTable
+from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER
 from stackflow.models.engine import (
     SEARCH_ATTRIBUTES,
     FinalizeInput,
@@ -222,27 +226,37 @@ class ReconcileRecorder:
         return FinalizeResult()
 
 
-def bench_controllers(recorder: ReconcileRecorder) -> tuple[Controller, ...]:
-    """The Elasticsearch row (gated, same kind and flip mapper) with the recorder's reconcile."""
-    return (
-        dataclasses.replace(
-            ELASTICSEARCH_CONTROLLER,
-            reconcile=recorder.reconcile,
-            finalize=recorder.finalize,
-            compensations={},
-            children=(),
-        ),
+@dataclass(frozen=True)
+class BenchControllers:
+    """The operator's controller table and the implementations its names are bound to."""
+
+    table: ControllerTable
+    implementations: Mapping[str, ControllerActivities]
+
+
+def bench_controllers(recorder: ReconcileRecorder) -> BenchControllers:
+    """The Elasticsearch row (gated, same kind and flip strategy, no child watches), bound to the
+    recorder's reconcile."""
+    row = dataclasses.replace(ELASTICSEARCH_CONTROLLER, children=())
+    return BenchControllers(
+        table=ControllerTable((row,)),
+        implementations={
+            row.name: ControllerActivities(reconcile=recorder.reconcile, finalize=recorder.finalize)
+        },
     )
 
 
 @contextlib.contextmanager
-def controller_table(controllers: Sequence[Controller]) -> Iterator[None]:
-    """Make ``run_operator`` wire ``controllers`` instead of the production table."""
-    with (
-        mock.patch.object(app, "CONTROLLERS", tuple(controllers)),
-        mock.patch.object(
-            app, "build_activities", functools.partial(build_activities, controllers=controllers)
-        ),
+def bound_implementations(implementations: Mapping[str, ControllerActivities]) -> Iterator[None]:
+    """Make ``run_operator`` bind its table's names to ``implementations``.
+
+    The table itself is ``run_operator``'s ``controllers`` argument; the implementations are not
+    a parameter of it, so its ``build_activities`` is given them (``implementations=``).
+    """
+    with mock.patch.object(
+        operator,
+        "build_activities",
+        functools.partial(build_activities, implementations=implementations),
     ):
         yield
 
@@ -251,30 +265,31 @@ class InProcessOperator:
     """``run_operator`` as a task of this process, with the bench controller table."""
 
     def __init__(
-        self, *, settings: dict[str, Any], kubeconfig: Path, controllers: Sequence[Controller]
+        self, *, settings: dict[str, Any], kubeconfig: Path, controllers: BenchControllers
     ) -> None:
         """Validate the configuration; nothing runs until ``start``."""
         self.config = OperatorConfig.model_validate(settings)
-        self.options = app.OperatorOptions(
+        self.options = operator.OperatorOptions(
             kubeconfig=kubeconfig,
             health_host="127.0.0.1",
             health_port=0,
             graceful_shutdown_seconds=2,
         )
-        self.controllers = tuple(controllers)
+        self.controllers = controllers
         self.stop_event = asyncio.Event()
         self.task: asyncio.Task[int] | None = None
         self._patches = contextlib.ExitStack()
 
     async def start(self) -> None:
         """Run the operator; return once its probes are up (informers synced)."""
-        self._patches.enter_context(controller_table(self.controllers))
+        self._patches.enter_context(bound_implementations(self.controllers.implementations))
         ready = asyncio.Event()
         self.task = asyncio.create_task(
-            app.run_operator(
+            operator.run_operator(
                 self.config,
                 options=self.options,
                 stop=self.stop_event,
+                controllers=self.controllers.table,
                 on_ready=lambda _: ready.set(),
             )
         )

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
+from stackflow.models.objects import view
+
 __all__ = [
     "CacheEvent",
     "EventType",
@@ -32,23 +34,20 @@ ObjectList = list[dict[str, Any]]
 
 def object_key(obj: Mapping[str, Any]) -> ObjectKey:
     """The cache key of an object."""
-    metadata = obj.get("metadata") or {}
-    return (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+    meta = view(obj)
+    return (meta.namespace, meta.name)
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}
+    return view(obj).labels
 
 
 def _owner_uids(obj: Mapping[str, Any]) -> set[str]:
-    owners = (obj.get("metadata") or {}).get("ownerReferences") or []
-    return {
-        str(owner["uid"]) for owner in owners if isinstance(owner, Mapping) and owner.get("uid")
-    }
+    return {owner.uid for owner in view(obj).owner_references if owner.uid}
 
 
 def _resource_version(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+    return view(obj).resource_version
 
 
 def _add_to(index: dict[Any, set[ObjectKey]], index_key: Any, key: ObjectKey) -> None:
@@ -180,7 +179,7 @@ def relist_events(
 
 
 def _uid(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
+    return view(obj).uid
 
 
 class NamespaceView:

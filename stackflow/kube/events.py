@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from stackflow.kube import errors
 from stackflow.kube.protocols import Creates, MergePatches
 from stackflow.models.kinds import EVENTS
+from stackflow.models.objects import view
 
 __all__ = [
     "EventRecorder",
@@ -61,14 +62,14 @@ class InvolvedObject:
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> InvolvedObject:
         """The reference to a Kubernetes object as read from the API (a dict)."""
-        metadata = obj.get("metadata") or {}
+        meta = view(obj)
         return cls(
-            api_version=str(obj.get("apiVersion") or ""),
-            kind=str(obj.get("kind") or ""),
-            name=str(metadata.get("name") or ""),
-            namespace=str(metadata.get("namespace") or ""),
-            uid=str(metadata.get("uid") or ""),
-            resource_version=str(metadata.get("resourceVersion") or ""),
+            api_version=meta.api_version,
+            kind=meta.kind,
+            name=meta.name,
+            namespace=meta.namespace,
+            uid=meta.uid,
+            resource_version=meta.resource_version,
         )
 
     def to_api(self) -> dict[str, str]:

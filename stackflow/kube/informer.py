@@ -37,6 +37,7 @@ from stackflow.kube.cache import (
 )
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import NAMESPACES, Kind
+from stackflow.models.objects import view
 
 __all__ = ["Backoff", "EventHandler", "Informer", "NamespaceInformer"]
 
@@ -49,7 +50,7 @@ _log = structlog.get_logger(__name__)
 
 
 def _resource_version(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+    return view(obj).resource_version
 
 
 class Informer:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 from stackflow.models.kinds import Kind
+from stackflow.models.objects import view
+from stackflow.scope.selector import SelectorError, parse_selector_string
 
 __all__ = [
     "UNKNOWN",
@@ -50,22 +52,17 @@ class ObjectReader(Protocol):
 
 def equality_selector(selector: str | None) -> dict[str, str] | None:
     """``a=b,c==d`` as a dict (empty for no selector); None when any term is not an equality
-    (``!=``, ``in``, existence), which a cache read does not evaluate (pure)."""
-    required: dict[str, str] = {}
-    for term in (selector or "").split(","):
-        term = term.strip()
-        if not term:
-            continue
-        if "!" in term or "=" not in term or " " in term:
-            return None
-        key, _, value = term.partition("==" if "==" in term else "=")
-        if not key or "=" in value:
-            return None
-        required[key] = value
-    return required
+    (``!=``, ``in``, existence), which a cache read does not evaluate, or is malformed (pure)."""
+    if not selector:
+        return {}
+    try:
+        parsed = parse_selector_string(selector)
+    except SelectorError:
+        return None
+    return None if parsed.match_expressions else dict(parsed.match_labels)
 
 
 def matches_labels(obj: Mapping[str, Any], required: Mapping[str, str]) -> bool:
     """Whether ``obj`` carries every ``required`` label with its value (pure)."""
-    labels = (obj.get("metadata") or {}).get("labels") or {}
+    labels = view(obj).labels
     return all(key in labels and str(labels[key]) == value for key, value in required.items())

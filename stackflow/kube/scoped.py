@@ -23,6 +23,7 @@ from stackflow.kube.cache import EventType
 from stackflow.kube.informer import EventHandler, Informer
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import Kind
+from stackflow.models.objects import view
 
 __all__ = ["ScopeMatcher", "ScopedClient", "ScopedInformer", "UnscopedClient"]
 
@@ -44,7 +45,7 @@ class ScopeMatcher(Protocol):
 
 
 def _namespace_of(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("namespace") or "")
+    return view(obj).namespace
 
 
 def _empty_list(resource: Kind) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from stackflow.scope.selector import (
     NamespaceName,
     SelectorError,
     SelectorOperator,
+    equality_selector_string,
     label_selector_from_data,
     parse_selector_string,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "ScopeMode",
     "SelectorError",
     "SelectorOperator",
+    "equality_selector_string",
     "label_selector_from_data",
     "namespace_flip_direction",
     "parse_selector_string",

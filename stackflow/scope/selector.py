@@ -217,6 +217,13 @@ class LabelSelector(BaseModel):
         return self.to_string()
 
 
+def equality_selector_string(labels: Mapping[str, str]) -> str:
+    """The selector string requiring every one of ``labels`` (``a=b,c=d``, sorted by key), as
+    ``LabelSelector.to_string`` renders matchLabels; the values are the caller's own names and
+    are not validated again."""
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+
+
 def label_selector_from_data(data: object, *, field: str = "") -> LabelSelector:
     """Validate decoded YAML/JSON `data` as a LabelSelector, raising a one-line SelectorError.
 

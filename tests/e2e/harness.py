@@ -23,28 +23,39 @@ from temporalio.testing import WorkflowEnvironment
 
 from kubesim.cli import apply_crds
 from kubesim.testing import KubeSim
-from stackflow.api.kinds import kind_info, kind_resource
+from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
 from stackflow.kube.client import make_api_client
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.engine import SEARCH_ATTRIBUTES
-from stackflow.models.kinds import NAMESPACES, Kind
+from stackflow.models.kinds import DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS, STATEFULSETS, Kind
+
+__all__ = [
+    "DEPLOYMENTS",
+    "ES",
+    "EVENTS",
+    "SCOPE_LABEL",
+    "SECRETS",
+    "STATEFULSETS",
+    "Operator",
+    "Stack",
+    "accept_trial",
+    "create_namespace",
+    "get_or_none",
+    "kube_cluster",
+    "manifest",
+    "operator_stack",
+    "set_in_scope",
+    "temporal_server",
+    "write_operator_config",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPORAL = Path(sys.executable).parent / "temporal"
-ES = Kind("elasticsearch.k8s.elastic.co", "v1", "elasticsearches", True, "Elasticsearch")
-STATEFULSETS = Kind("apps", "v1", "statefulsets", True, "StatefulSet")
-DEPLOYMENTS = Kind("apps", "v1", "deployments", True, "Deployment")
-SECRETS = Kind("", "v1", "secrets", True, "Secret")
-EVENTS = Kind("", "v1", "events", True, "Event")
+#: Stack kinds (Elasticsearch, Kibana, Agent…) at their storage version: ``kind_resource(kind)``.
+ES = kind_resource("Elasticsearch")
 #: The label that puts a namespace in the operator's scope in these tests.
 SCOPE_LABEL = "eck-visible"
-
-
-def kind_resource(kind: str) -> Kind:
-    """The resource of a stack kind (Elasticsearch, Kibana, Agent…), at its storage version."""
-    info = kind_info(kind)
-    return Kind(info.group, info.storage_version, info.plural, True, info.kind)
 
 
 def manifest(kind: str, name: str, namespace: str, spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -53,9 +53,7 @@ class CountingClient(ResourceClient):
         self.gets: Counter[str] = Counter()
         self.lists: Counter[str] = Counter()
 
-    async def get(
-        self, resource: Kind, *, namespace: str | None, name: str
-    ) -> dict[str, Any]:
+    async def get(self, resource: Kind, *, namespace: str | None, name: str) -> dict[str, Any]:
         self.gets[resource.plural] += 1
         return await super().get(resource, namespace=namespace, name=name)
 

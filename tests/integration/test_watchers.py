@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,10 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from stackflow.controllers import ChildWatch, Controller, ControllerTable, Gate, OwnerKey
+from stackflow.kube.backoff import Backoff
 from stackflow.kube.events import EventRecorder
-from stackflow.kube.informer import Backoff, NamespaceInformer
+from stackflow.kube.informer import NamespaceInformer
 from stackflow.kube.resources import ResourceClient
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
@@ -37,13 +39,16 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.models.kinds import CONFIGMAPS, EVENTS, NAMESPACES, SECRETS, Kind
+from stackflow.models.objects import view
 from stackflow.scope import LabelSelector, NamespaceMatcher, ScopeConfig
 from tests.polling import eventually
+from watchers.flips import flip_workflow_id
+from watchers.informers import InformerSet
 from watchers.signals import Signaller
-from watchers.sources import InformerSet, Watchers, flip_workflow_id
+from watchers.sources import Watchers
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
-WIDGETS = Kind("example.com", "v1", "widgets", namespaced=True, kind="Widget")
+WIDGETS = Kind("example.com", "v1", "Widget", "widgets")
 OWNER_LABEL = "example.com/widget"
 
 
@@ -88,84 +93,58 @@ class RecordingFlipWorkflow:
         )
 
 
-@dataclass(frozen=True)
-class Kind:
-    group: str
-    version: str
-    kind: str
-    plural: str
+def owner_by_label(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+    meta = view(obj)
+    owner = meta.labels.get(OWNER_LABEL)
+    return (OwnerKey(meta.namespace, owner),) if owner else ()
 
 
-@dataclass(frozen=True)
-class ChildWatch:
-    kind: Kind
-    owner: Callable[[dict[str, Any]], tuple[str, str] | None]
-    label_selector: str | None = None
-
-
-@dataclass(frozen=True)
-class Controller:
-    name: str
-    primary: Kind
-    gated: bool
-    children: tuple[ChildWatch, ...]
-    references: Callable[[dict[str, Any]], list[ObjectKey]]
-    primary_label_selector: str | None = None
-    reference_kinds: tuple[Kind, ...] = ()
-
-
-def owner_by_label(obj: dict[str, Any]) -> tuple[str, str] | None:
-    owner = (obj["metadata"].get("labels") or {}).get(OWNER_LABEL)
-    return (obj["metadata"]["namespace"], owner) if owner else None
-
-
-def secret_named_by_color(obj: dict[str, Any]) -> list[ObjectKey]:
+def secret_named_by_color(obj: Mapping[str, Any]) -> list[ObjectKey]:
     color = (obj.get("spec") or {}).get("color")
     if not color:
         return []
-    return [ObjectKey(kind="Secret", namespace=obj["metadata"]["namespace"], name=color)]
+    return [ObjectKey.of(SECRETS, namespace=view(obj).namespace, name=color)]
 
 
-def link_owner(obj: dict[str, Any]) -> tuple[str, str] | None:
-    labels = obj["metadata"].get("labels") or {}
+def link_owner(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+    labels = view(obj).labels
     if LINK_NAME_LABEL not in labels:
-        return None
-    return (labels[LINK_NAMESPACE_LABEL], labels[LINK_NAME_LABEL])
+        return ()
+    return (OwnerKey(labels[LINK_NAMESPACE_LABEL], labels[LINK_NAME_LABEL]),)
 
 
-def linked_widget(obj: dict[str, Any]) -> list[ObjectKey]:
-    target = (obj["metadata"].get("annotations") or {}).get(LINK_TARGET_ANNOTATION)
+def linked_widget(obj: Mapping[str, Any]) -> list[ObjectKey]:
+    target = view(obj).annotations.get(LINK_TARGET_ANNOTATION)
     if not target:
         return []
     namespace, name = str(target).split("/")
-    return [ObjectKey(group="example.com", kind="Widget", namespace=namespace, name=name)]
+    return [ObjectKey.of(WIDGETS, namespace=namespace, name=name)]
 
 
-WIDGET = Kind("example.com", "v1", "Widget", "widgets")
 LINK_TARGET_ANNOTATION = "example.com/link-target"
 LINK_NAME_LABEL = "example.com/link-name"
 LINK_NAMESPACE_LABEL = "example.com/link-namespace"
-CONTROLLERS = (
-    Controller(
-        name="widget",
-        primary=WIDGET,
-        gated=True,
-        children=(
-            ChildWatch(Kind("", "v1", "ConfigMap", "configmaps"), owner_by_label, OWNER_LABEL),
+CONTROLLERS = ControllerTable(
+    (
+        Controller(
+            name="widget",
+            primary=WIDGETS,
+            gate=Gate.DYNAMIC_SCOPE,
+            children=(ChildWatch(CONFIGMAPS, owner_by_label, OWNER_LABEL),),
+            references=secret_named_by_color,
         ),
-        references=secret_named_by_color,
-    ),
-    Controller(name="license", primary=WIDGET, gated=False, children=(), references=lambda _: []),
-    # Like an association: its target is a Widget anywhere, its Secrets sit in the target's
-    # namespace, labelled with the referrer.
-    Controller(
-        name="link",
-        primary=WIDGET,
-        gated=True,
-        children=(ChildWatch(Kind("", "v1", "Secret", "secrets"), link_owner, LINK_NAME_LABEL),),
-        references=linked_widget,
-        reference_kinds=(WIDGET,),
-    ),
+        Controller(name="license", primary=WIDGETS, gate=Gate.NONE),
+        # Like an association: its target is a Widget anywhere, its Secrets sit in the target's
+        # namespace, labelled with the referrer.
+        Controller(
+            name="link",
+            primary=WIDGETS,
+            gate=Gate.DYNAMIC_SCOPE,
+            children=(ChildWatch(SECRETS, link_owner, LINK_NAME_LABEL),),
+            references=linked_widget,
+            reference_kinds=(WIDGETS,),
+        ),
+    )
 )
 
 
