@@ -1,9 +1,10 @@
 """Temporal activities: every side effect of the engine.
 
-Modules: ``context`` (ControllerContext), ``errors`` (the one error → ApplicationError table),
-``registry`` (``build_activities``), ``generic`` (scope check, license gate, notices, flips),
-``elasticsearch``, ``license`` and ``trial`` (the controllers' activities), ``licenses`` (reading
-operator licenses), ``apply`` (idempotent create-or-update) and ``kinds`` (resources addressed).
-Nothing is imported here: ``stackflow.controllers`` imports the controller modules, and the
-registry imports ``stackflow.controllers``.
+One module per controller family (``elasticsearch``, ``elasticsearch_license``, ``license``,
+``trial``, ``apps``, ``associations`` with ``association_targets``), each exporting the
+``IMPLEMENTATIONS`` the controller table's names are bound to (``binding``); ``registry`` builds the
+registered activities; ``generic`` holds the controller-independent ones (scope check, license
+gate, notices, flips); ``context`` (ControllerContext), ``errors`` (the one error →
+ApplicationError table), ``licenses`` (reading operator licenses), ``apply`` (idempotent
+create-or-update) and ``kinds`` (the kinds written, by manifest). Nothing is imported here.
 """

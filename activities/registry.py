@@ -45,6 +45,7 @@ from stackflow.models.engine import (
     SignalResourcesInput,
     SignalResourcesResult,
 )
+from stackflow.stack.associations.table import ASSOCIATIONS
 
 __all__ = ["IMPLEMENTATIONS", "BindingError", "build_activities"]
 
@@ -58,6 +59,36 @@ IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
     **apps.IMPLEMENTATIONS,
     **associations.IMPLEMENTATIONS,
 }
+
+
+#: Compensation names that earlier versions recorded in workflow state, for in-process registries
+#: that no longer exist. A run that still holds such a step must be able to complete it.
+RETIRED_COMPENSATIONS = (
+    "elasticsearch.release_observers",
+    *(f"{association.name}.release_watches" for association in ASSOCIATIONS),
+)
+
+
+async def _nothing_to_release(request: CompensateInput) -> CompensateResult:
+    return CompensateResult(released=False)
+
+
+def _retired_compensations(context: ControllerContext) -> dict[str, Activity]:
+    """Each retired compensation name, registered as an activity that releases nothing."""
+    return {
+        name: activity.defn(name=name)(_copy(_nothing_to_release))
+        for name in RETIRED_COMPENSATIONS
+        if name.partition(".")[0] in context.controllers
+    }
+
+
+def _copy(function: Callable[[CompensateInput], Awaitable[CompensateResult]]) -> Activity:
+    """A fresh function object: each registered name needs its own activity definition."""
+
+    async def run(request: CompensateInput) -> CompensateResult:
+        return await function(request)
+
+    return run
 
 
 class BindingError(ValueError):
@@ -174,4 +205,8 @@ def build_activities(
         if implementation.flip_targets is not None:
             flip_mappers[controller.name] = implementation.flip_targets
         built.update(_controller_activities(context, controller, implementation))
-    return {**_generic_activities(context, flip_mappers), **built}
+    return {
+        **_retired_compensations(context),
+        **_generic_activities(context, flip_mappers),
+        **built,
+    }

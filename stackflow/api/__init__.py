@@ -3,7 +3,7 @@
 ECK-compatible: same groups, versions, kinds and camelCase field names; unknown fields are accepted and
 written back unchanged. Modules: ``base`` (the model base, ``from_object``/``to_object``, errors),
 ``common`` (shared building blocks), one module per kind, ``kinds`` (the kind table), ``schema``
-(model → structural OpenAPI schema), ``crds`` (CRD manifests) and ``crds_cli`` (``stackflow crds``).
+(model → structural OpenAPI schema), and ``crds`` (CRD manifests; ``stackflow crds`` lives in ``stackflow.cli.crds``).
 Imports only pydantic, the stdlib and (in ``crds``) PyYAML.
 """
 

@@ -3,7 +3,7 @@
 Pure: no Kubernetes or network I/O, and the clock is always passed in as ``now``. Modules:
 ``model`` (the license document and its labels), ``signature`` (the signature layout and the
 signable JSON), ``verify`` (validity, Secret parsing, the enterprise-features decision), ``issue``
-(keys and signing) and ``cli`` (``stackflow license``).
+(keys and signing); ``stackflow license`` lives in ``stackflow.cli.license``.
 """
 
 from __future__ import annotations

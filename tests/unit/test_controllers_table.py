@@ -22,6 +22,9 @@ from stackflow.models.engine import (
     ACT_LICENSE_WAIT_NOTICE,
     ACT_SCOPE_CHECK,
     ACT_SIGNAL_RESOURCES,
+    CompensateInput,
+    CompensateResult,
+    CompensationStep,
     ObjectKey,
 )
 
@@ -199,8 +202,21 @@ def test_build_activities_registers_every_contract_name() -> None:
                 for association in ASSOCIATION_NAMES
                 for step in ("reconcile", "finalize")
             ),
+            # Retired compensations still answer, so runs that recorded them can finish.
+            "elasticsearch.release_observers",
+            *(f"{association}.release_watches" for association in ASSOCIATION_NAMES),
         ]
     )
+
+
+async def test_a_retired_compensation_releases_nothing_and_succeeds() -> None:
+    built = build_activities(_Context(CONTROLLERS))
+    request = CompensateInput(
+        ref=CONTROLLERS.named("kb-es").ref(namespace="ns", name="kb"),
+        step=CompensationStep(activity="kb-es.release_watches", key="watches/kb-es/ns/kb"),
+    )
+
+    assert await built["kb-es.release_watches"](request) == CompensateResult(released=False)
 
 
 def test_a_subset_table_registers_only_its_controllers() -> None:
@@ -211,8 +227,10 @@ def test_a_subset_table_registers_only_its_controllers() -> None:
     assert {name for name in built if "." in name and not name.startswith("stackflow.")} == {
         "elasticsearch.reconcile",
         "elasticsearch.finalize",
+        "elasticsearch.release_observers",
         "kb-es.reconcile",
         "kb-es.finalize",
+        "kb-es.release_watches",
     }
 
 
