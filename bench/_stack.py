@@ -15,17 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import logging
 import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
-from unittest import mock
 
 import structlog
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -33,7 +31,6 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext
-from activities.registry import build_activities
 from stackflow.cli import operator
 from stackflow.config import OperatorConfig
 from stackflow.controllers import ControllerTable
@@ -246,21 +243,6 @@ def bench_controllers(recorder: ReconcileRecorder) -> BenchControllers:
     )
 
 
-@contextlib.contextmanager
-def bound_implementations(implementations: Mapping[str, ControllerActivities]) -> Iterator[None]:
-    """Make ``run_operator`` bind its table's names to ``implementations``.
-
-    The table itself is ``run_operator``'s ``controllers`` argument; the implementations are not
-    a parameter of it, so its ``build_activities`` is given them (``implementations=``).
-    """
-    with mock.patch.object(
-        operator,
-        "build_activities",
-        functools.partial(build_activities, implementations=implementations),
-    ):
-        yield
-
-
 class InProcessOperator:
     """``run_operator`` as a task of this process, with the bench controller table."""
 
@@ -278,11 +260,9 @@ class InProcessOperator:
         self.controllers = controllers
         self.stop_event = asyncio.Event()
         self.task: asyncio.Task[int] | None = None
-        self._patches = contextlib.ExitStack()
 
     async def start(self) -> None:
         """Run the operator; return once its probes are up (informers synced)."""
-        self._patches.enter_context(bound_implementations(self.controllers.implementations))
         ready = asyncio.Event()
         self.task = asyncio.create_task(
             operator.run_operator(
@@ -290,6 +270,7 @@ class InProcessOperator:
                 options=self.options,
                 stop=self.stop_event,
                 controllers=self.controllers.table,
+                implementations=self.controllers.implementations,
                 on_ready=lambda _: ready.set(),
             )
         )
@@ -304,12 +285,9 @@ class InProcessOperator:
     async def stop(self) -> int:
         """Stop it; its exit status."""
         self.stop_event.set()
-        try:
-            if self.task is None:
-                return 0
-            return await asyncio.wait_for(self.task, timeout=60)
-        finally:
-            self._patches.close()
+        if self.task is None:
+            return 0
+        return await asyncio.wait_for(self.task, timeout=60)
 
 
 async def bounded(

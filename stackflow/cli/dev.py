@@ -30,7 +30,7 @@ DEMO_NAMESPACE = "demo"
 HIDDEN_NAMESPACE = "demo-hidden"
 OPERATOR_NAMESPACE = "elastic-system"
 VISIBLE_LABEL = ("eck-visible", "true")
-DEMO_LABELS = {"stackflow.cli.dev/demo": "true", VISIBLE_LABEL[0]: VISIBLE_LABEL[1]}
+DEMO_LABELS = {"stackflow.dev/demo": "true", VISIBLE_LABEL[0]: VISIBLE_LABEL[1]}
 
 
 def build_parser() -> argparse.ArgumentParser:

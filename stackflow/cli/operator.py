@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import signal
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -25,9 +25,10 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ObjectReader, operator_pod_name
 from activities.licenses import OperatorLicenseReader, read_public_keys
-from activities.registry import build_activities
+from activities.registry import IMPLEMENTATIONS, build_activities
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
 from stackflow.kube.client import close_api_client, make_api_client
@@ -100,9 +101,12 @@ async def run_operator(
     options: OperatorOptions,
     stop: asyncio.Event,
     controllers: ControllerTable = CONTROLLERS,
+    implementations: Mapping[str, ControllerActivities] = IMPLEMENTATIONS,
     on_ready: Callable[[ProbeServer], object] | None = None,
 ) -> int:
     """Run the operator with ``controllers`` until ``stop`` is set; returns the exit status.
+
+    ``implementations`` binds the table's activity names (``activities.registry``).
 
     Every component is entered on one exit stack, so shutdown unwinds them in reverse order
     whatever step start-up reached: watchers first, then the Lease, the worker (in-flight
@@ -139,7 +143,7 @@ async def run_operator(
             temporal,
             task_queue=config.temporal_task_queue,
             workflows=list(WORKFLOWS),
-            activities=list(build_activities(context).values()),
+            activities=list(build_activities(context, implementations=implementations).values()),
             interceptors=[ActivityMetrics(metrics)],
             graceful_shutdown_timeout=timedelta(seconds=options.graceful_shutdown_seconds),
             max_cached_workflows=config.temporal_max_cached_workflows,

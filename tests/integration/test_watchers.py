@@ -6,6 +6,7 @@ exactly which workflow ids the watchers signal, and why, for every kind of event
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -479,3 +480,50 @@ async def test_a_target_in_another_namespace_and_its_secrets_wake_the_referrer(
         return reasons.count("ReferenceChanged") >= 2
 
     await eventually(told_twice, what="the target's status change reaches the referrer")
+
+
+async def test_a_referrer_out_of_scope_is_not_woken_by_its_references_until_it_is_back(
+    harness: Harness,
+) -> None:
+    """ECK drops an out-of-scope resource's dynamic watches; here its reference registrations
+    stop signalling while its namespace is out of scope, and signal again once it is back."""
+    h = harness
+    await h.resources.create(NAMESPACES, namespace("team-c", {"eck-visible": "true"}))
+    await h.create(WIDGETS, widget("db", "team-c"))
+    await h.create(WIDGETS, widget("app", "team-a", target="team-c/db"))
+    await h.wait_for("link/team-a/app", TriggerReason.CREATED)
+
+    async def reference_changes() -> int:
+        return (await h.reasons("link/team-a/app")).count("ReferenceChanged")
+
+    async def target_changed_then_settled(marker: str, size: int) -> None:
+        """Change the target, then wait until a later event was delivered and nothing is left."""
+        await h.resources.merge_patch(
+            WIDGETS, {"spec": {"size": size}}, namespace="team-c", name="db"
+        )
+        await h.create(WIDGETS, widget(marker, "team-c"))
+        await h.wait_for(f"widget/team-c/{marker}", TriggerReason.CREATED)
+        async with asyncio.timeout(10):
+            await h.signaller.wait_idle()
+
+    await target_changed_then_settled("marker-1", 2)
+    in_scope_count = await reference_changes()
+    assert in_scope_count >= 1
+
+    # team-a leaves scope: the referrer's registration no longer signals.
+    await h.resources.merge_patch(
+        NAMESPACES, {"metadata": {"labels": {"eck-visible": None}}}, namespace=None, name="team-a"
+    )
+    await eventually(
+        lambda: not h.watchers.matcher.name_matches("team-a"), what="team-a out of scope"
+    )
+    await target_changed_then_settled("marker-2", 3)
+    assert await reference_changes() == in_scope_count
+
+    # Back in scope: the same reference signals again.
+    await h.resources.merge_patch(
+        NAMESPACES, {"metadata": {"labels": {"eck-visible": "true"}}}, namespace=None, name="team-a"
+    )
+    await eventually(lambda: h.watchers.matcher.name_matches("team-a"), what="team-a in scope")
+    await target_changed_then_settled("marker-3", 4)
+    assert await reference_changes() > in_scope_count
