@@ -22,7 +22,6 @@ from kubesim.admission import Admission
 from kubesim.backend import Backend, WatchStreams
 from kubesim.controllers import Controllers
 from kubesim.errors import StatusError
-from kubesim.resource_type import ResourceType
 from kubesim.resources import Registry
 from kubesim.responses import json_response, status_response
 from kubesim.store import Store
@@ -129,32 +128,6 @@ class KubeSimServer:
         application.on_startup.append(self._on_startup)
         application.on_shutdown.append(self._on_shutdown)
         return application
-
-    def last_applied(
-        self, rt: ResourceType, *, namespace: str | None, name: str, manager: str, uid: str
-    ) -> dict[str, Any] | None:
-        """The configuration ``manager`` last applied to this object (None for another uid).
-
-        Server-side apply keeps it in :attr:`backend`; this is the server's view of it.
-        """
-        return self.backend.applied.get(
-            rt, namespace=namespace, name=name, manager=manager, uid=uid
-        )
-
-    def remember_applied(
-        self,
-        rt: ResourceType,
-        *,
-        namespace: str | None,
-        name: str,
-        manager: str,
-        uid: str,
-        config: dict[str, Any],
-    ) -> None:
-        """Keep ``config`` as ``manager``'s last applied configuration of the object ``uid``."""
-        self.backend.applied.remember(
-            rt, namespace=namespace, name=name, manager=manager, uid=uid, config=config
-        )
 
     async def _on_startup(self, _app: web.Application) -> None:
         await self.start()
