@@ -31,6 +31,7 @@ __all__ = [
     "InvalidSpecError",
     "as_application_error",
     "elasticsearch_verdict",
+    "invalid_spec_message",
     "kube_verdict",
     "translated_errors",
 ]
@@ -106,6 +107,16 @@ def as_application_error(error: Exception) -> ApplicationError | None:
         non_retryable=verdict.non_retryable,
         next_retry_delay=verdict.next_retry_delay,
     )
+
+
+def invalid_spec_message(error: Exception) -> str | None:
+    """The message of an error that means "the spec is invalid", or None for any other error."""
+    if isinstance(error, ApplicationError):
+        return error.message if error.type == INVALID_SPEC_ERROR else None
+    verdict = verdict_for(error)
+    if verdict is None or verdict.type != INVALID_SPEC_ERROR:
+        return None
+    return str(error) or type(error).__name__
 
 
 _P = ParamSpec("_P")

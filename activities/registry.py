@@ -18,7 +18,9 @@ from activities import apps, associations, elasticsearch, generic, license, tria
 from activities.binding import Compensation, ControllerActivities, FlipTargets
 from activities.context import ControllerContext
 from activities.errors import translated_errors
+from activities.step import reconcile_step
 from stackflow.controllers import Controller, FlipStrategy
+from stackflow.kube.writes import writing_as
 from stackflow.models.engine import (
     ACT_FLIP_TARGETS,
     ACT_INVALID_SPEC_NOTICE,
@@ -40,6 +42,8 @@ from stackflow.models.engine import (
     LicenseWaitNoticeResult,
     ReconcileInput,
     ReconcileResult,
+    ReconcileStepInput,
+    ReconcileStepResult,
     ScopeCheckInput,
     ScopeCheckResult,
     SignalResourcesInput,
@@ -142,30 +146,58 @@ def _generic_activities(
 def _controller_activities(
     context: ControllerContext, controller: Controller, implementation: ControllerActivities
 ) -> dict[str, Activity]:
+    # Every write of a controller's activities is attributed to it, so the watchers do not wake
+    # it for its own writes (``stackflow.kube.writes``).
     @activity.defn(name=controller.reconcile_activity)
     @translated_errors
     async def reconcile(request: ReconcileInput) -> ReconcileResult:
-        return await implementation.reconcile(context, request)
+        with writing_as(controller.name):
+            return await implementation.reconcile(context, request)
 
     @activity.defn(name=controller.finalize_activity)
     @translated_errors
     async def finalize(request: FinalizeInput) -> FinalizeResult:
-        return await implementation.finalize(context, request)
+        with writing_as(controller.name):
+            return await implementation.finalize(context, request)
+
+    async def scope_check(request: ScopeCheckInput) -> ScopeCheckResult:
+        return await generic.scope_check(context, request)
+
+    async def license_check(request: LicenseCheckInput) -> LicenseCheckResult:
+        return await generic.license_check(context, request)
+
+    async def reconcile_now(request: ReconcileInput) -> ReconcileResult:
+        return await implementation.reconcile(context, request)
+
+    @activity.defn(name=controller.reconcile_step_activity)
+    @translated_errors
+    async def step(request: ReconcileStepInput) -> ReconcileStepResult:
+        with writing_as(controller.name):
+            return await reconcile_step(
+                request,
+                scope_check=scope_check,
+                license_check=license_check,
+                reconcile=reconcile_now,
+            )
 
     built: dict[str, Activity] = {
         controller.reconcile_activity: reconcile,
+        controller.reconcile_step_activity: step,
         controller.finalize_activity: finalize,
     }
     for name in controller.compensations:
-        built[name] = _compensation(context, name, implementation.compensations[name])
+        built[name] = _compensation(context, name, implementation.compensations[name], controller)
     return built
 
 
-def _compensation(context: ControllerContext, name: str, compensate: Compensation) -> Activity:
+def _compensation(
+    context: ControllerContext, name: str, compensate: Compensation, controller: Controller
+) -> Activity:
     @activity.defn(name=name)
     @translated_errors
     async def run(request: CompensateInput) -> CompensateResult:
-        return await compensate(context, request)
+        with writing_as(controller.name):
+            return await compensate(context, request)
 
     return run
 

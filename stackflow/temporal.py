@@ -40,6 +40,7 @@ from stackflow.models.engine import (
     ResourceWorkflowInput,
     ResourceWorkflowResult,
     Trigger,
+    signal_of,
 )
 
 DATA_CONVERTER: DataConverter = pydantic_data_converter
@@ -133,16 +134,19 @@ async def signal_with_start(
     ref: ResourceRef,
     trigger: Trigger,
     task_queue: str = TASK_QUEUE,
+    more: Sequence[Trigger] = (),
 ) -> WorkflowHandle[Any, ResourceWorkflowResult]:
-    """Deliver `trigger` to the resource's workflow, starting a new run if none is running."""
+    """Deliver `trigger` (and `more`, in the same signal) to the resource's workflow, starting a
+    new run if none is running."""
+    signal, argument = signal_of((trigger, *more))
     return await client.start_workflow(
         RESOURCE_WORKFLOW,
         ResourceWorkflowInput(ref=ref),
         result_type=ResourceWorkflowResult,
         id=ref.workflow_id,
         task_queue=task_queue,
-        start_signal="trigger",
-        start_signal_args=[trigger],
+        start_signal=signal,
+        start_signal_args=[argument],
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         static_summary=ref.summary,
         search_attributes=resource_search_attributes(ref),

@@ -2,10 +2,13 @@
 
 Informer handlers call ``submit`` (synchronous, never blocks the informer). Triggers wait in a
 per-workflow slot until a sender task picks the workflow up; while they wait, a burst of triggers
-of the same reason collapses into one (the workflow coalesces whatever arrives anyway, so one
-signal per reason is all it needs). A few sender tasks deliver the signals concurrently; a
-failed delivery is retried with backoff, never dropped — unless leadership is lost meanwhile, in
-which case the new leader's start-up resync covers it.
+of the same reason collapses into one (the workflow coalesces whatever arrives anyway), and
+everything that waited together leaves in one signal (one history event). Triggers about the
+resource itself are sent at once; those about its children and references first wait a short
+settle window (``settle_seconds``), because children change in bursts — a StatefulSet's status,
+then its Pod, then the Pod's readiness — and one reconcile after the burst sees it all. A few
+sender tasks deliver concurrently; a failed delivery is retried with backoff, never dropped —
+unless leadership is lost meanwhile, in which case the new leader's start-up resync covers it.
 """
 
 from __future__ import annotations
@@ -20,20 +23,32 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from stackflow.kube.backoff import Backoff
 from stackflow.metrics import Registry
-from stackflow.models.engine import ResourceRef, Trigger, TriggerReason
+from stackflow.models.engine import TRIGGER_SIGNAL, ResourceRef, Trigger, TriggerReason, signal_of
 from stackflow.temporal import signal_with_start  # re-exported: activities signal through it
 
-__all__ = ["TRIGGER_SIGNAL", "Signaller", "signal_running", "signal_with_start"]
+__all__ = [
+    "SETTLE_SECONDS",
+    "SETTLING_REASONS",
+    "TRIGGER_SIGNAL",
+    "Signaller",
+    "signal_running",
+    "signal_with_start",
+]
 
-TRIGGER_SIGNAL = "trigger"
+#: How long triggers about children and references wait for the rest of their burst.
+SETTLE_SECONDS = 1.0
+SETTLING_REASONS = frozenset({TriggerReason.CHILD_CHANGED, TriggerReason.REFERENCE_CHANGED})
 
 _log = structlog.get_logger(__name__)
 
 
-async def signal_running(client: Client, *, workflow_id: str, trigger: Trigger) -> bool:
+async def signal_running(
+    client: Client, *, workflow_id: str, trigger: Trigger, more: tuple[Trigger, ...] = ()
+) -> bool:
     """Signal a running workflow only; False when there is none (nothing to tell)."""
+    signal, argument = signal_of((trigger, *more))
     try:
-        await client.get_workflow_handle(workflow_id).signal(TRIGGER_SIGNAL, trigger)
+        await client.get_workflow_handle(workflow_id).signal(signal, argument)
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             return False
@@ -48,6 +63,8 @@ class _Slot:
     ref: ResourceRef | None
     start: bool
     triggers: dict[TriggerReason, Trigger] = field(default_factory=dict)
+    #: Whether it is queued for a sender already (else a settle timer will queue it).
+    queued: bool = False
 
 
 class Signaller:
@@ -63,8 +80,10 @@ class Signaller:
         senders: int = 8,
         retry_initial: float = 0.2,
         retry_maximum: float = 10.0,
+        settle_seconds: float = SETTLE_SECONDS,
     ) -> None:
         """Configure; nothing is sent until ``start()``."""
+        self.settle_seconds = settle_seconds
         self.client = client
         self.task_queue = task_queue
         self.is_leader = is_leader
@@ -78,7 +97,7 @@ class Signaller:
         self._idle.set()
         self._signals = metrics.counter(
             "stackflow_signals_sent_total",
-            "Trigger signals delivered to resource workflows, by controller and reason.",
+            "Triggers delivered to resource workflows (one signal carries all that waited together), by controller and reason.",
             ("controller", "reason"),
         )
         self._coalesced = metrics.counter(
@@ -115,14 +134,26 @@ class Signaller:
             slot = _Slot(ref=ref, start=start)
             self._slots[workflow_id] = slot
             self._idle.clear()
-            self._ready.put_nowait(workflow_id)
+            if trigger.reason in SETTLING_REASONS and self.settle_seconds > 0:
+                asyncio.get_running_loop().call_later(
+                    self.settle_seconds, self._queue, workflow_id, slot
+                )
         elif ref is not None:
             # A start request upgrades a signal-only one (the workflow may need starting).
             slot.ref, slot.start = ref, slot.start or start
         if trigger.reason in slot.triggers:
             self._coalesced.inc(controller=_controller_of(workflow_id))
         slot.triggers[trigger.reason] = trigger
+        if trigger.reason not in SETTLING_REASONS or self.settle_seconds <= 0:
+            self._queue(workflow_id, slot)
         return True
+
+    def _queue(self, workflow_id: str, slot: _Slot) -> None:
+        """Hand the slot to the senders, once (a settle timer may find it sent already)."""
+        if slot.queued or self._slots.get(workflow_id) is not slot:
+            return
+        slot.queued = True
+        self._ready.put_nowait(workflow_id)
 
     @property
     def pending(self) -> int:
@@ -172,43 +203,44 @@ class Signaller:
                     self._idle.set()
 
     async def _deliver(self, workflow_id: str, slot: _Slot) -> None:
+        """Send everything the slot holds in one signal, retrying while leader."""
         controller = _controller_of(workflow_id)
+        first, *more = slot.triggers.values()
         attempt = 0
-        for trigger in slot.triggers.values():
-            while True:
-                if not self.is_leader():
-                    return
-                try:
-                    if slot.start and slot.ref is not None:
-                        await signal_with_start(
-                            self.client,
-                            task_queue=self.task_queue,
-                            ref=slot.ref,
-                            trigger=trigger,
-                        )
-                    elif not await signal_running(
-                        self.client, workflow_id=workflow_id, trigger=trigger
-                    ):
-                        return
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    self._failures.inc(controller=controller)
-                    delay = self._retry.delay(attempt)
-                    attempt += 1
-                    _log.warning(
-                        "signal.retry", workflow_id=workflow_id, error=repr(exc), delay=delay
+        while True:
+            if not self.is_leader():
+                return
+            try:
+                if slot.start and slot.ref is not None:
+                    await signal_with_start(
+                        self.client,
+                        task_queue=self.task_queue,
+                        ref=slot.ref,
+                        trigger=first,
+                        more=more,
                     )
-                    await asyncio.sleep(delay)
-                    continue
+                elif not await signal_running(
+                    self.client, workflow_id=workflow_id, trigger=first, more=tuple(more)
+                ):
+                    return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._failures.inc(controller=controller)
+                delay = self._retry.delay(attempt)
+                attempt += 1
+                _log.warning("signal.retry", workflow_id=workflow_id, error=repr(exc), delay=delay)
+                await asyncio.sleep(delay)
+                continue
+            for trigger in slot.triggers.values():
                 self._signals.inc(controller=controller, reason=trigger.reason.value)
-                _log.debug(
-                    "signal.sent",
-                    workflow_id=workflow_id,
-                    reason=trigger.reason.value,
-                    detail=trigger.detail,
-                )
-                break
+            _log.debug(
+                "signal.sent",
+                workflow_id=workflow_id,
+                reasons=[trigger.reason.value for trigger in slot.triggers.values()],
+                detail=first.detail,
+            )
+            return
 
 
 def _controller_of(workflow_id: str) -> str:

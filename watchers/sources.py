@@ -31,6 +31,7 @@ from stackflow.kube.cache import EventType
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
 from stackflow.kube.scoped import ScopedInformer
+from stackflow.kube.writes import OwnWrites
 from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
@@ -86,10 +87,13 @@ class Watchers:
         task_queue: str,
         metrics: Registry,
         events: EventRecorder | None = None,
+        own_writes: OwnWrites | None = None,
     ) -> None:
         """Register every handler; nothing runs until the informers start.
 
-        With ``events``, a malformed operator license Secret gets a Warning event on itself.
+        With ``events``, a malformed operator license Secret gets a Warning event on itself. With
+        ``own_writes`` (the memory the activities' client records its writes in), an event that
+        only shows the operator's own write wakes nobody.
         """
         self.controllers = controllers
         self.informers = informers
@@ -99,6 +103,7 @@ class Watchers:
         self.temporal = temporal
         self.task_queue = task_queue
         self.references = ReferenceIndex()
+        self.own_writes = own_writes if own_writes is not None else OwnWrites(capacity=0)
         self._license_reporter = MalformedLicenseReporter(events) if events is not None else None
         self._tasks: set[asyncio.Task[None]] = set()
         self._flips = metrics.counter(
@@ -110,6 +115,11 @@ class Watchers:
             "stackflow_license_changes_total",
             "Operator license Secret changes, by the number of workflows told (bucketed).",
             (),
+        )
+        self._echoes = metrics.counter(
+            "stackflow_watch_echoes_total",
+            "Watch events that only showed the operator's own write (no signal), by kind.",
+            ("kind",),
         )
         self._primaries: dict[str, ScopedInformer] = {}
         for controller in controllers:
@@ -128,6 +138,20 @@ class Watchers:
     def is_leader(self) -> bool:
         """Whether this replica may send."""
         return self.signaller.is_leader()
+
+    def _echo(
+        self,
+        resource: Kind,
+        event_type: EventType,
+        new: dict[str, Any] | None,
+        *,
+        controller: str,
+    ) -> bool:
+        """Whether the event is the echo of ``controller``'s own write (counted; not signalled)."""
+        if not self.own_writes.is_echo(resource, event_type, new, controller=controller):
+            return False
+        self._echoes.inc(kind=resource.kind)
+        return True
 
     def primary(self, controller: str) -> ScopedInformer:
         """The scoped primary informer of a controller."""
@@ -174,6 +198,7 @@ class Watchers:
         self, controller: Controller
     ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
         source = f"watch {controller.primary.kind}"
+        resource = controller.primary
 
         def handler(
             event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
@@ -181,6 +206,8 @@ class Watchers:
             trigger = primary_trigger(event_type, old, new, source=source)
             obj = new if new is not None else old
             if trigger is None or obj is None:
+                return
+            if self._echo(resource, event_type, new, controller=controller.name):
                 return
             ref = controller.ref_of(obj)
             if trigger.reason is TriggerReason.DELETED:
@@ -201,6 +228,8 @@ class Watchers:
         ) -> None:
             owners = child_owners(event_type, old, new, child.owners)
             if not owners or not self.is_leader:
+                return
+            if self._echo(child.kind, event_type, new, controller=controller.name):
                 return
             primaries = self._primaries[controller.name]
             trigger = child_trigger(event_type, old, new, source=source)
@@ -238,6 +267,8 @@ class Watchers:
             for controller_name, ref_namespace, ref_name in referrers:
                 controller = self.controllers.get(controller_name)
                 if controller is None or not self.matcher.name_matches(ref_namespace):
+                    continue
+                if self._echo(resource, event_type, new, controller=controller_name):
                     continue
                 ref = controller.ref(namespace=ref_namespace, name=ref_name)
                 self.signaller.submit(ref, trigger=trigger)

@@ -15,12 +15,16 @@ from temporalio.common import RetryPolicy
 with workflow.unsafe.imports_passed_through():
     from stackflow.models.engine import INVALID_SPEC_ERROR
 
-__all__ = ["ACTIVITY_RETRY", "ACTIVITY_TIMEOUT", "LOCAL_CHECK_TIMEOUT"]
+__all__ = ["ACTIVITY_RETRY", "ACTIVITY_TIMEOUT", "LOCAL_CHECK_TIMEOUT", "STEP_TIMEOUT"]
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
 #: A local activity keeps the workflow task open while it runs, so a stuck read must give up soon;
 #: the retry policy then backs off (with timers past the local retry threshold).
 LOCAL_CHECK_TIMEOUT = timedelta(seconds=20)
+#: The reconcile step (gates + reconcile) is a local activity too. A step that outlasts most of
+#: the workflow-task timeout makes the worker heartbeat the task (two extra events), which is
+#: still fewer than an activity's round trip; one that hangs gives up here and is retried.
+STEP_TIMEOUT = timedelta(seconds=60)
 ACTIVITY_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,

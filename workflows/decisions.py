@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from stackflow.models.engine import (
     LICENSE_RECHECK_SECONDS,
+    RETRY_CEILING_SECONDS,
     CarriedState,
     CompensationStep,
     Phase,
@@ -77,11 +78,24 @@ def reverse_order(steps: Sequence[CompensationStep]) -> tuple[CompensationStep, 
     return tuple(reversed(steps))
 
 
-def after_reconcile(state: CarriedState, result: ReconcileResult) -> CarriedState:
-    """Fold a reconcile's outcome into the state (a requeued non-Ready result is RetryScheduled)."""
+def after_reconcile(
+    state: CarriedState, result: ReconcileResult, *, backoff: bool = False
+) -> CarriedState:
+    """Fold a reconcile's outcome into the state (a requeued non-Ready result is RetryScheduled).
+
+    With ``backoff``, a retry that repeats the previous retry's outcome (same message) counts one
+    more in ``retries``, which doubles the next wait (``next_wait``); any other outcome resets it.
+    A Ready result's requeue is a schedule (a license expiring), never backed off.
+    """
     phase = result.phase
     if result.requeue_after_seconds is not None and phase is not Phase.READY:
         phase = Phase.RETRY_SCHEDULED
+    repeated = (
+        backoff
+        and phase is Phase.RETRY_SCHEDULED
+        and state.phase is Phase.RETRY_SCHEDULED
+        and state.message == result.message
+    )
     return state.model_copy(
         update={
             "phase": phase,
@@ -94,6 +108,7 @@ def after_reconcile(state: CarriedState, result: ReconcileResult) -> CarriedStat
             "reconciles": state.reconciles + 1,
             "out_of_scope": False,
             "license_warned": False,
+            "retries": state.retries + 1 if repeated else 0,
         }
     )
 
@@ -108,6 +123,7 @@ def after_invalid_spec(state: CarriedState, message: str) -> CarriedState:
             "reconciles": state.reconciles + 1,
             "out_of_scope": False,
             "license_warned": False,
+            "retries": 0,
         }
     )
 
@@ -123,6 +139,7 @@ def after_out_of_scope(state: CarriedState, reason: str) -> OutOfScopeDecision:
             "compensations": () if run_now else state.compensations,
             "out_of_scope": True,
             "license_warned": False,
+            "retries": 0,
         }
     )
     return OutOfScopeDecision(state=new_state, run_now=run_now)
@@ -137,6 +154,7 @@ def after_unlicensed(state: CarriedState, reason: str) -> UnlicensedDecision:
             "requeue_after_seconds": None,
             "out_of_scope": False,
             "license_warned": True,
+            "retries": 0,
         }
     )
     return UnlicensedDecision(state=new_state, notify=not state.license_warned)
@@ -156,6 +174,7 @@ def deleted(state: CarriedState) -> CarriedState:
             "requeue_after_seconds": None,
             "compensations": (),
             "pending": (),
+            "retries": 0,
         }
     )
 
@@ -173,10 +192,18 @@ def next_wait(state: CarriedState) -> WaitPlan:
     """The next wait: a license recheck, a requeue, or (None) only a trigger wakes the workflow."""
     if state.phase is Phase.WAITING_FOR_LICENSE:
         return WaitPlan(timeout_seconds=LICENSE_RECHECK_SECONDS, summary=LICENSE_RECHECK_SUMMARY)
-    if state.requeue_after_seconds is not None:
-        requeue = max(state.requeue_after_seconds, 0.0)
+    if state.requeue_after_seconds is None:
+        return WaitPlan(timeout_seconds=None, summary="")
+    requeue = max(state.requeue_after_seconds, 0.0)
+    if state.phase is not Phase.RETRY_SCHEDULED or state.retries == 0:
         return WaitPlan(timeout_seconds=requeue, summary=f"requeue in {format_seconds(requeue)}")
-    return WaitPlan(timeout_seconds=None, summary="")
+    # The same outcome again and again: look less often, but never less than once per ceiling.
+    ceiling = max(RETRY_CEILING_SECONDS, requeue)
+    wait = min(requeue * 2.0 ** min(state.retries, 32), ceiling)
+    return WaitPlan(
+        timeout_seconds=wait,
+        summary=f"retry in {format_seconds(wait)} (unchanged {state.retries + 1} times)",
+    )
 
 
 def reconcile_summary(triggers: Sequence[Trigger]) -> str:

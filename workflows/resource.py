@@ -1,10 +1,14 @@
 """``ResourceWorkflow``: one durable entity per (controller, resource), fed by ``trigger`` signals.
 
-The loop (docs/engine.md): wait for triggers → scope check → license gate → reconcile, with the
-decisions in `workflows.decisions`. Activities are called by their registered names, so this module
-imports nothing that does I/O. The two gate checks run as local activities (patch
-``local-gate-checks``): they are short reads, and a local activity costs the server one marker event
-instead of an activity task round trip.
+The loop (docs/engine.md): wait for triggers → one reconcile step (scope check → license gate →
+reconcile, in one local activity that answers a verdict) → fold the verdict in, with the decisions
+in `workflows.decisions`. Activities are called by their registered names, so this module imports
+nothing that does I/O. A local activity costs the server one marker event instead of an activity
+task round trip, so a reconcile costs the history five events (signal, workflow task, marker).
+
+Runs recorded before patch ``reconcile-step`` keep the older loop: scope check and license check as
+local activities (patch ``local-gate-checks``) or, before that, as activities, then the reconcile
+as an activity.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         ACT_SCOPE_CHECK,
         INVALID_SPEC_ERROR,
         SA_PHASE,
+        TRIGGERS_SIGNAL,
         CarriedState,
         CompensateInput,
         CompensateResult,
@@ -40,21 +45,33 @@ with workflow.unsafe.imports_passed_through():
         ReconcileNowInput,
         ReconcileNowResult,
         ReconcileResult,
+        ReconcileStepInput,
+        ReconcileStepResult,
         ResourceRef,
         ResourceWorkflowInput,
         ResourceWorkflowResult,
         ScopeCheckInput,
         ScopeCheckResult,
+        StepVerdict,
         Trigger,
+        TriggerBatch,
         WorkflowStateView,
         finalize_activity,
         reconcile_activity,
+        reconcile_step_activity,
     )
     from workflows import decisions
-    from workflows.activity_options import ACTIVITY_RETRY, ACTIVITY_TIMEOUT, LOCAL_CHECK_TIMEOUT
+    from workflows.activity_options import (
+        ACTIVITY_RETRY,
+        ACTIVITY_TIMEOUT,
+        LOCAL_CHECK_TIMEOUT,
+        STEP_TIMEOUT,
+    )
 
 #: Runs started before this patch keep running the gate checks as normal activities.
 LOCAL_GATE_CHECKS_PATCH = "local-gate-checks"
+#: Runs started before this patch keep the gate checks and the reconcile apart (three activities).
+RECONCILE_STEP_PATCH = "reconcile-step"
 
 
 def _invalid_spec_message(error: ActivityError) -> str | None:
@@ -83,6 +100,11 @@ class ResourceWorkflow:
     def trigger(self, trigger: Trigger) -> None:
         """Queue a trigger; the loop takes every pending trigger in one batch."""
         self._pending.append(trigger)
+
+    @workflow.signal(name=TRIGGERS_SIGNAL)
+    def triggers(self, batch: TriggerBatch) -> None:
+        """Queue the triggers that waited together (one signal, one history event)."""
+        self._pending.extend(batch.triggers)
 
     @workflow.update
     async def reconcile_now(self, request: ReconcileNowInput) -> ReconcileNowResult:
@@ -169,6 +191,39 @@ class ResourceWorkflow:
         return gone
 
     async def _handle(self, triggers: tuple[Trigger, ...]) -> bool:
+        # `patched` is memoized per run, so a run decides once (at its first iteration) which
+        # loop it runs; runs recorded before the step keep their separate gate checks.
+        if workflow.patched(RECONCILE_STEP_PATCH):
+            return await self._handle_step(triggers)
+        return await self._handle_gates_apart(triggers)
+
+    async def _handle_step(self, triggers: tuple[Trigger, ...]) -> bool:
+        """The gates and the reconcile in one local activity: one history event per reconcile."""
+        step: ReconcileStepResult = await workflow.execute_local_activity(
+            reconcile_step_activity(self._ref.controller),
+            ReconcileStepInput(ref=self._ref, triggers=triggers),
+            result_type=ReconcileStepResult,
+            start_to_close_timeout=STEP_TIMEOUT,
+            retry_policy=ACTIVITY_RETRY,
+            summary=decisions.reconcile_summary(triggers),
+        )
+        if step.verdict is StepVerdict.DELETED:
+            await self._finalize()
+            return True
+        if step.verdict is StepVerdict.OUT_OF_SCOPE:
+            await self._out_of_scope(step.reason)
+            return False
+        self._state = decisions.in_scope(self._state)
+        if step.verdict is StepVerdict.UNLICENSED:
+            await self._unlicensed(step.reason)
+        elif step.verdict is StepVerdict.INVALID_SPEC:
+            await self._invalid_spec(step.reason)
+        elif step.reconciled is not None:
+            self._state = decisions.after_reconcile(self._state, step.reconciled, backoff=True)
+        return False
+
+    async def _handle_gates_apart(self, triggers: tuple[Trigger, ...]) -> bool:
+        """The loop before the reconcile step: scope check, license check, reconcile apart."""
         scope: ScopeCheckResult = await self._gate_check(
             ACT_SCOPE_CHECK,
             ScopeCheckInput(ref=self._ref),
@@ -176,25 +231,32 @@ class ResourceWorkflow:
             summary="scope check",
         )
         if not scope.exists:
-            await self._compensate(decisions.reverse_order(self._state.compensations))
-            await self._activity(
-                finalize_activity(self._ref.controller),
-                FinalizeInput(ref=self._ref),
-                result_type=FinalizeResult,
-                summary="finalize",
-            )
-            self._state = decisions.deleted(self._state)
+            await self._finalize()
             return True
         if not scope.in_scope:
-            out_of_scope = decisions.after_out_of_scope(self._state, scope.reason)
-            await self._compensate(out_of_scope.run_now)
-            self._state = out_of_scope.state
+            await self._out_of_scope(scope.reason)
             return False
         self._state = decisions.in_scope(self._state)
         if scope.license_required and not await self._licensed():
             return False
         await self._reconcile(triggers)
         return False
+
+    async def _finalize(self) -> None:
+        """The resource is gone: release what is held, run the controller's finalizer."""
+        await self._compensate(decisions.reverse_order(self._state.compensations))
+        await self._activity(
+            finalize_activity(self._ref.controller),
+            FinalizeInput(ref=self._ref),
+            result_type=FinalizeResult,
+            summary="finalize",
+        )
+        self._state = decisions.deleted(self._state)
+
+    async def _out_of_scope(self, reason: str) -> None:
+        out_of_scope = decisions.after_out_of_scope(self._state, reason)
+        await self._compensate(out_of_scope.run_now)
+        self._state = out_of_scope.state
 
     async def _licensed(self) -> bool:
         verdict: LicenseCheckResult = await self._gate_check(
@@ -205,7 +267,11 @@ class ResourceWorkflow:
         )
         if verdict.licensed:
             return True
-        unlicensed = decisions.after_unlicensed(self._state, verdict.reason)
+        await self._unlicensed(verdict.reason)
+        return False
+
+    async def _unlicensed(self, reason: str) -> None:
+        unlicensed = decisions.after_unlicensed(self._state, reason)
         if unlicensed.notify:
             await self._activity(
                 ACT_LICENSE_WAIT_NOTICE,
@@ -214,7 +280,6 @@ class ResourceWorkflow:
                 summary="InvalidLicense warning events",
             )
         self._state = unlicensed.state
-        return False
 
     async def _reconcile(self, triggers: tuple[Trigger, ...]) -> None:
         try:
@@ -228,15 +293,18 @@ class ResourceWorkflow:
             message = _invalid_spec_message(error)
             if message is None:
                 raise
-            await self._activity(
-                ACT_INVALID_SPEC_NOTICE,
-                InvalidSpecNoticeInput(ref=self._ref, message=message),
-                result_type=InvalidSpecNoticeResult,
-                summary="invalid spec notice",
-            )
-            self._state = decisions.after_invalid_spec(self._state, message)
+            await self._invalid_spec(message)
             return
         self._state = decisions.after_reconcile(self._state, result)
+
+    async def _invalid_spec(self, message: str) -> None:
+        await self._activity(
+            ACT_INVALID_SPEC_NOTICE,
+            InvalidSpecNoticeInput(ref=self._ref, message=message),
+            result_type=InvalidSpecNoticeResult,
+            summary="invalid spec notice",
+        )
+        self._state = decisions.after_invalid_spec(self._state, message)
 
     async def _compensate(self, steps: tuple[CompensationStep, ...]) -> None:
         for step in steps:

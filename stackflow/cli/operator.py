@@ -37,6 +37,7 @@ from stackflow.kube.informer import NamespaceInformer
 from stackflow.kube.leader import LeaderCallbacks, LeaderElector
 from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
+from stackflow.kube.writes import OwnWrites
 from stackflow.metrics import Registry
 from stackflow.observability import ActivityMetrics, ProbeServer
 from stackflow.scope import NamespaceMatcher
@@ -121,7 +122,8 @@ async def run_operator(
             timeout=options.kube_timeout_seconds,
         )
         running.push_async_callback(close_api_client, api_client)
-        resources = ResourceClient(api_client)
+        # One memory of the operator's own writes: the activities record, the watchers consult.
+        resources = ResourceClient(api_client, own_writes=OwnWrites())
         namespaces = NamespaceInformer(resources)
         matcher = NamespaceMatcher(config.scope(), source=namespaces)
         namespaces.start()
@@ -168,6 +170,7 @@ async def run_operator(
             task_queue=config.temporal_task_queue,
             metrics=metrics,
             events=context.events,
+            own_writes=resources.own_writes,
         )
         running.push_async_callback(watchers.stop)
         informers.start()

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from stackflow.models.engine import ObjectKey, ResourceRef, finalize_activity, reconcile_activity
+from stackflow.models.engine import (
+    ObjectKey,
+    ResourceRef,
+    finalize_activity,
+    reconcile_activity,
+    reconcile_step_activity,
+)
 from stackflow.models.kinds import Kind
 from stackflow.models.objects import view
 
@@ -107,6 +113,11 @@ class Controller:
         return reconcile_activity(self.name)
 
     @property
+    def reconcile_step_activity(self) -> str:
+        """The registered name of its reconcile step (the gates and the reconcile in one)."""
+        return reconcile_step_activity(self.name)
+
+    @property
     def finalize_activity(self) -> str:
         """The registered name of its finalizing activity."""
         return finalize_activity(self.name)
@@ -114,7 +125,12 @@ class Controller:
     @property
     def activity_names(self) -> tuple[str, ...]:
         """Every activity name the controller needs an implementation for."""
-        return (self.reconcile_activity, self.finalize_activity, *self.compensations)
+        return (
+            self.reconcile_activity,
+            self.reconcile_step_activity,
+            self.finalize_activity,
+            *self.compensations,
+        )
 
     def ref(self, *, namespace: str, name: str) -> ResourceRef:
         """The workflow identity of one of its resources."""

@@ -14,6 +14,7 @@ import aiohttp
 from kubernetes_asyncio import client as k8s_client
 
 from stackflow.kube import errors
+from stackflow.kube.writes import OwnWrites
 from stackflow.models.kinds import (
     CONFIGMAPS,
     EVENTS,
@@ -67,9 +68,21 @@ class ResourceClient:
     ``stackflow.kube.scoped.ScopedClient`` instead.
     """
 
-    def __init__(self, api_client: k8s_client.ApiClient) -> None:
-        """Use ``api_client`` for every call (it owns the HTTP session)."""
+    def __init__(
+        self, api_client: k8s_client.ApiClient, *, own_writes: OwnWrites | None = None
+    ) -> None:
+        """Use ``api_client`` for every call (it owns the HTTP session).
+
+        With ``own_writes``, every object a write returns is remembered there, so the watchers can
+        tell the echoes of the operator's own writes from changes made by others.
+        """
         self.api_client = api_client
+        self.own_writes = own_writes
+
+    def _written(self, resource: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+        if self.own_writes is not None:
+            self.own_writes.record(resource, obj)
+        return obj
 
     async def _call(
         self,
@@ -158,12 +171,13 @@ class ResourceClient:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         """POST a new object; raises ``AlreadyExists`` when the name is taken."""
-        return await self._call(
+        created = await self._call(
             "POST",
             resource.collection_path(namespace or _namespace_of(body)),
             query=_query(fieldManager=field_manager),
             body=dict(body),
         )
+        return self._written(resource, created)
 
     async def replace(
         self,
@@ -178,7 +192,7 @@ class ResourceClient:
         path = resource.object_path(
             namespace or _namespace_of(body), name or _name_of(body), subresource
         )
-        return await self._call("PUT", path, body=dict(body))
+        return self._written(resource, await self._call("PUT", path, body=dict(body)))
 
     async def merge_patch(
         self,
@@ -191,13 +205,14 @@ class ResourceClient:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         """PATCH with an RFC 7386 merge patch (``null`` deletes a key)."""
-        return await self._call(
+        patched = await self._call(
             "PATCH",
             resource.object_path(namespace, name, subresource),
             query=_query(fieldManager=field_manager),
             body=dict(patch),
             content_type=_MERGE_PATCH,
         )
+        return self._written(resource, patched)
 
     async def patch_status(
         self,
@@ -224,13 +239,14 @@ class ResourceClient:
     ) -> dict[str, Any]:
         """Server-side apply ``body`` (a full intent, with apiVersion/kind/metadata.name)."""
         path = resource.object_path(namespace or _namespace_of(body), _name_of(body), subresource)
-        return await self._call(
+        applied = await self._call(
             "PATCH",
             path,
             query=_query(fieldManager=field_manager, force=force),
             body=dict(body),
             content_type=_APPLY_PATCH,
         )
+        return self._written(resource, applied)
 
     async def delete(
         self,

@@ -27,6 +27,8 @@ SA_PHASE = SearchAttributeKey.for_keyword("StackflowPhase")
 SEARCH_ATTRIBUTES = (SA_CONTROLLER, SA_KIND, SA_NAMESPACE, SA_PHASE)
 
 LICENSE_RECHECK_SECONDS = 300.0
+#: The longest a retried reconcile waits between looks while nothing changes (ECK's ceiling too).
+RETRY_CEILING_SECONDS = 300.0
 INVALID_SPEC_ERROR = "InvalidSpec"
 
 
@@ -133,6 +135,24 @@ class Trigger(Model):
     detail: str = ""
 
 
+#: The signals of ``ResourceWorkflow``: one trigger, or several delivered at once.
+TRIGGER_SIGNAL = "trigger"
+TRIGGERS_SIGNAL = "triggers"
+
+
+class TriggerBatch(Model):
+    """The ``triggers`` signal: the triggers that waited together, in one history event."""
+
+    triggers: tuple[Trigger, ...]
+
+
+def signal_of(triggers: tuple[Trigger, ...]) -> tuple[str, Trigger | TriggerBatch]:
+    """The signal name and argument that deliver ``triggers`` (one: ``trigger``; more: a batch)."""
+    if len(triggers) == 1:
+        return TRIGGER_SIGNAL, triggers[0]
+    return TRIGGERS_SIGNAL, TriggerBatch(triggers=triggers)
+
+
 class CompensationStep(Model):
     """A saga step recorded by a reconcile that took operator-held state; it releases that state.
 
@@ -157,6 +177,9 @@ class CarriedState(Model):
     reconciles: int = 0
     requeue_after_seconds: float | None = None
     referenced: tuple[ObjectKey, ...] = ()
+    #: Consecutive reconciles that asked to be retried with the same outcome: the retry's wait
+    #: doubles with each, up to ``RETRY_CEILING_SECONDS``.
+    retries: int = 0
 
 
 class ResourceWorkflowInput(Model):
@@ -223,6 +246,11 @@ ACT_SIGNAL_RESOURCES = "stackflow.signal_resources"
 def reconcile_activity(controller: str) -> str:
     """The registered name of a controller's reconcile activity."""
     return f"{controller}.reconcile"
+
+
+def reconcile_step_activity(controller: str) -> str:
+    """The registered name of a controller's reconcile step: the gates, then the reconcile."""
+    return f"{controller}.reconcile_step"
 
 
 def finalize_activity(controller: str) -> str:
@@ -312,6 +340,32 @@ class ReconcileResult(Model):
     acquired: tuple[CompensationStep, ...] = ()
     released: tuple[str, ...] = ()
     referenced: tuple[ObjectKey, ...] = ()
+
+
+class StepVerdict(StrEnum):
+    """What a reconcile step decided: the gate that stopped it, or that it reconciled."""
+
+    DELETED = "Deleted"
+    OUT_OF_SCOPE = "OutOfScope"
+    UNLICENSED = "Unlicensed"
+    INVALID_SPEC = "InvalidSpec"
+    RECONCILED = "Reconciled"
+
+
+class ReconcileStepInput(Model):
+    """A reconcile step: the scope check, the license gate and the reconcile in one activity."""
+
+    ref: ResourceRef
+    triggers: tuple[Trigger, ...]
+
+
+class ReconcileStepResult(Model):
+    """The step's verdict; ``reason`` says why a gate stopped it (or the invalid spec's message),
+    ``reconciled`` is the reconcile's outcome when it ran."""
+
+    verdict: StepVerdict
+    reason: str = ""
+    reconciled: ReconcileResult | None = None
 
 
 class CompensateInput(Model):

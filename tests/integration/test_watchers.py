@@ -28,15 +28,18 @@ from stackflow.kube.backoff import Backoff
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
 from stackflow.kube.resources import ResourceClient
+from stackflow.kube.writes import OwnWrites, writing_as
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
     SA_PHASE,
     SEARCH_ATTRIBUTES,
+    TRIGGERS_SIGNAL,
     NamespaceFlipInput,
     NamespaceFlipResult,
     ObjectKey,
     ResourceWorkflowInput,
     Trigger,
+    TriggerBatch,
     TriggerReason,
 )
 from stackflow.models.kinds import CONFIGMAPS, EVENTS, NAMESPACES, SECRETS, Kind
@@ -70,6 +73,11 @@ class RecordingResourceWorkflow:
     def trigger(self, trigger: Trigger) -> None:
         """Record a trigger."""
         self.received.append(trigger)
+
+    @workflow.signal(name=TRIGGERS_SIGNAL)
+    def triggers(self, batch: TriggerBatch) -> None:
+        """Record the triggers delivered together."""
+        self.received.extend(batch.triggers)
 
     @workflow.signal
     def set_phase(self, phase: str) -> None:
@@ -156,6 +164,14 @@ class Harness:
     watchers: Watchers
     signaller: Signaller
     leader: list[bool]
+    #: The operator's own client: the watchers know its writes.
+    operator: ResourceClient
+    metrics: Registry
+
+    def echoes(self, kind: str) -> float:
+        """Watch events of ``kind`` recognised as the operator's own writes."""
+        counter = self.metrics.counter("stackflow_watch_echoes_total", "", ("kind",))
+        return counter.value(kind=kind)
 
     async def reasons(self, workflow_id: str) -> list[str]:
         """The trigger reasons a workflow received ([] when it does not exist)."""
@@ -255,6 +271,7 @@ async def harness(
         temporal_env.client, task_queue=task_queue, is_leader=lambda: leader[0], metrics=metrics
     )
     informers = InformerSet(resources, matcher, backoff=backoff)
+    operator = ResourceClient(ka_client, own_writes=OwnWrites())
     watchers = Watchers(
         controllers=CONTROLLERS,
         informers=informers,
@@ -264,6 +281,7 @@ async def harness(
         task_queue=task_queue,
         metrics=metrics,
         events=EventRecorder(resources, component="stackflow"),
+        own_writes=operator.own_writes,
     )
     async with Worker(
         temporal_env.client,
@@ -277,7 +295,9 @@ async def harness(
         await informers.wait_synced()
         signaller.start()
         try:
-            yield Harness(temporal_env.client, resources, watchers, signaller, leader)
+            yield Harness(
+                temporal_env.client, resources, watchers, signaller, leader, operator, metrics
+            )
         finally:
             await signaller.stop()
             await watchers.stop()
@@ -352,6 +372,38 @@ async def test_each_event_reaches_the_right_workflow(harness: Harness) -> None:
     ).result()
     assert flip.triggered == {"IntoScope:widget": 0, "IntoScope:license": 0, "IntoScope:link": 0}
     assert not await h.exists("widget/team-b/w2")
+
+
+async def test_the_operators_own_child_writes_wake_nobody(harness: Harness) -> None:
+    h = harness
+    workflow_id = "widget/team-a/w-echo"
+    await h.create(WIDGETS, widget("w-echo", "team-a"))
+    await h.wait_for(workflow_id, TriggerReason.CREATED)
+    child = {
+        "metadata": {
+            "name": "w-echo-config",
+            "namespace": "team-a",
+            "labels": {OWNER_LABEL: "w-echo"},
+        },
+        "data": {"size": "1"},
+    }
+    with writing_as("widget"):
+        await h.operator.create(CONFIGMAPS, child, namespace="team-a")
+        await h.operator.merge_patch(
+            CONFIGMAPS, {"data": {"size": "2"}}, namespace="team-a", name="w-echo-config"
+        )
+
+    async def both_echoes_seen() -> bool:
+        return h.echoes("ConfigMap") >= 2
+
+    await eventually(both_echoes_seen, what="the two writes recognised as the operator's own")
+    # Someone else changes the child: that wakes the owner.
+    await h.resources.merge_patch(
+        CONFIGMAPS, {"data": {"size": "3"}}, namespace="team-a", name="w-echo-config"
+    )
+    await h.wait_for(workflow_id, TriggerReason.CHILD_CHANGED)
+    assert await h.reasons(workflow_id) == ["Created", "ChildChanged"]
+    assert h.echoes("ConfigMap") == 2
 
 
 async def test_license_secret_reaches_waiting_workflows_and_license_controller(

@@ -96,6 +96,42 @@ async def resource_lifecycle_local_checks(
     return await _lifecycle(env, engine, make_ref("lifecycle-local-checks"))
 
 
+async def resource_lifecycle_step(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """The lifecycle after the ``reconcile-step`` patch: gates and reconcile in one local activity."""
+    return await _lifecycle(env, engine, make_ref("lifecycle-step"))
+
+
+async def resource_retry_backoff(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """A reconcile that keeps asking for a retry with the same outcome: the waits double (10 s,
+    20 s, 40 s), a trigger cuts one short, and a different outcome ends the backoff."""
+    client, ref = env.client, make_ref("backoff")
+    unreachable = ReconcileResult(
+        phase=Phase.RECONCILING, message="cluster not reachable", requeue_after_seconds=10
+    )
+    engine.outcomes.extend([unreachable] * 4 + [ReconcileResult(phase=Phase.READY)])
+    handle = await signal_with_start(
+        client, ref=ref, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
+    )
+    for reconciles, wait in ((2, 11), (3, 21)):
+        await until_phase(client, ref, Phase.RETRY_SCHEDULED)
+        await env.sleep(timedelta(seconds=wait))
+        await eventually(
+            lambda count=reconciles: _reconciled(engine, count), what=f"reconcile {reconciles}"
+        )
+    # The third wait (40 s) is cut short by a trigger; the outcome after that is Ready.
+    await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.CHILD_CHANGED, "pod"))
+    await eventually(lambda: _reconciled(engine, 4), what="reconcile 4")
+    await env.sleep(timedelta(seconds=81))
+    await until_phase(client, ref, Phase.READY)
+    history = await handle.fetch_history()
+    await handle.terminate()
+    return history
+
+
+async def _reconciled(engine: FakeEngine, count: int) -> bool:
+    return engine.count(reconcile_activity("elasticsearch")) >= count
+
+
 async def _lifecycle(
     env: WorkflowEnvironment, engine: FakeEngine, ref: ResourceRef
 ) -> WorkflowHistory:
@@ -207,6 +243,8 @@ async def namespace_flip_parallel(env: WorkflowEnvironment, engine: FakeEngine) 
 SCENARIOS: dict[str, Scenario] = {
     "resource_lifecycle": resource_lifecycle,
     "resource_lifecycle_local_checks": resource_lifecycle_local_checks,
+    "resource_lifecycle_step": resource_lifecycle_step,
+    "resource_retry_backoff": resource_retry_backoff,
     "resource_continue_as_new": resource_continue_as_new,
     "namespace_flip": namespace_flip,
     "namespace_flip_parallel": namespace_flip_parallel,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import uuid
 from datetime import timedelta
@@ -31,12 +32,14 @@ from tests.workflows.conftest import ts_env
 from tests.workflows.fakes import FakeEngine
 from workflows import WORKFLOWS
 from workflows.flip import NamespaceFlipWorkflow
-from workflows.resource import ResourceWorkflow
+from workflows.resource import RECONCILE_STEP_PATCH, ResourceWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
 HISTORY_FILES = sorted(HISTORIES.glob("*.json"))
 LIFECYCLE = HISTORIES / "resource_lifecycle.json"
 LIFECYCLE_LOCAL_CHECKS = HISTORIES / "resource_lifecycle_local_checks.json"
+LIFECYCLE_STEP = HISTORIES / "resource_lifecycle_step.json"
+RETRY_BACKOFF = HISTORIES / "resource_retry_backoff.json"
 
 __all__ = ["ts_env"]  # the session's time-skipping server, for --workflow-id
 
@@ -109,6 +112,37 @@ def test_both_branches_of_the_local_gate_checks_patch_are_recorded(
     assert ("core_local_activity" in markers) is local_checks
     assert gate_checks.isdisjoint(activity_types) is local_checks
     assert reconcile_activity("elasticsearch") in activity_types
+
+
+def _patch_ids(history: Path) -> set[str]:
+    """The patch ids a committed history's ``core_patch`` markers name."""
+    ids: set[str] = set()
+    for event in json.loads(history.read_text())["events"]:
+        attributes = event.get("markerRecordedEventAttributes")
+        if attributes and attributes["markerName"] == "core_patch":
+            payload = attributes["details"]["patch-data"]["payloads"][0]["data"]
+            ids.add(json.loads(base64.b64decode(payload))["id"])
+    return ids
+
+
+def test_the_reconcile_step_branch_is_recorded() -> None:
+    markers, activity_types = _markers_and_activities(LIFECYCLE_STEP)
+    assert RECONCILE_STEP_PATCH in _patch_ids(LIFECYCLE_STEP)
+    assert "core_local_activity" in markers
+    # The gates and the reconcile are inside the step: none is an activity task of its own.
+    assert activity_types.isdisjoint(
+        {ACT_SCOPE_CHECK, ACT_LICENSE_CHECK, reconcile_activity("elasticsearch")}
+    )
+    assert RECONCILE_STEP_PATCH not in _patch_ids(LIFECYCLE_LOCAL_CHECKS)
+
+
+def test_the_retry_backoff_history_doubles_its_waits() -> None:
+    timers = [
+        event["timerStartedEventAttributes"]["startToFireTimeout"]
+        for event in json.loads(RETRY_BACKOFF.read_text())["events"]
+        if "timerStartedEventAttributes" in event
+    ]
+    assert timers == ["10s", "20s", "40s", "80s"]
 
 
 PLAIN_HISTORIES = [path for path in HISTORY_FILES if path.stem not in INTERCEPTORS]

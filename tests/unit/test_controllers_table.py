@@ -177,6 +177,11 @@ class _Context:
     controllers: ControllerTable
 
 
+#: What every controller registers: the reconcile (runs recorded before the step call it), the
+#: reconcile step, and the finalizer.
+STEPS = ("reconcile", "reconcile_step", "finalize")
+
+
 def test_build_activities_registers_every_contract_name() -> None:
     context: Any = _Context(CONTROLLERS)
 
@@ -190,18 +195,13 @@ def test_build_activities_registers_every_contract_name() -> None:
             ACT_INVALID_SPEC_NOTICE,
             ACT_FLIP_TARGETS,
             ACT_SIGNAL_RESOURCES,
-            "elasticsearch.reconcile",
-            "elasticsearch.finalize",
-            "license.reconcile",
-            "license.finalize",
-            "trial.reconcile",
-            "trial.finalize",
-            *(f"{app}.{step}" for app in APP_NAMES for step in ("reconcile", "finalize")),
             *(
-                f"{association}.{step}"
-                for association in ASSOCIATION_NAMES
-                for step in ("reconcile", "finalize")
+                f"{controller}.{step}"
+                for controller in ("elasticsearch", "license", "trial")
+                for step in STEPS
             ),
+            *(f"{app}.{step}" for app in APP_NAMES for step in STEPS),
+            *(f"{association}.{step}" for association in ASSOCIATION_NAMES for step in STEPS),
             # Retired compensations still answer, so runs that recorded them can finish.
             "elasticsearch.release_observers",
             *(f"{association}.release_watches" for association in ASSOCIATION_NAMES),
@@ -226,9 +226,11 @@ def test_a_subset_table_registers_only_its_controllers() -> None:
 
     assert {name for name in built if "." in name and not name.startswith("stackflow.")} == {
         "elasticsearch.reconcile",
+        "elasticsearch.reconcile_step",
         "elasticsearch.finalize",
         "elasticsearch.release_observers",
         "kb-es.reconcile",
+        "kb-es.reconcile_step",
         "kb-es.finalize",
         "kb-es.release_watches",
     }

@@ -11,6 +11,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.step import reconcile_step
 from stackflow.models.engine import (
     ACT_FLIP_TARGETS,
     ACT_INVALID_SPEC_NOTICE,
@@ -35,6 +36,8 @@ from stackflow.models.engine import (
     Phase,
     ReconcileInput,
     ReconcileResult,
+    ReconcileStepInput,
+    ReconcileStepResult,
     ResourceRef,
     ScopeCheckInput,
     ScopeCheckResult,
@@ -42,6 +45,7 @@ from stackflow.models.engine import (
     SignalResourcesResult,
     finalize_activity,
     reconcile_activity,
+    reconcile_step_activity,
 )
 
 CONTROLLER = "elasticsearch"
@@ -135,6 +139,18 @@ class FakeEngine:
                 raise outcome
             return outcome
 
+        @activity.defn(name=reconcile_step_activity(CONTROLLER))
+        async def step(request: ReconcileStepInput) -> ReconcileStepResult:
+            # The real composition, over the fakes: each gate and the reconcile is recorded as if
+            # it had run as its own activity, so tests count scope checks and reconciles alike.
+            engine.calls.append((reconcile_step_activity(CONTROLLER), request))
+            return await reconcile_step(
+                request,
+                scope_check=scope_check,
+                license_check=license_check,
+                reconcile=reconcile,
+            )
+
         @activity.defn(name=finalize_activity(CONTROLLER))
         async def finalize(request: FinalizeInput) -> FinalizeResult:
             engine.calls.append((finalize_activity(CONTROLLER), request))
@@ -164,6 +180,7 @@ class FakeEngine:
             license_wait_notice,
             invalid_spec_notice,
             reconcile,
+            step,
             finalize,
             compensation(RELEASE_OBSERVER),
             compensation(RELEASE_WATCH),

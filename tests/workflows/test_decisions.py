@@ -211,3 +211,69 @@ def test_deleted_forgets_everything_held() -> None:
         (),
         None,
     )
+
+
+UNREACHABLE = ReconcileResult(
+    phase=Phase.RECONCILING, message="cluster not reachable", requeue_after_seconds=10
+)
+RETRYING = CarriedState(
+    phase=Phase.RETRY_SCHEDULED, message="cluster not reachable", requeue_after_seconds=10
+)
+
+
+@pytest.mark.parametrize(
+    ("state", "result", "backoff", "retries"),
+    [
+        # The first retry, and a retry after something else, start the count.
+        (CarriedState(), UNREACHABLE, True, 0),
+        (RETRYING.model_copy(update={"message": "other"}), UNREACHABLE, True, 0),
+        # The same outcome again counts one more...
+        (RETRYING, UNREACHABLE, True, 1),
+        (RETRYING.model_copy(update={"retries": 4}), UNREACHABLE, True, 5),
+        # ...unless the run predates the backoff.
+        (RETRYING.model_copy(update={"retries": 4}), UNREACHABLE, False, 0),
+        # Any other outcome resets it; a Ready requeue (a schedule) never counts.
+        (RETRYING.model_copy(update={"retries": 4}), ReconcileResult(phase=Phase.READY), True, 0),
+        (
+            CarriedState(phase=Phase.READY, requeue_after_seconds=3600, retries=0),
+            ReconcileResult(phase=Phase.READY, requeue_after_seconds=3600),
+            True,
+            0,
+        ),
+    ],
+)
+def test_retries_count_repeated_retry_outcomes(
+    state: CarriedState, result: ReconcileResult, backoff: bool, retries: int
+) -> None:
+    assert decisions.after_reconcile(state, result, backoff=backoff).retries == retries
+
+
+@pytest.mark.parametrize(
+    ("retries", "wait", "summary"),
+    [
+        (0, 10.0, "requeue in 10s"),
+        (1, 20.0, "retry in 20s (unchanged 2 times)"),
+        (3, 80.0, "retry in 80s (unchanged 4 times)"),
+        (5, 300.0, "retry in 5m (unchanged 6 times)"),
+        (500, 300.0, "retry in 5m (unchanged 501 times)"),
+    ],
+)
+def test_a_repeated_retry_backs_off_to_the_five_minute_ceiling(
+    retries: int, wait: float, summary: str
+) -> None:
+    plan = decisions.next_wait(RETRYING.model_copy(update={"retries": retries}))
+    assert (plan.timeout_seconds, plan.summary) == (wait, summary)
+
+
+@pytest.mark.parametrize(
+    "leave",
+    [
+        lambda state: decisions.after_invalid_spec(state, "bad"),
+        lambda state: decisions.after_out_of_scope(state, "gone").state,
+        lambda state: decisions.after_unlicensed(state, "none").state,
+        decisions.deleted,
+    ],
+)
+def test_leaving_the_retry_resets_the_count(leave: object) -> None:
+    assert callable(leave)
+    assert leave(RETRYING.model_copy(update={"retries": 3})).retries == 0
