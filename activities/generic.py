@@ -268,6 +268,7 @@ async def signal_resources(
                 task_queue=context.task_queue,
                 ref=ref,
                 trigger=request.trigger,
+                local_step=context.controllers.named(ref.controller).local_step,
             )
         signalled += 1
         if heartbeating:

@@ -135,13 +135,14 @@ async def signal_with_start(
     trigger: Trigger,
     task_queue: str = TASK_QUEUE,
     more: Sequence[Trigger] = (),
+    local_step: bool = True,
 ) -> WorkflowHandle[Any, ResourceWorkflowResult]:
     """Deliver `trigger` (and `more`, in the same signal) to the resource's workflow, starting a
-    new run if none is running."""
+    new run if none is running (whose reconcile step is local as `local_step` says)."""
     signal, argument = signal_of((trigger, *more))
     return await client.start_workflow(
         RESOURCE_WORKFLOW,
-        ResourceWorkflowInput(ref=ref),
+        ResourceWorkflowInput(ref=ref, local_step=local_step),
         result_type=ResourceWorkflowResult,
         id=ref.workflow_id,
         task_queue=task_queue,

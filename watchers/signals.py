@@ -81,9 +81,15 @@ class Signaller:
         retry_initial: float = 0.2,
         retry_maximum: float = 10.0,
         settle_seconds: float = SETTLE_SECONDS,
+        local_step: Callable[[str], bool] = lambda controller: True,
     ) -> None:
-        """Configure; nothing is sent until ``start()``."""
+        """Configure; nothing is sent until ``start()``.
+
+        ``local_step`` answers, by controller name, how a workflow it starts runs its reconcile
+        step (the controller table's column).
+        """
         self.settle_seconds = settle_seconds
+        self.local_step = local_step
         self.client = client
         self.task_queue = task_queue
         self.is_leader = is_leader
@@ -218,6 +224,7 @@ class Signaller:
                         ref=slot.ref,
                         trigger=first,
                         more=more,
+                        local_step=self.local_step(controller),
                     )
                 elif not await signal_running(
                     self.client, workflow_id=workflow_id, trigger=first, more=tuple(more)

@@ -90,6 +90,7 @@ class ResourceWorkflow:
     def __init__(self, input: ResourceWorkflowInput) -> None:
         """Restore the carried state before the first signal lands."""
         self._ref: ResourceRef = input.ref
+        self._local_step = input.local_step
         self._state: CarriedState = input.carried.model_copy(update={"pending": ()})
         self._pending: list[Trigger] = list(input.carried.pending)
         # Batches taken / finished: an update waits until the batch holding its trigger is done.
@@ -147,6 +148,7 @@ class ResourceWorkflow:
                     ResourceWorkflowInput(
                         ref=self._ref,
                         carried=self._state.model_copy(update={"pending": tuple(self._pending)}),
+                        local_step=self._local_step,
                     )
                 )
 
@@ -198,15 +200,9 @@ class ResourceWorkflow:
         return await self._handle_gates_apart(triggers)
 
     async def _handle_step(self, triggers: tuple[Trigger, ...]) -> bool:
-        """The gates and the reconcile in one local activity: one history event per reconcile."""
-        step: ReconcileStepResult = await workflow.execute_local_activity(
-            reconcile_step_activity(self._ref.controller),
-            ReconcileStepInput(ref=self._ref, triggers=triggers),
-            result_type=ReconcileStepResult,
-            start_to_close_timeout=STEP_TIMEOUT,
-            retry_policy=ACTIVITY_RETRY,
-            summary=decisions.reconcile_summary(triggers),
-        )
+        """The gates and the reconcile in one step: a local activity (one history event per
+        reconcile) or, for a controller whose reconcile may be slow, an activity."""
+        step = await self._run_step(ReconcileStepInput(ref=self._ref, triggers=triggers))
         if step.verdict is StepVerdict.DELETED:
             await self._finalize()
             return True
@@ -221,6 +217,24 @@ class ResourceWorkflow:
         elif step.reconciled is not None:
             self._state = decisions.after_reconcile(self._state, step.reconciled, backoff=True)
         return False
+
+    async def _run_step(self, request: ReconcileStepInput) -> ReconcileStepResult:
+        name = reconcile_step_activity(self._ref.controller)
+        summary = decisions.reconcile_summary(request.triggers)
+        if not self._local_step:
+            result: ReconcileStepResult = await self._activity(
+                name, request, result_type=ReconcileStepResult, summary=summary
+            )
+            return result
+        local: ReconcileStepResult = await workflow.execute_local_activity(
+            name,
+            request,
+            result_type=ReconcileStepResult,
+            start_to_close_timeout=STEP_TIMEOUT,
+            retry_policy=ACTIVITY_RETRY,
+            summary=summary,
+        )
+        return local
 
     async def _handle_gates_apart(self, triggers: tuple[Trigger, ...]) -> bool:
         """The loop before the reconcile step: scope check, license check, reconcile apart."""

@@ -159,7 +159,11 @@ async def run_operator(
         running.callback(stop.set)
         leadership = _Leadership()
         signaller = Signaller(
-            temporal, task_queue=config.temporal_task_queue, is_leader=leadership, metrics=metrics
+            temporal,
+            task_queue=config.temporal_task_queue,
+            is_leader=leadership,
+            metrics=metrics,
+            local_step=lambda name: controllers.named(name).local_step,
         )
         watchers = Watchers(
             controllers=controllers,

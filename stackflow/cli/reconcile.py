@@ -83,7 +83,9 @@ def describe(ref: ResourceRef, result: ReconcileNowResult) -> str:
     return f"{line}: {result.message}" if result.message else line
 
 
-async def _reconcile(ref: ResourceRef, *, wait: bool, config_path: Path | None) -> int:
+async def _reconcile(
+    ref: ResourceRef, *, wait: bool, config_path: Path | None, local_step: bool
+) -> int:
     from temporalio.client import WorkflowUpdateFailedError
     from temporalio.service import RPCError
 
@@ -100,6 +102,7 @@ async def _reconcile(ref: ResourceRef, *, wait: bool, config_path: Path | None) 
             task_queue=config.temporal_task_queue,
             ref=ref,
             trigger=trigger,
+            local_step=local_step,
         )
         if not wait:
             print(f"{ref.summary}: reconcile requested (workflow {ref.workflow_id})")
@@ -121,7 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         ref = resolve_target(args.target, CONTROLLERS)
-        return asyncio.run(_reconcile(ref, wait=args.wait, config_path=args.config))
+        local_step = CONTROLLERS.named(ref.controller).local_step
+        return asyncio.run(
+            _reconcile(ref, wait=args.wait, config_path=args.config, local_step=local_step)
+        )
     except ValueError as exc:
         print(f"stackflow reconcile: {exc}", file=sys.stderr)
         return EXIT_BAD_ARGS

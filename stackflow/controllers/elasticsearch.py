@@ -82,6 +82,8 @@ ELASTICSEARCH_CONTROLLER = Controller(
     ),
     references=es_references,
     reference_kinds=(SECRETS, CONFIGMAPS),
+    # It asks the cluster for its health and license (10 s timeout each): not a local activity.
+    local_step=False,
 )
 
 LICENSE_CONTROLLER = Controller(

@@ -106,6 +106,10 @@ class Controller:
     primary_label_selector: str | None = None
     #: Registered names of the compensation activities its reconciles may record.
     compensations: tuple[str, ...] = ()
+    #: Its reconcile step is short (Kubernetes calls only): it runs as a local activity, in the
+    #: workflow task (one history event). False for a reconcile that may wait on a slow remote
+    #: (an Elasticsearch that times out): an activity of its own keeps the workflow task short.
+    local_step: bool = True
 
     @property
     def reconcile_activity(self) -> str:

@@ -194,6 +194,9 @@ class ResourceWorkflowInput(Model):
 
     ref: ResourceRef
     carried: CarriedState = CarriedState()
+    #: Run the reconcile step as a local activity (the controller table's ``local_step``); fixed
+    #: for the run and carried across continue-as-new, so a table change only affects new runs.
+    local_step: bool = True
 
 
 class ResourceWorkflowResult(Model):

@@ -101,6 +101,13 @@ async def resource_lifecycle_step(env: WorkflowEnvironment, engine: FakeEngine) 
     return await _lifecycle(env, engine, make_ref("lifecycle-step"))
 
 
+async def resource_lifecycle_step_activity(
+    env: WorkflowEnvironment, engine: FakeEngine
+) -> WorkflowHistory:
+    """The lifecycle of a controller whose step is an activity (``local_step=False``)."""
+    return await _lifecycle(env, engine, make_ref("lifecycle-step-activity"), local_step=False)
+
+
 async def resource_retry_backoff(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
     """A reconcile that keeps asking for a retry with the same outcome: the waits double (10 s,
     20 s, 40 s), a trigger cuts one short, and a different outcome ends the backoff."""
@@ -133,7 +140,7 @@ async def _reconciled(engine: FakeEngine, count: int) -> bool:
 
 
 async def _lifecycle(
-    env: WorkflowEnvironment, engine: FakeEngine, ref: ResourceRef
+    env: WorkflowEnvironment, engine: FakeEngine, ref: ResourceRef, *, local_step: bool = True
 ) -> WorkflowHistory:
     client = env.client
     held = (step("observer"), step("watch", RELEASE_WATCH))
@@ -145,7 +152,11 @@ async def _lifecycle(
         ]
     )
     handle = await signal_with_start(
-        client, ref=ref, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
+        client,
+        ref=ref,
+        trigger=trigger(TriggerReason.CREATED),
+        task_queue=TASK_QUEUE,
+        local_step=local_step,
     )
     await until_phase(client, ref, Phase.RETRY_SCHEDULED)
     await env.sleep(timedelta(seconds=31))
@@ -244,6 +255,7 @@ SCENARIOS: dict[str, Scenario] = {
     "resource_lifecycle": resource_lifecycle,
     "resource_lifecycle_local_checks": resource_lifecycle_local_checks,
     "resource_lifecycle_step": resource_lifecycle_step,
+    "resource_lifecycle_step_activity": resource_lifecycle_step_activity,
     "resource_retry_backoff": resource_retry_backoff,
     "resource_continue_as_new": resource_continue_as_new,
     "namespace_flip": namespace_flip,

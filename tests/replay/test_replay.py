@@ -25,6 +25,7 @@ from stackflow.models.engine import (
     ResourceWorkflowResult,
     Trigger,
     reconcile_activity,
+    reconcile_step_activity,
 )
 from stackflow.temporal import DATA_CONVERTER
 from tests.replay.record_histories import INTERCEPTORS
@@ -39,6 +40,7 @@ HISTORY_FILES = sorted(HISTORIES.glob("*.json"))
 LIFECYCLE = HISTORIES / "resource_lifecycle.json"
 LIFECYCLE_LOCAL_CHECKS = HISTORIES / "resource_lifecycle_local_checks.json"
 LIFECYCLE_STEP = HISTORIES / "resource_lifecycle_step.json"
+LIFECYCLE_STEP_ACTIVITY = HISTORIES / "resource_lifecycle_step_activity.json"
 RETRY_BACKOFF = HISTORIES / "resource_retry_backoff.json"
 
 __all__ = ["ts_env"]  # the session's time-skipping server, for --workflow-id
@@ -134,6 +136,16 @@ def test_the_reconcile_step_branch_is_recorded() -> None:
         {ACT_SCOPE_CHECK, ACT_LICENSE_CHECK, reconcile_activity("elasticsearch")}
     )
     assert RECONCILE_STEP_PATCH not in _patch_ids(LIFECYCLE_LOCAL_CHECKS)
+
+
+def test_a_step_that_is_not_local_is_one_activity() -> None:
+    markers, activity_types = _markers_and_activities(LIFECYCLE_STEP_ACTIVITY)
+    assert RECONCILE_STEP_PATCH in _patch_ids(LIFECYCLE_STEP_ACTIVITY)
+    assert "core_local_activity" not in markers
+    assert reconcile_step_activity("elasticsearch") in activity_types
+    assert activity_types.isdisjoint(
+        {ACT_SCOPE_CHECK, ACT_LICENSE_CHECK, reconcile_activity("elasticsearch")}
+    )
 
 
 def test_the_retry_backoff_history_doubles_its_waits() -> None:
