@@ -159,8 +159,9 @@ class OperatorBench:
                 samples.append(end - restored)
         return samples
 
-    async def flip(self, count: int) -> float:
-        """Label a namespace holding ``count`` resources into scope; seconds until all reconciled."""
+    async def flip(self, count: int) -> tuple[float, list[float]]:
+        """Label a namespace holding ``count`` resources into scope: seconds until all reconciled,
+        and each resource's seconds from the label to its reconcile's start."""
         names = [f"es-{index}" for index in range(count)]
         await self.create_many(FLIP_NAMESPACE, names)
         progress(f"operator: {count} resources created out of scope; flipping {FLIP_NAMESPACE}")
@@ -173,4 +174,6 @@ class OperatorBench:
         )
         keys = [f"{FLIP_NAMESPACE}/{name}" for name in names]
         await self.recorder.wait_each(keys, after=began, within=1800)
-        return time.monotonic() - began
+        elapsed = time.monotonic() - began
+        starts = [self.recorder.first_start_after(key, began) for key in keys]
+        return elapsed, [start - began for start in starts if start is not None]

@@ -231,10 +231,13 @@ class BenchControllers:
     implementations: Mapping[str, ControllerActivities]
 
 
-def bench_controllers(recorder: ReconcileRecorder) -> BenchControllers:
+def bench_controllers(
+    recorder: ReconcileRecorder, *, local_step: bool = ELASTICSEARCH_CONTROLLER.local_step
+) -> BenchControllers:
     """The Elasticsearch row (gated, same kind and flip strategy, no child watches), bound to the
-    recorder's reconcile."""
-    row = dataclasses.replace(ELASTICSEARCH_CONTROLLER, children=())
+    recorder's reconcile. ``local_step`` True measures the step as a local activity (what every
+    controller but Elasticsearch does); the default is the Elasticsearch row's own (an activity)."""
+    row = dataclasses.replace(ELASTICSEARCH_CONTROLLER, children=(), local_step=local_step)
     return BenchControllers(
         table=ControllerTable((row,)),
         implementations={

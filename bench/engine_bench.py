@@ -171,10 +171,11 @@ class OperatorResult:
     latencies: list[float]
     license_restores: list[float]
     flip_seconds: float
+    flip_latencies: list[float]
 
 
 async def bench_operator(
-    temporal_address: str, client: Client, *, workdir: Path, resources: int
+    temporal_address: str, client: Client, *, workdir: Path, resources: int, local_step: bool
 ) -> OperatorResult:
     """kubesim + the in-process operator (dynamic scope, enterprise license) through each phase."""
     kubesim = KubesimProcess(kubeconfig=workdir / "kubeconfig")
@@ -193,7 +194,7 @@ async def bench_operator(
             "enable-leader-election": False,
         },
         kubeconfig=kubesim.kubeconfig,
-        controllers=bench_controllers(recorder),
+        controllers=bench_controllers(recorder, local_step=local_step),
     )
     try:
         for name, labels in (
@@ -222,9 +223,9 @@ async def bench_operator(
         restores = await bench.license_restores(
             names, rounds=LICENSE_ROUNDS, waiting=LICENSE_WAITING
         )
-        flip = await bench.flip(resources)
+        flip, flip_latencies = await bench.flip(resources)
         progress(f"operator: flip of {resources} resources reconciled in {flip:.1f} s")
-        return OperatorResult(warm, latencies, restores, flip)
+        return OperatorResult(warm, latencies, restores, flip, flip_latencies)
     finally:
         status = await operator.stop()
         if status != 0:
@@ -245,10 +246,10 @@ def figures(bare: BareResult, operator: OperatorResult, *, resources: int) -> li
             f"{bare.warm_per_second:.1f}",
         ),
         Figure(
-            "operator, warm reconciles/s (scope check + license gate + no-op reconcile)",
+            "operator, warm reconciles/s (reconcile step: scope check, license gate, no-op reconcile)",
             f"{operator.warm_per_second:.1f}",
         ),
-        Figure("operator / bare loop reconciles/s", f"{ratio:.0%}", ">= 80%", ratio >= 0.8),
+        Figure("operator / bare loop reconciles/s", f"{ratio:.2f}", ">= 0.9", ratio >= 0.9),
         Figure(
             f"watch event -> reconcile start p50 ({len(operator.latencies)} samples)",
             f"{p50 * 1000:.0f} ms",
@@ -269,13 +270,17 @@ def figures(bare: BareResult, operator: OperatorResult, *, resources: int) -> li
         Figure(
             f"namespace of {resources} resources flips into scope -> all reconciled",
             f"{operator.flip_seconds:.1f} s = {flip_ratio:.2f}x the bare loop",
-            "<= 1.5x",
-            flip_ratio <= 1.5,
+            "<= 1.2x",
+            flip_ratio <= 1.2,
+        ),
+        Figure(
+            "namespace flip -> a resource's reconcile start p50",
+            f"{statistics.median(operator.flip_latencies):.2f} s",
         ),
     ]
 
 
-async def run(resources: int) -> list[Figure]:
+async def run(resources: int, *, local_step: bool) -> tuple[list[Figure], float]:
     """Every phase against one Temporal dev server."""
     quiet_logs()
     async with start_temporal() as env:
@@ -290,8 +295,9 @@ async def run(resources: int) -> list[Figure]:
                 client,
                 workdir=Path(workdir),
                 resources=resources,
+                local_step=local_step,
             )
-    return figures(bare, operator, resources=resources)
+    return figures(bare, operator, resources=resources), operator.flip_seconds / bare.cold_seconds
 
 
 def main() -> int:
@@ -303,19 +309,28 @@ def main() -> int:
         default=DEFAULT_RESOURCES,
         help=f"Elasticsearch resources in the flipping namespace (default {DEFAULT_RESOURCES})",
     )
+    parser.add_argument(
+        "--step",
+        choices=("local", "activity"),
+        default="activity",
+        help="run the reconcile step as a local activity (every controller but Elasticsearch)"
+        " or as an activity (the Elasticsearch row's own choice, the default)",
+    )
     args = parser.parse_args()
     if args.resources < 1:
         parser.error("--resources must be at least 1")
     began = time.monotonic()
-    results = asyncio.run(run(args.resources))
+    results, flip_ratio = asyncio.run(run(args.resources, local_step=args.step == "local"))
     print(
         "operator = stackflow.cli.operator.run_operator in-process (real worker settings, workflows,"
         " scope/license activities, watchers) with a no-op Elasticsearch reconcile;"
+        f" reconcile step as {'a local activity' if args.step == 'local' else 'an activity'};"
         " dynamic scope with an enterprise license; kubesim and the Temporal dev server on"
         f" this machine ({os.cpu_count()} CPUs)"
     )
     for figure in results:
         print(figure.line())
+    print(f"ratio flip operator/bare = {flip_ratio:.2f}")
     progress(f"done in {time.monotonic() - began:.0f} s")
     sys.stdout.flush()
     sys.stderr.flush()
