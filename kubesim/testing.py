@@ -29,7 +29,11 @@ def kubeconfig_document(server_url: str, *, namespace: str = "default") -> dict[
         "kind": "Config",
         "clusters": [{"name": "kubesim", "cluster": {"server": server_url}}],
         "contexts": [
-            {"name": "kubesim", "context": {"cluster": "kubesim", "namespace": namespace}}
+            # Tools such as kopf read the context's user unconditionally.
+            {
+                "name": "kubesim",
+                "context": {"cluster": "kubesim", "user": "kubesim", "namespace": namespace},
+            }
         ],
         "current-context": "kubesim",
         # An empty user keeps older tools that insist on a users list happy.
