@@ -183,10 +183,12 @@ class OperatorConfig(BaseModel):
     temporal_tls_ca: Path | None = None
     temporal_api_key: SecretStr | None = None
     #: Workflows the worker keeps in memory (the sticky cache). A workflow outside it is replayed
-    #: from its history on every signal, which costs several times a cached reconcile, so size
-    #: it to the resource workflows one replica serves (replicas share them out). Measured: about
-    #: 120 KB RSS per cached ResourceWorkflow unsandboxed, about 230 KB sandboxed.
-    temporal_max_cached_workflows: int = 1000
+    #: from its history on every signal, which costs several times a cached reconcile. Unset
+    #: (the default), it is sized automatically from the memory budget: the cgroup memory limit
+    #: when there is one, else 264 MiB (``stackflow.cli.sizing``; about 128 KB RSS per
+    #: cached ResourceWorkflow unsandboxed, 224 KB sandboxed). Set it to fix the size; 0 turns
+    #: the cache off.
+    temporal_max_cached_workflows: int | None = None
     #: Run workflow code in the Temporal sandbox. Off by default: the sandbox re-enters its
     #: restricted importer for every payload (about half the operator's CPU per reconcile in
     #: bench/engine_bench.py), while the workflows import only pure modules and the tests and
@@ -270,10 +272,15 @@ class OperatorConfig(BaseModel):
             raise ValueError(f"must be a positive duration, got {quote(value)}")
         return duration
 
+    @field_validator("temporal_max_cached_workflows", mode="before")
+    @classmethod
+    def _empty_is_automatic(cls, value: object) -> object:
+        return None if value == "" else value
+
     @field_validator("temporal_max_cached_workflows")
     @classmethod
-    def _valid_cache_size(cls, value: int) -> int:
-        if value < 0:
+    def _valid_cache_size(cls, value: int | None) -> int | None:
+        if value is not None and value < 0:
             raise ValueError(f"must be 0 (no cache) or more, got {value}")
         return value
 

@@ -1,22 +1,122 @@
 """Informer plumbing of the watchers: the kinds the controller table makes them watch, and
 ``InformerSet`` (one shared informer per kind and label selector, with scoped views; also the
 activities' read-through ``ObjectReader`` over the unscoped caches).
+
+What each informer keeps (``informer_projection``): the informers of the built-in kinds the
+watchers see as children or references (Secrets, ConfigMaps, Services, Pods, StatefulSets,
+Deployments, DaemonSets, PodDisruptionBudgets) keep metadata and a digest of the rest, which is all
+their handlers read (owner mappers read metadata, ``watchers.triggers`` compares states). Whole
+objects stay in the informers handed out raw (``InformerSet.informer``: the primaries, whose
+specs feed the reference index), in those of custom resources, and in the operator license
+Secrets' informer (the license reader verifies their data from the cache, and a malformed one
+gets an event naming its content). The reader answers only from whole caches.
+
+When the set starts, each informer with a label selector whose kind also has an unfiltered
+informer of the same projection follows that one (``Informer.follow``) instead of listing and
+watching on its own: a Secret labelled for a cluster is decoded and held once, not once per
+informer that selects it, and the API server serves one watch per kind instead of one per
+selector (``follow_sources`` decides, pure).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from stackflow.controllers import ControllerTable
-from stackflow.kube.informer import Backoff, Informer
+from stackflow.kube.informer import Backoff, Informer, Projection, Selects
 from stackflow.kube.reader import UNKNOWN, Unknown, equality_selector, matches_labels
 from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedInformer
-from stackflow.models.kinds import CONFIGMAPS, SECRETS, Kind
+from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR
+from stackflow.models.kinds import (
+    CONFIGMAPS,
+    DAEMONSETS,
+    DEPLOYMENTS,
+    PODDISRUPTIONBUDGETS,
+    PODS,
+    SECRETS,
+    SERVICES,
+    STATEFULSETS,
+    Kind,
+)
+from stackflow.models.objects import view
 from stackflow.scope.matcher import NamespaceMatcher
+from stackflow.scope.selector import SelectorError, parse_selector_string
 
-__all__ = ["InformerSet", "reference_resources"]
+__all__ = [
+    "PROJECTED_KINDS",
+    "WHOLE_INFORMERS",
+    "InformerKey",
+    "InformerSet",
+    "follow_sources",
+    "informer_projection",
+    "reference_resources",
+    "selector_predicate",
+]
+
+InformerKey = tuple[str, str, str, str]
+"""(group, version, plural, label selector or "") of one informer of the set."""
+
+#: (group, plural) of the built-in kinds whose scoped informers keep metadata and a digest.
+PROJECTED_KINDS: frozenset[tuple[str, str]] = frozenset(
+    (kind.group, kind.plural)
+    for kind in (
+        SECRETS,
+        CONFIGMAPS,
+        SERVICES,
+        PODS,
+        STATEFULSETS,
+        DEPLOYMENTS,
+        DAEMONSETS,
+        PODDISRUPTIONBUDGETS,
+    )
+)
+#: (group, plural, label selector) of informers of those kinds that keep whole objects anyway.
+WHOLE_INFORMERS: frozenset[tuple[str, str, str]] = frozenset(
+    {(SECRETS.group, SECRETS.plural, OPERATOR_LICENSE_SELECTOR)}
+)
+
+
+def informer_projection(resource: Kind, label_selector: str | None, *, raw: bool) -> Projection:
+    """What the informer of ``resource`` and ``label_selector`` keeps (pure): whole objects when
+    it is handed out ``raw`` (its caller reads them unscoped and whole), when the kind is not a
+    ``PROJECTED_KINDS`` one or the informer a ``WHOLE_INFORMERS`` one; else metadata."""
+    if raw or (resource.group, resource.plural) not in PROJECTED_KINDS:
+        return Projection.WHOLE
+    if (resource.group, resource.plural, label_selector or "") in WHOLE_INFORMERS:
+        return Projection.WHOLE
+    return Projection.METADATA
+
+
+def selector_predicate(label_selector: str) -> Selects | None:
+    """The label selector as a predicate over objects, or None when it does not parse (pure)."""
+    try:
+        selector = parse_selector_string(label_selector)
+    except (SelectorError, ValueError):
+        return None
+
+    def selects(obj: Mapping[str, Any]) -> bool:
+        return selector.matches(view(obj).labels)
+
+    return selects
+
+
+def follow_sources(projections: Mapping[InformerKey, Projection]) -> dict[InformerKey, InformerKey]:
+    """Which informer follows which (pure): each one with a parseable label selector follows the
+    unfiltered informer of its kind when there is one with the same projection."""
+    follows: dict[InformerKey, InformerKey] = {}
+    for key, projection in projections.items():
+        group, version, plural, selector = key
+        source = (group, version, plural, "")
+        if (
+            selector
+            and projections.get(source) is projection
+            and selector_predicate(selector) is not None
+        ):
+            follows[key] = source
+    return follows
 
 
 def reference_resources(controllers: ControllerTable) -> list[Kind]:
@@ -32,7 +132,8 @@ class InformerSet:
     """One informer per (resource, label selector), shared by every handler that needs it.
 
     It is also an ``ObjectReader``: Gets and Lists answered from the raw (unscoped) caches of
-    synced informers, so the scope check can tell a deleted object from a de-scoped one.
+    synced informers that keep whole objects, so the scope check can tell a deleted object from a
+    de-scoped one; a projected cache answers ``UNKNOWN`` (the caller asks the API server).
     """
 
     def __init__(
@@ -46,25 +147,47 @@ class InformerSet:
         self.client = client
         self.matcher = matcher
         self.backoff = backoff
-        self._informers: dict[tuple[str, str, str, str], Informer] = {}
+        self._informers: dict[InformerKey, Informer] = {}
 
     def informer(self, resource: Kind, *, label_selector: str | None = None) -> Informer:
-        """The raw (cluster-wide, unfiltered) informer of ``resource``."""
-        key = (resource.group, resource.version, resource.plural, label_selector or "")
-        if key not in self._informers:
-            self._informers[key] = Informer(
-                self.client, resource, label_selector=label_selector, backoff=self.backoff
-            )
-        return self._informers[key]
+        """The raw (cluster-wide, unfiltered) informer of ``resource``; it keeps whole objects.
+
+        Ask before the informers start: one that already caches projections cannot turn whole
+        (``RuntimeError``).
+        """
+        return self._informer(resource, label_selector, raw=True)
 
     def scoped(self, resource: Kind, *, label_selector: str | None = None) -> ScopedInformer:
-        """The same informer seen through the matcher."""
-        return ScopedInformer(self.informer(resource, label_selector=label_selector), self.matcher)
+        """The same informer seen through the matcher (projected per ``informer_projection``,
+        unless it is handed out raw too)."""
+        return ScopedInformer(self._informer(resource, label_selector, raw=False), self.matcher)
+
+    def _informer(self, resource: Kind, label_selector: str | None, *, raw: bool) -> Informer:
+        key = (resource.group, resource.version, resource.plural, label_selector or "")
+        projection = informer_projection(resource, label_selector, raw=raw)
+        informer = self._informers.get(key)
+        if informer is None:
+            informer = self._informers[key] = Informer(
+                self.client,
+                resource,
+                label_selector=label_selector,
+                backoff=self.backoff,
+                projection=projection,
+            )
+        elif projection is Projection.WHOLE:
+            informer.projection = Projection.WHOLE
+        return informer
 
     def _synced(self, resource: Kind, label_selector: str | None) -> Informer | None:
+        """The synced, cluster-wide informer of whole objects of that selector, if any."""
         key = (resource.group, resource.version, resource.plural, label_selector or "")
         informer = self._informers.get(key)
-        if informer is None or not informer.has_synced or informer.namespace is not None:
+        if (
+            informer is None
+            or not informer.has_synced
+            or informer.namespace is not None
+            or informer.projection is not Projection.WHOLE
+        ):
             return None
         return informer
 
@@ -74,7 +197,7 @@ class InformerSet:
         """The cached object; None when the synced unfiltered informer lacks it; else UNKNOWN.
 
         Only the informer of every object can say "absent": a label-filtered one lacks the
-        objects its selector leaves out.
+        objects its selector leaves out. A projected informer never answers.
         """
         informer = self._synced(resource, None)
         if informer is None:
@@ -87,7 +210,7 @@ class InformerSet:
         """Cached objects matching ``label_selector`` (one namespace or all), or UNKNOWN.
 
         From the informer of exactly that selector, else from the unfiltered informer when the
-        selector is equality-only.
+        selector is equality-only; only informers of whole objects answer.
         """
         informer = self._synced(resource, label_selector)
         if informer is not None:
@@ -101,7 +224,16 @@ class InformerSet:
         ]
 
     def start(self) -> None:
-        """Start every informer."""
+        """Start every informer, the selected ones following their kind's unfiltered one."""
+        projections = {
+            key: informer.projection
+            for key, informer in self._informers.items()
+            if informer.source is None and not informer.has_synced
+        }
+        for key, source in follow_sources(projections).items():
+            selects = selector_predicate(key[3])
+            if selects is not None:
+                self._informers[key].follow(self._informers[source], selects)
         for informer in self._informers.values():
             informer.start()
 

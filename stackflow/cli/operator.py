@@ -29,6 +29,7 @@ from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ObjectReader, operator_pod_name
 from activities.licenses import OperatorLicenseReader, read_public_keys
 from activities.registry import IMPLEMENTATIONS, build_activities
+from stackflow.cli.sizing import SANDBOX_RESTRICTIONS, sticky_cache_size
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
 from stackflow.kube.client import close_api_client, make_api_client
@@ -71,16 +72,24 @@ class OperatorOptions:
 class _Leadership:
     """Whether this replica may signal: the elector's verdict, or always without election."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, elected: bool) -> None:
+        self.elected = elected
         self.elector: LeaderElector | None = None
 
     def __call__(self) -> bool:
-        return self.elector is None or self.elector.is_leader
+        if not self.elected:
+            return True
+        # Before the first election nobody leads: the informers' initial list queues nothing
+        # (the leader's resync covers every object it finds).
+        return self.elector is not None and self.elector.is_leader
 
 
 def workflow_runner(*, sandboxed: bool) -> WorkflowRunner:
     """The worker's workflow runner (config ``temporal-workflow-sandbox``, see its comment)."""
-    return SandboxedWorkflowRunner() if sandboxed else UnsandboxedWorkflowRunner()
+    if sandboxed:
+        # The pure modules the workflows import are shared, not re-imported per run (memory).
+        return SandboxedWorkflowRunner(restrictions=SANDBOX_RESTRICTIONS)
+    return UnsandboxedWorkflowRunner()
 
 
 def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
@@ -148,7 +157,9 @@ async def run_operator(
             activities=list(build_activities(context, implementations=implementations).values()),
             interceptors=[ActivityMetrics(metrics)],
             graceful_shutdown_timeout=timedelta(seconds=options.graceful_shutdown_seconds),
-            max_cached_workflows=config.temporal_max_cached_workflows,
+            max_cached_workflows=sticky_cache_size(
+                config.temporal_max_cached_workflows, sandboxed=config.temporal_workflow_sandbox
+            ),
             workflow_runner=workflow_runner(sandboxed=config.temporal_workflow_sandbox),
         )
         components = _Components(within=options.graceful_shutdown_seconds + 5)
@@ -157,7 +168,7 @@ async def run_operator(
         running.push_async_callback(_shutdown_worker, worker)
         # The elector releases the Lease when it sees ``stop``; set it on every way out.
         running.callback(stop.set)
-        leadership = _Leadership()
+        leadership = _Leadership(elected=config.enable_leader_election)
         signaller = Signaller(
             temporal,
             task_queue=config.temporal_task_queue,

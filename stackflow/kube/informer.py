@@ -14,6 +14,17 @@ One informer per (resource, optional namespace). The loop:
 Only the informer's task mutates its cache, and handlers run in that task one after the
 other, so a handler sees events of each object in resourceVersion order. A slow handler slows
 the informer: hand work off to a queue rather than doing I/O inline.
+
+Every listed or watched object is turned into the informer's ``projection``
+(``stackflow.kube.cache.project``) before it is cached or handed to a handler, so handlers see
+old and new states in the same form: whole objects (without ``managedFields``) or, for informers
+that need no more, metadata and a digest. The Namespace informer keeps metadata only.
+
+An informer with a label selector can ``follow`` the informer of every object of its kind
+instead of listing and watching on its own: it then keeps the objects of that source the
+selector matches (the same dicts: nothing is decoded or held twice) and turns the source's
+events into its own, as the API server does for a selector watch (ADDED when an object starts
+matching, DELETED when it stops).
 """
 
 from __future__ import annotations
@@ -32,19 +43,24 @@ from stackflow.kube.cache import (
     EventType,
     NamespaceView,
     ObjectCache,
+    Projection,
     object_key,
+    project,
     relist_events,
 )
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import NAMESPACES, Kind
 from stackflow.models.objects import view
 
-__all__ = ["Backoff", "EventHandler", "Informer", "NamespaceInformer"]
+__all__ = ["Backoff", "EventHandler", "Informer", "NamespaceInformer", "Projection", "Selects"]
 
 EventHandler = Callable[
     [EventType, dict[str, Any] | None, dict[str, Any] | None], Awaitable[None] | None
 ]
 """``handler(event_type, old, new)``; may be sync or async."""
+
+Selects = Callable[[Mapping[str, Any]], bool]
+"""Whether an object belongs to a following informer (its label selector, evaluated locally)."""
 
 _log = structlog.get_logger(__name__)
 
@@ -65,12 +81,18 @@ class Informer:
         label_selector: str | None = None,
         watch_timeout_seconds: int = 300,
         backoff: Backoff | None = None,
+        projection: Projection = Projection.WHOLE,
     ) -> None:
-        """Configure the informer; nothing runs until ``start()``."""
+        """Configure the informer; nothing runs until ``start()``.
+
+        ``projection`` is what the cache keeps of each object (and what handlers receive); it
+        may be changed until the informer starts.
+        """
         self.client = client
         self.resource = resource
         self.namespace = namespace if resource.namespaced else None
         self.label_selector = label_selector
+        self._projection = projection
         self.watch_timeout_seconds = watch_timeout_seconds
         self.backoff = backoff or Backoff()
         self.cache = ObjectCache()
@@ -79,6 +101,8 @@ class Informer:
         self._handlers: list[EventHandler] = []
         self._synced = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._source: Informer | None = None
+        self._selects: Selects | None = None
         self._log = _log.bind(resource=resource.group_resource, namespace=self.namespace or "")
 
     def add_handler(self, handler: EventHandler) -> None:
@@ -86,16 +110,77 @@ class Informer:
         self._handlers.append(handler)
 
     @property
+    def projection(self) -> Projection:
+        """What the cache keeps of each object."""
+        return self._projection
+
+    @projection.setter
+    def projection(self, projection: Projection) -> None:
+        if projection is self._projection:
+            return
+        if self._began or self._source is not None:
+            raise RuntimeError(
+                f"the {self.resource.group_resource} informer caches {self._projection.value}"
+                f" objects already; ask for {projection.value} objects before it starts"
+            )
+        self._projection = projection
+
+    @property
+    def _began(self) -> bool:
+        """Whether objects may have entered the cache already (its form is fixed then)."""
+        return self._task is not None or self.resource_version is not None or self.has_synced
+
+    @property
+    def source(self) -> Informer | None:
+        """The informer this one follows, if any."""
+        return self._source
+
+    def follow(self, source: Informer, selects: Selects) -> bool:
+        """Take this informer's objects from ``source``, keeping those ``selects`` accepts,
+        instead of listing and watching. False (and nothing changes) unless both watch the same
+        kind in the same namespace (or all), keep the same projection, neither has started and
+        the source follows nobody.
+
+        A follower is synced when its source is; starting it starts the source; stopping it
+        stops nothing (its source feeds it as long as it runs).
+        """
+        if (
+            source is self
+            or source.source is not None
+            or self._source is not None
+            or source.resource != self.resource
+            or source.namespace != self.namespace
+            or source.projection is not self._projection
+            or self._began
+            or source._began
+        ):
+            return False
+        self._source, self._selects = source, selects
+        source.add_handler(self._on_source_event)
+        return True
+
+    @property
     def has_synced(self) -> bool:
-        """Whether the first LIST has been applied to the cache."""
+        """Whether the first LIST has been applied to the cache (the source's, for a follower)."""
+        if self._source is not None:
+            return self._source.has_synced
         return self._synced.is_set()
 
     async def wait_synced(self) -> None:
         """Wait until the first LIST is applied (bound it with ``asyncio.timeout``)."""
+        if self._source is not None:
+            await self._source.wait_synced()
+            return
         await self._synced.wait()
 
     def start(self) -> None:
-        """Start the list/watch task (idempotent); after ``stop()`` it resumes the watch."""
+        """Start the list/watch task (idempotent); after ``stop()`` it resumes the watch.
+
+        A follower starts its source instead.
+        """
+        if self._source is not None:
+            self._source.start()
+            return
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(
                 self._run(), name=f"informer:{self.resource.group_resource}"
@@ -160,7 +245,11 @@ class Informer:
         )
         if self.has_synced:
             self.relist_count += 1
-        for event in relist_events(self.cache.snapshot(), listed["items"]):
+        items: list[dict[str, Any]] = listed["items"]
+        # In place, so each raw object is dropped as soon as its projection exists.
+        for index, item in enumerate(items):
+            items[index] = project(item, self._projection)
+        for event in relist_events(self.cache.snapshot(), items):
             await self._apply_and_dispatch(event)
         self.resource_version = str(listed.get("metadata", {}).get("resourceVersion") or "") or None
         self._synced.set()
@@ -180,13 +269,32 @@ class Informer:
             if cached is not None and _resource_version(cached) == new_rv:
                 pass  # already applied (a duplicate after a reconnect)
             elif cached is None:
-                await self._apply_and_dispatch(("ADDED", None, obj))
+                await self._apply_and_dispatch(("ADDED", None, project(obj, self._projection)))
             else:
-                await self._apply_and_dispatch(("MODIFIED", cached, obj))
+                await self._apply_and_dispatch(("MODIFIED", cached, project(obj, self._projection)))
         elif event_type == "DELETED" and cached is not None:
             await self._apply_and_dispatch(("DELETED", cached, None))
         if new_rv:
             self.resource_version = new_rv
+
+    def _on_source_event(
+        self, event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> Awaitable[None] | None:
+        """A source event, seen through the selector: what a selector watch would deliver."""
+        assert self._selects is not None
+        obj = new if new is not None else old
+        if obj is None:
+            return None
+        key = object_key(obj)
+        cached = self.cache.get(namespace=key[0], name=key[1])
+        selected = new is not None and self._selects(new)
+        if selected and cached is None:
+            return self._apply_and_dispatch(("ADDED", None, new))
+        if selected:
+            return self._apply_and_dispatch(("MODIFIED", cached, new))
+        if cached is not None:
+            return self._apply_and_dispatch(("DELETED", cached, None))
+        return None
 
     async def _apply_and_dispatch(self, event: CacheEvent) -> None:
         event_type, old, new = event
@@ -215,12 +323,14 @@ class NamespaceInformer(Informer):
         watch_timeout_seconds: int = 300,
         backoff: Backoff | None = None,
     ) -> None:
-        """Watch every Namespace (scope decisions need all of them, always)."""
+        """Watch every Namespace (scope decisions need all of them, always), keeping metadata:
+        names and labels are all the matcher and the flip rule read."""
         super().__init__(
             client,
             NAMESPACES,
             watch_timeout_seconds=watch_timeout_seconds,
             backoff=backoff,
+            projection=Projection.METADATA,
         )
         self.view = NamespaceView(self.cache)
 

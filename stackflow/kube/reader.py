@@ -4,6 +4,10 @@
 (ECK's controller-runtime client reads Gets and Lists from its informer cache). Its answers are
 the unscoped cache contents — callers apply the namespace scope themselves — or ``UNKNOWN`` when
 no synced informer covers the request, in which case the caller asks the API server.
+
+Answers are whole objects (without ``metadata.managedFields``) or nothing: a cache that keeps
+projections (metadata and a digest, ``stackflow.kube.cache.Projection.METADATA``) answers
+``UNKNOWN``, never its projections.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ UNKNOWN: Literal[Unknown.UNKNOWN] = Unknown.UNKNOWN
 
 
 class ObjectReader(Protocol):
-    """Gets and Lists answered from informer caches (unscoped), or ``UNKNOWN``."""
+    """Gets and Lists answered from informer caches of whole objects (unscoped), or ``UNKNOWN``."""
 
     def get(
         self, resource: Kind, *, namespace: str | None, name: str

@@ -13,7 +13,8 @@ from stackflow.config import OperatorConfig
 @pytest.mark.parametrize(
     ("settings", "runner_type", "cached"),
     [
-        pytest.param({}, UnsandboxedWorkflowRunner, 1000, id="defaults"),
+        # Unset: sized from the memory budget at start-up (tests/unit/test_worker_sizing.py).
+        pytest.param({}, UnsandboxedWorkflowRunner, None, id="defaults"),
         pytest.param(
             {"temporal-workflow-sandbox": True, "temporal-max-cached-workflows": 5000},
             SandboxedWorkflowRunner,
@@ -23,7 +24,7 @@ from stackflow.config import OperatorConfig
     ],
 )
 def test_worker_settings_follow_the_configuration(
-    settings: dict[str, object], runner_type: type, cached: int
+    settings: dict[str, object], runner_type: type, cached: int | None
 ) -> None:
     config = OperatorConfig.model_validate(settings)
 
