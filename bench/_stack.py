@@ -264,9 +264,18 @@ class InProcessOperator:
         self.stop_event = asyncio.Event()
         self.task: asyncio.Task[int] | None = None
 
-    async def start(self) -> None:
-        """Run the operator; return once its probes are up (informers synced)."""
+    async def start(
+        self, *, on_ready: Callable[[], object] | None = None, within: float = 120
+    ) -> None:
+        """Run the operator; return once its probes are up (informers synced), calling
+        ``on_ready`` at that moment (before the leader's resync has reconciled anything)."""
         ready = asyncio.Event()
+
+        def became(_: object) -> None:
+            if on_ready is not None:
+                on_ready()
+            ready.set()
+
         self.task = asyncio.create_task(
             operator.run_operator(
                 self.config,
@@ -274,12 +283,12 @@ class InProcessOperator:
                 stop=self.stop_event,
                 controllers=self.controllers.table,
                 implementations=self.controllers.implementations,
-                on_ready=lambda _: ready.set(),
+                on_ready=became,
             )
         )
         became_ready = asyncio.create_task(ready.wait())
         done, _ = await asyncio.wait(
-            {became_ready, self.task}, timeout=120, return_when=asyncio.FIRST_COMPLETED
+            {became_ready, self.task}, timeout=within, return_when=asyncio.FIRST_COMPLETED
         )
         if became_ready not in done:
             became_ready.cancel()

@@ -57,7 +57,6 @@ from temporalio.testing import WorkflowEnvironment
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext
 from activities.registry import IMPLEMENTATIONS
-from stackflow.cli import operator as operator_module
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS
 from stackflow.controllers.elasticsearch import (
@@ -382,31 +381,14 @@ async def bench(args: argparse.Namespace) -> Result:
 
 
 async def _start_measuring_ready(operator: InProcessOperator, synced: list[Sample]) -> None:
-    """``operator.start()``, sampling RSS in the operator's ``on_ready`` (informers synced,
-    leader resync not yet run: nothing reconciled)."""
-    ready = asyncio.Event()
-
-    def on_ready(_: object) -> None:
-        synced.append(sample("informers synced (operator ready, nothing reconciled)"))
-        ready.set()
-
-    operator.task = asyncio.create_task(
-        operator_module.run_operator(
-            operator.config,
-            options=operator.options,
-            stop=operator.stop_event,
-            controllers=operator.controllers.table,
-            implementations=operator.controllers.implementations,
-            on_ready=on_ready,
-        )
+    """``operator.start()``, sampling RSS once it is ready (informers synced, leader resync not yet
+    run: nothing reconciled)."""
+    await operator.start(
+        on_ready=lambda: synced.append(
+            sample("informers synced (operator ready, nothing reconciled)")
+        ),
+        within=1800,
     )
-    became_ready = asyncio.create_task(ready.wait())
-    done, _ = await asyncio.wait(
-        {became_ready, operator.task}, timeout=1800, return_when=asyncio.FIRST_COMPLETED
-    )
-    if became_ready not in done:
-        became_ready.cancel()
-        raise RuntimeError("the operator did not become ready")
 
 
 def main() -> int:
