@@ -9,6 +9,7 @@ and Elasticsearch errors leave it as ``ApplicationError``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -160,24 +161,15 @@ def _controller_activities(
         with writing_as(controller.name):
             return await implementation.finalize(context, request)
 
-    async def scope_check(request: ScopeCheckInput) -> ScopeCheckResult:
-        return await generic.scope_check(context, request)
-
-    async def license_check(request: LicenseCheckInput) -> LicenseCheckResult:
-        return await generic.license_check(context, request)
-
-    async def reconcile_now(request: ReconcileInput) -> ReconcileResult:
-        return await implementation.reconcile(context, request)
-
     @activity.defn(name=controller.reconcile_step_activity)
     @translated_errors
     async def step(request: ReconcileStepInput) -> ReconcileStepResult:
         with writing_as(controller.name):
             return await reconcile_step(
                 request,
-                scope_check=scope_check,
-                license_check=license_check,
-                reconcile=reconcile_now,
+                scope_check=functools.partial(generic.scope_check, context),
+                license_check=functools.partial(generic.license_check, context),
+                reconcile=functools.partial(implementation.reconcile, context),
             )
 
     built: dict[str, Activity] = {

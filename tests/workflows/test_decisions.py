@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from stackflow.models.engine import (
@@ -274,6 +276,5 @@ def test_a_repeated_retry_backs_off_to_the_five_minute_ceiling(
         decisions.deleted,
     ],
 )
-def test_leaving_the_retry_resets_the_count(leave: object) -> None:
-    assert callable(leave)
+def test_leaving_the_retry_resets_the_count(leave: Callable[[CarriedState], CarriedState]) -> None:
     assert leave(RETRYING.model_copy(update={"retries": 3})).retries == 0
