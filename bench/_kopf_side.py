@@ -305,6 +305,16 @@ class KopfOperator(SubjectProcess):
         self.namespace = namespace
 
 
+async def stop_reporting(operator: SubjectProcess, name: str, *, failed: bool) -> None:
+    """Stop ``operator``; after a failure show the end of its stderr, else a non-zero status."""
+    status = await operator.stop()
+    if failed:
+        progress(f"{name}: failed; its stderr ({operator.stderr_path}) ends with:")
+        print(tail(operator.stderr_path), file=sys.stderr, flush=True)
+    elif status not in (0, None):
+        progress(f"{name}: exited with status {status}")
+
+
 async def ensure_namespace(kube: ResourceClient, namespace: str) -> None:
     """Create the namespace unless it exists."""
     with contextlib.suppress(errors.AlreadyExists):
@@ -488,12 +498,7 @@ async def _run(
             )
         failed = False
     finally:
-        status = await operator.stop()
-        if failed:
-            progress(f"kopf: failed; its stderr ({operator.stderr_path}) ends with:")
-            print(tail(operator.stderr_path), file=sys.stderr, flush=True)
-        elif status not in (0, None):
-            progress(f"kopf: exited with status {status}")
+        await stop_reporting(operator, "kopf", failed=failed)
         if cleanup:
             try:
                 await delete_objects(kube, namespace, [*warm, *(n for b in batch_names for n in b)])

@@ -73,7 +73,7 @@ from _kopf_side import (
     measure_batch,
     measure_change_latencies,
     process_cpu_seconds,
-    tail,
+    stop_reporting,
 )
 from _operator_bench import (
     OPERATOR_NAMESPACE,
@@ -506,12 +506,7 @@ async def run_subject(
             )
         failed = False
     finally:
-        status = await operator.stop()
-        if failed:
-            progress(f"{subject}: failed; its stderr ({operator.stderr_path}) ends with:")
-            print(tail(operator.stderr_path), file=sys.stderr, flush=True)
-        elif status not in (0, None):
-            progress(f"{subject}: exited with status {status}")
+        await stop_reporting(operator, subject, failed=failed)
         # The operator is gone: its workflows and its objects can go at the same time.
         all_names = [*warm, *(name for names in batch_names for name in names)]
         await asyncio.gather(
