@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev test lint bench fmt clean venv
+.PHONY: dev test lint bench fmt clean venv tools test-apiserver proto
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,10 +22,23 @@ $(BENCH_STAMP): $(STAMP)
 	@$(BIN)/python -m pip install --quiet --progress-bar off -e '.[dev,bench]'
 	@touch $(BENCH_STAMP)
 
-dev: $(STAMP)
+# kubesim's Kubernetes protobuf classes (.tools/kubeproto, git-ignored), generated from the
+# k8s.io/api .proto files Go fetches; rebuilt only when the generator (and its version pin) changes.
+PROTO_STAMP := .tools/kubeproto/.stamp
+$(PROTO_STAMP): kubesim/proto_build.py kubesim/proto_json.py $(STAMP)
+	@if command -v go >/dev/null 2>&1; then \
+		echo "==> generating kubesim's protobuf classes into .tools/kubeproto"; \
+		$(BIN)/python -m kubesim.proto_build; \
+	else \
+		echo "==> skipping kubesim's protobuf classes: go is not on PATH (kubesim will refuse protobuf bodies)"; \
+	fi
+
+proto: $(PROTO_STAMP)
+
+dev: $(STAMP) proto
 	$(BIN)/stackflow dev
 
-test: $(STAMP)
+test: $(STAMP) proto
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: $(STAMP)
@@ -40,6 +53,15 @@ fmt: $(STAMP)
 
 bench: $(BENCH_STAMP)
 	@for b in bench/[!_]*_bench.py; do echo "==> $$b"; $(BIN)/python $$b || exit 1; done
+
+# The real control plane (kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok) and
+# helm, built from the Go modules under tools/ into .tools/bin; only what a pin change made stale.
+tools:
+	@python3 tools/build.py
+
+# The end-to-end scenarios and the conformance comparison on the real control plane only.
+test-apiserver: tools $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m apiserver -rs $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -22,6 +22,7 @@ import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -115,6 +116,8 @@ async def start_temporal() -> AsyncIterator[WorkflowEnvironment]:
             dev_server_existing_path=str(TEMPORAL),
             search_attributes=SEARCH_ATTRIBUTES,
             dev_server_log_level="error",
+            # A loaded machine can exceed the SDK's 5 s default.
+            dev_server_startup_timeout=timedelta(seconds=60),
         )
     finally:
         os.dup2(saved_stdout, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
+from controlplane import ControlPlane
 from kubesim.testing import KubeSim
+from tests.clusters import APISERVER, KUBESIM, ClusterTarget, apiserver_unavailable, install_crds
 
 KUBECTL = Path(sys.executable).parent / "kubectl"
 
@@ -144,3 +146,31 @@ async def widget_crd(kubesim: KubeSim, ka_client: client.ApiClient) -> dict[str,
     await kubesim.settle()
     assert kubesim.server.registry.lookup("example.com", "v1", "widgets") is not None
     return WIDGET_CRD
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """The real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+    kwok) with the ECK CRDs, started once for the session and stopped at its end; skipped, with
+    the reason, where ``make tools`` has not built it."""
+    reason = apiserver_unavailable()
+    if reason:
+        pytest.skip(reason)
+    plane = ControlPlane(tmp_path_factory.mktemp("controlplane"))
+    plane.start()
+    try:
+        install_crds(plane)
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture(
+    scope="session",
+    params=[KUBESIM, pytest.param(APISERVER, marks=pytest.mark.apiserver)],
+)
+def cluster_target(request: pytest.FixtureRequest) -> ClusterTarget:
+    """Each end-to-end test runs on kubesim and on the real API server."""
+    if request.param == APISERVER:
+        return ClusterTarget(APISERVER, request.getfixturevalue("control_plane"))
+    return ClusterTarget(KUBESIM)

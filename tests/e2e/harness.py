@@ -1,4 +1,4 @@
-"""The end-to-end stack: kubesim + a Temporal dev server + ``stackflow run`` as a subprocess.
+"""The end-to-end stack: a cluster (kubesim or the real API server) + a Temporal dev server + ``stackflow run`` as a subprocess.
 
 Tests drive it only as a user would: through the Kubernetes API (kubernetes_asyncio through
 ``stackflow.kube``), never by reaching into the operator. Shared by the e2e tests and the
@@ -21,14 +21,13 @@ import yaml
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from kubesim.cli import apply_crds
-from kubesim.testing import KubeSim
 from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
-from stackflow.kube.client import make_api_client
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.engine import SEARCH_ATTRIBUTES
 from stackflow.models.kinds import DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS, STATEFULSETS, Kind
+from tests.clusters import ClusterTarget, KubeCluster, ensure_namespace
+from tests.polling import DEV_SERVER_STARTUP
 
 __all__ = [
     "DEPLOYMENTS",
@@ -42,7 +41,6 @@ __all__ = [
     "accept_trial",
     "create_namespace",
     "get_or_none",
-    "kube_cluster",
     "manifest",
     "operator_stack",
     "set_in_scope",
@@ -114,25 +112,10 @@ class Operator:
 
 
 @contextlib.asynccontextmanager
-async def kube_cluster(
-    directory: Path, *, pod_ready_delay: float = 0.2
-) -> AsyncIterator[tuple[KubeSim, ResourceClient, Path]]:
-    """kubesim with the ECK CRDs, a kubeconfig in ``directory`` and a client."""
-    async with KubeSim(pod_ready_delay=pod_ready_delay) as sim:
-        apply_crds(sim, REPO / "deploy" / "crds")
-        await sim.settle()
-        kubeconfig = sim.write_kubeconfig(directory / "kubeconfig")
-        api_client = await make_api_client(kubeconfig=kubeconfig, context=None, timeout=30)
-        try:
-            yield sim, ResourceClient(api_client), kubeconfig
-        finally:
-            await api_client.close()
-
-
-@contextlib.asynccontextmanager
 async def temporal_server() -> AsyncIterator[WorkflowEnvironment]:
     """A real Temporal dev server on 127.0.0.1 with Stackflow's search attributes."""
     env = await WorkflowEnvironment.start_local(
+        dev_server_startup_timeout=DEV_SERVER_STARTUP,
         data_converter=pydantic_data_converter,
         dev_server_existing_path=str(TEMPORAL),
         search_attributes=SEARCH_ATTRIBUTES,
@@ -158,9 +141,8 @@ def write_operator_config(path: Path, *, temporal: WorkflowEnvironment) -> Path:
 
 
 async def create_namespace(kube: ResourceClient, name: str, *, in_scope: bool) -> None:
-    """Create a namespace, labelled into scope or not."""
-    labels = {SCOPE_LABEL: "true"} if in_scope else {}
-    await kube.create(NAMESPACES, {"metadata": {"name": name, "labels": labels}})
+    """Create a namespace (or label one the cluster made already), labelled into scope or not."""
+    await ensure_namespace(kube, name, {SCOPE_LABEL: "true"} if in_scope else None)
 
 
 async def set_in_scope(kube: ResourceClient, name: str, in_scope: bool) -> dict[str, Any]:
@@ -201,26 +183,31 @@ async def get_or_none(
 
 @dataclass
 class Stack:
-    """A running kubesim, Temporal dev server and operator."""
+    """A running cluster (kubesim or the real API server), Temporal dev server and operator."""
 
-    sim: KubeSim
-    kube: ResourceClient
-    kubeconfig: Path
+    cluster: KubeCluster
     temporal: WorkflowEnvironment
     operator: Operator
 
+    @property
+    def kube(self) -> ResourceClient:
+        """The test's own (admin) client."""
+        return self.cluster.kube
+
 
 @contextlib.asynccontextmanager
-async def operator_stack(directory: Path) -> AsyncIterator[Stack]:
+async def operator_stack(directory: Path, target: ClusterTarget) -> AsyncIterator[Stack]:
     """The whole stack, with ``elastic-system`` and a trial license; the operator stops cleanly."""
-    async with kube_cluster(directory) as (sim, kube, kubeconfig), temporal_server() as temporal:
-        await create_namespace(kube, "elastic-system", in_scope=False)
+    async with target.open(directory) as cluster, temporal_server() as temporal:
+        kube = cluster.kube
         await accept_trial(kube, operator_namespace="elastic-system")
         config = write_operator_config(directory / "operator.yaml", temporal=temporal)
-        operator = Operator(config=config, kubeconfig=kubeconfig, log=directory / "operator.log")
+        operator = Operator(
+            config=config, kubeconfig=cluster.operator_kubeconfig, log=directory / "operator.log"
+        )
         await operator.start()
         try:
-            yield Stack(sim, kube, kubeconfig, temporal, operator)
+            yield Stack(cluster, temporal, operator)
         finally:
             status = await operator.stop()
             if status != 0:

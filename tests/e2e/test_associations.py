@@ -1,4 +1,4 @@
-"""Associations and stack applications end to end: kubesim + Temporal dev server + ``stackflow run``.
+"""Associations and stack applications end to end, on kubesim and the real API server: Temporal dev server + ``stackflow run``.
 
 One operator serves the whole module; every test works in namespaces of its own. Everything is
 driven and observed through the Kubernetes API only, as a user would with kubectl.
@@ -16,6 +16,7 @@ import pytest_asyncio
 
 from stackflow.api.kinds import kind_resource
 from stackflow.kube.resources import ResourceClient
+from tests.clusters import ClusterTarget
 from tests.e2e.harness import (
     DEPLOYMENTS,
     ES,
@@ -41,9 +42,11 @@ WITHIN = 90.0
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    """One kubesim, Temporal dev server and operator for the module."""
-    async with operator_stack(tmp_path_factory.mktemp("associations")) as running:
+async def stack(
+    cluster_target: ClusterTarget, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Stack]:
+    """One cluster, Temporal dev server and operator for the module (per cluster under test)."""
+    async with operator_stack(tmp_path_factory.mktemp("associations"), cluster_target) as running:
         yield running
 
 

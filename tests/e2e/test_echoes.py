@@ -16,6 +16,7 @@ from stackflow.kube.leader import DEFAULT_LEASE_NAME
 from stackflow.models.engine import Trigger
 from stackflow.models.kinds import LEASES, SERVICES
 from stackflow.temporal import DATA_CONVERTER
+from tests.clusters import ClusterTarget
 from tests.e2e.harness import ES, create_namespace, get_or_none, manifest, operator_stack
 from tests.polling import eventually
 
@@ -53,8 +54,10 @@ async def settled(client: Client) -> dict[str, Any]:
     return state
 
 
-async def test_a_new_elasticsearch_costs_at_most_two_signals(tmp_path: Path) -> None:
-    async with operator_stack(tmp_path) as stack:
+async def test_a_new_elasticsearch_costs_at_most_two_signals(
+    cluster_target: ClusterTarget, tmp_path: Path
+) -> None:
+    async with operator_stack(tmp_path, cluster_target) as stack:
 
         async def leading() -> bool:
             lease = await get_or_none(

@@ -1,4 +1,4 @@
-"""The enterprise license gate end to end: kubesim + a Temporal dev server + ``stackflow run``.
+"""The enterprise license gate end to end, on kubesim and the real API server: a Temporal dev server + ``stackflow run``.
 
 Driven only through the Kubernetes API and the ``stackflow license`` command line, as a user would:
 
@@ -8,7 +8,7 @@ Driven only through the Kubernetes API and the ``stackflow license`` command lin
   without waiting for the 5-minute recheck (the license watch wakes waiting workflows);
 * static mode (no selector) needs no license at all.
 
-One Temporal dev server serves the module; each test has its own kubesim, task queue and
+One Temporal dev server serves the module; each test has its own cluster (or the real one, cleaned), task queue and
 namespace names, so workflow ids of one test never meet the other's.
 """
 
@@ -30,8 +30,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from stackflow.kube.resources import ResourceClient
 from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
-from stackflow.models.kinds import EVENTS, NAMESPACES, PODS, SECRETS
-from tests.e2e.harness import ES, Operator, kube_cluster, temporal_server
+from stackflow.models.kinds import EVENTS, PODS, SECRETS
+from tests.clusters import ClusterTarget, ensure_namespace
+from tests.e2e.harness import ES, Operator, temporal_server
 from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -66,10 +67,11 @@ async def temporal() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest_asyncio.fixture(loop_scope="module")
-async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
-    """A fresh kubesim with the CRDs, its kubeconfig and a client."""
-    async with kube_cluster(tmp_path) as (_, kube, kubeconfig):
-        yield kube, kubeconfig
+async def cluster(cluster_target: ClusterTarget, tmp_path: Path) -> AsyncIterator[Cluster]:
+    """The cluster under test (a fresh kubesim, or the shared real API server cleaned after):
+    an admin client and the operator's kubeconfig."""
+    async with cluster_target.open(tmp_path) as cluster:
+        yield cluster.kube, cluster.operator_kubeconfig
 
 
 def stackflow_license(*args: str) -> str:
@@ -124,12 +126,6 @@ def elasticsearch(namespace: str, *, count: int = 1) -> dict[str, Any]:
     }
 
 
-async def namespace_exists(kube: ResourceClient, name: str) -> bool:
-    """Whether the Namespace exists (kubesim may pre-create ``default``)."""
-    listed = await kube.list(NAMESPACES)
-    return any(item["metadata"]["name"] == name for item in listed["items"])
-
-
 def write_config(path: Path, settings: dict[str, Any]) -> Path:
     """Write an operator configuration file."""
     path.write_text(yaml.safe_dump(settings))
@@ -174,7 +170,7 @@ async def test_dynamic_scope_needs_the_enterprise_license_and_resumes_when_it_re
         },
     )
     for name, labels in ((OPERATOR_NAMESPACE, {}), ("licensed", {"eck-visible": "true"})):
-        await kube.create(NAMESPACES, {"metadata": {"name": name, "labels": labels}})
+        await ensure_namespace(kube, name, labels)
     await kube.create(PODS, operator_pod(), namespace=OPERATOR_NAMESPACE)
     await kube.create(SECRETS, license_secret(document), namespace=OPERATOR_NAMESPACE)
     operator = PodNamedOperator(config=config, kubeconfig=kubeconfig, log=tmp_path / "operator.log")
@@ -245,8 +241,7 @@ async def test_static_scope_reconciles_anywhere_without_a_license(
         },
     )
     for name in {OPERATOR_NAMESPACE, namespace}:
-        if not await namespace_exists(kube, name):
-            await kube.create(NAMESPACES, {"metadata": {"name": name}})
+        await ensure_namespace(kube, name)
     await kube.create(PODS, operator_pod(), namespace=OPERATOR_NAMESPACE)
     operator = PodNamedOperator(config=config, kubeconfig=kubeconfig, log=tmp_path / "operator.log")
     await operator.start()

@@ -1,4 +1,4 @@
-"""The operator end to end: kubesim + a Temporal dev server + ``stackflow run`` as a subprocess.
+"""The operator end to end, on kubesim and on the real API server: a Temporal dev server + ``stackflow run`` as a subprocess.
 
 Driven only through the Kubernetes API (kubernetes_asyncio through ``stackflow.kube``), as a user
 would with kubectl.
@@ -15,24 +15,22 @@ import pytest
 import yaml
 from temporalio.testing import WorkflowEnvironment
 
-from kubesim.testing import KubeSim
-from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import NAMESPACES
+from tests.clusters import ClusterTarget, KubeCluster, ensure_namespace
 from tests.e2e.harness import (
     ES,
     SECRETS,
     STATEFULSETS,
     Operator,
-    kube_cluster,
     temporal_server,
 )
 from tests.polling import eventually
 
 
 @pytest.fixture
-async def cluster(tmp_path: Path) -> AsyncIterator[tuple[KubeSim, ResourceClient, Path]]:
-    """kubesim with the CRDs, a kubeconfig and a client."""
-    async with kube_cluster(tmp_path) as cluster:
+async def cluster(cluster_target: ClusterTarget, tmp_path: Path) -> AsyncIterator[KubeCluster]:
+    """The cluster under test with the CRDs, the operator's kubeconfig and an admin client."""
+    async with cluster_target.open(tmp_path) as cluster:
         yield cluster
 
 
@@ -53,11 +51,11 @@ def elasticsearch(namespace: str) -> dict[str, Any]:
 
 
 async def test_dynamic_scope_end_to_end(
-    cluster: tuple[KubeSim, ResourceClient, Path],
+    cluster: KubeCluster,
     temporal: WorkflowEnvironment,
     tmp_path: Path,
 ) -> None:
-    _, kube, kubeconfig = cluster
+    kube, kubeconfig = cluster.kube, cluster.operator_kubeconfig
     config = tmp_path / "operator.yaml"
     config.write_text(
         yaml.safe_dump(
@@ -73,7 +71,7 @@ async def test_dynamic_scope_end_to_end(
         ("team-a", {"eck-visible": "true"}),
         ("team-b", {}),
     ):
-        await kube.create(NAMESPACES, {"metadata": {"name": name, "labels": labels}})
+        await ensure_namespace(kube, name, labels)
     await kube.create(
         SECRETS,
         {

@@ -15,13 +15,13 @@ from temporalio.service import RPCError
 
 from stackflow.kube.leader import DEFAULT_LEASE_NAME
 from stackflow.models.kinds import LEASES
+from tests.clusters import ClusterTarget
 from tests.e2e.harness import (
     ES,
     Operator,
     accept_trial,
     create_namespace,
     get_or_none,
-    kube_cluster,
     manifest,
     temporal_server,
     write_operator_config,
@@ -43,9 +43,11 @@ async def _reconciles(client: Client, workflow_id: str) -> int:
 
 
 @pytest.mark.timeout(400)
-async def test_replicas_share_the_reconciles_while_one_leads(tmp_path: Path) -> None:
-    async with kube_cluster(tmp_path) as (_, kube, kubeconfig), temporal_server() as temporal:
-        await create_namespace(kube, "elastic-system", in_scope=False)
+async def test_replicas_share_the_reconciles_while_one_leads(
+    cluster_target: ClusterTarget, tmp_path: Path
+) -> None:
+    async with cluster_target.open(tmp_path) as cluster, temporal_server() as temporal:
+        kube, kubeconfig = cluster.kube, cluster.operator_kubeconfig
         await accept_trial(kube, operator_namespace="elastic-system")
         config = write_operator_config(tmp_path / "operator.yaml", temporal=temporal)
         operators = [

@@ -45,7 +45,7 @@ from stackflow.models.engine import (
 from stackflow.models.kinds import CONFIGMAPS, EVENTS, NAMESPACES, SECRETS, Kind
 from stackflow.models.objects import view
 from stackflow.scope import LabelSelector, NamespaceMatcher, ScopeConfig
-from tests.polling import eventually
+from tests.polling import DEV_SERVER_STARTUP, eventually
 from watchers.flips import flip_workflow_id
 from watchers.informers import InformerSet
 from watchers.signals import Signaller
@@ -229,6 +229,7 @@ def widget(
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     """A real Temporal dev server on 127.0.0.1, free port, with Stackflow's search attributes."""
     env = await WorkflowEnvironment.start_local(
+        dev_server_startup_timeout=DEV_SERVER_STARTUP,
         data_converter=pydantic_data_converter,
         dev_server_existing_path=str(TEMPORAL),
         search_attributes=SEARCH_ATTRIBUTES,

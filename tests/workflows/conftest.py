@@ -14,6 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from stackflow.models.engine import SEARCH_ATTRIBUTES
 from stackflow.temporal import DATA_CONVERTER, register_search_attributes
+from tests.polling import DEV_SERVER_STARTUP
 
 BIN = Path(sys.executable).parent
 TEST_SERVER = BIN / "temporal-test-server"
@@ -46,6 +47,7 @@ async def ts_env() -> AsyncIterator[WorkflowEnvironment]:
 async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
     """The real dev server (visibility queries), bound to 127.0.0.1 on a free port."""
     env = await WorkflowEnvironment.start_local(
+        dev_server_startup_timeout=DEV_SERVER_STARTUP,
         data_converter=DATA_CONVERTER,
         dev_server_existing_path=str(DEV_SERVER),
         search_attributes=SEARCH_ATTRIBUTES,

@@ -1,0 +1,206 @@
+"""The clusters the end-to-end tier runs on: kubesim, and the real control plane of ``make tools``.
+
+On kubesim each test gets a fresh emulator. The real control plane starts once per test session
+(``control_plane`` fixture in tests/conftest.py); each test gets it with the ECK CRDs, the operator
+namespace with the operator's own RBAC (rendered by the real helm from ``deploy/stackflow``) and a
+ServiceAccount token for the operator, and leaves it as it found it: every namespace the test made
+is deleted, and gone, before the next test starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from controlplane import ControlPlane, tools_missing
+from controlplane.cluster import tools_bin
+from kubesim.cli import apply_crds
+from kubesim.testing import KubeSim
+from stackflow.kube.client import make_api_client
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import NAMESPACES
+
+REPO = Path(__file__).resolve().parents[1]
+KUBECTL = Path(sys.executable).parent / "kubectl"
+CHART = REPO / "deploy" / "stackflow"
+CRDS = REPO / "deploy" / "crds"
+KUBESIM = "kubesim"
+APISERVER = "apiserver"
+#: Namespaces a real cluster starts with; a test's cleanup leaves them alone.
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+#: The operator's ServiceAccount, as the chart names it for the release ``stackflow``.
+OPERATOR_SERVICE_ACCOUNT = "stackflow"
+
+
+def apiserver_unavailable() -> str | None:
+    """Why the apiserver tier cannot run here, or None when it can."""
+    missing = tools_missing()
+    if missing:
+        return f"apiserver tier skipped: {', '.join(missing)} not built in {tools_bin()} (run `make tools`)"
+    return None
+
+
+def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None, check: bool = True) -> str:
+    """Run the real kubectl; its stdout, or (``check``) an AssertionError with its stderr."""
+    done = subprocess.run(
+        [str(KUBECTL), f"--kubeconfig={kubeconfig}", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def helm() -> Path:
+    """The helm ``make tools`` built."""
+    return tools_bin() / "helm"
+
+
+def render_chart(*, namespace: str, values: dict[str, str] | None = None) -> str:
+    """``helm template`` of the chart for the release ``stackflow`` in ``namespace``."""
+    sets = [f"--set={key}={value}" for key, value in (values or {}).items()]
+    done = subprocess.run(
+        [str(helm()), "template", "stackflow", str(CHART), f"--namespace={namespace}", *sets],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"helm template failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def install_crds(plane: ControlPlane) -> None:
+    """Apply the ECK CRDs server-side and wait until every one is Established."""
+    kubectl(plane.admin_kubeconfig, "apply", "--server-side", f"--filename={CRDS}")
+    kubectl(
+        plane.admin_kubeconfig,
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "crd",
+        "--all",
+    )
+
+
+@dataclass(frozen=True)
+class ClusterTarget:
+    """Which cluster a test runs on (the ``cluster_target`` fixture): its name, and the session's
+    control plane when it is the real API server."""
+
+    name: str
+    plane: ControlPlane | None = None
+
+    def open(
+        self, directory: Path, **options: float | str
+    ) -> contextlib.AbstractAsyncContextManager[KubeCluster]:
+        """The cluster, set up for one test (see ``kube_cluster``)."""
+        return kube_cluster(directory, self.name, plane=self.plane, **options)  # type: ignore[arg-type]
+
+
+@dataclass
+class KubeCluster:
+    """The cluster a test runs on: an admin client, and the kubeconfig the operator runs with."""
+
+    name: str
+    kube: ResourceClient
+    admin_kubeconfig: Path
+    operator_kubeconfig: Path
+    sim: KubeSim | None = None
+    plane: ControlPlane | None = None
+
+
+async def ensure_namespace(
+    kube: ResourceClient, name: str, labels: dict[str, str] | None = None
+) -> None:
+    """Create a namespace, or set its labels when it exists already."""
+    body = {"metadata": {"name": name, "labels": labels or {}}}
+    existing = {item["metadata"]["name"] for item in (await kube.list(NAMESPACES))["items"]}
+    if name in existing:
+        if labels:
+            await kube.merge_patch(
+                NAMESPACES, {"metadata": {"labels": labels}}, namespace=None, name=name
+            )
+        return
+    await kube.create(NAMESPACES, body)
+
+
+async def _clean(kube: ResourceClient, *, within: float = 180.0) -> None:
+    """Delete every namespace a test made and wait until they are gone."""
+    listed = await kube.list(NAMESPACES)
+    doomed = [
+        item["metadata"]["name"]
+        for item in listed["items"]
+        if item["metadata"]["name"] not in SYSTEM_NAMESPACES
+    ]
+    for name in doomed:
+        with contextlib.suppress(Exception):
+            await kube.delete(NAMESPACES, namespace=None, name=name)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        left = {item["metadata"]["name"] for item in (await kube.list(NAMESPACES))["items"]}
+        remaining = sorted(left & set(doomed))
+        if not remaining:
+            return
+        if loop.time() > deadline:
+            raise AssertionError(f"namespaces {remaining} still terminating after {within:g}s")
+        await asyncio.sleep(0.2)
+
+
+@contextlib.asynccontextmanager
+async def kube_cluster(
+    directory: Path,
+    name: str = KUBESIM,
+    *,
+    plane: ControlPlane | None = None,
+    operator_namespace: str = "elastic-system",
+    pod_ready_delay: float = 0.2,
+) -> AsyncIterator[KubeCluster]:
+    """The cluster ``name`` with the ECK CRDs and the operator namespace (and, on the real API
+    server, the operator's RBAC and token); cleaned up after."""
+    if name == KUBESIM:
+        async with KubeSim(pod_ready_delay=pod_ready_delay) as sim:
+            apply_crds(sim, CRDS)
+            await sim.settle()
+            kubeconfig = sim.write_kubeconfig(directory / "kubeconfig")
+            api_client = await make_api_client(kubeconfig=kubeconfig, context=None, timeout=30)
+            try:
+                kube = ResourceClient(api_client)
+                await ensure_namespace(kube, operator_namespace)
+                yield KubeCluster(name, kube, kubeconfig, kubeconfig, sim=sim)
+            finally:
+                await api_client.close()
+        return
+    if plane is None:
+        raise AssertionError("the apiserver cluster needs the session's control plane")
+    api_client = await make_api_client(kubeconfig=plane.admin_kubeconfig, context=None, timeout=30)
+    kube = ResourceClient(api_client)
+    try:
+        await ensure_namespace(kube, operator_namespace)
+        rbac = render_chart(namespace=operator_namespace)
+        await asyncio.to_thread(
+            kubectl, plane.admin_kubeconfig, "apply", "--server-side", "--filename=-", stdin=rbac
+        )
+        operator_kubeconfig = await asyncio.to_thread(
+            plane.token_kubeconfig,
+            directory / "operator.kubeconfig",
+            namespace=operator_namespace,
+            service_account=OPERATOR_SERVICE_ACCOUNT,
+        )
+        try:
+            yield KubeCluster(name, kube, plane.admin_kubeconfig, operator_kubeconfig, plane=plane)
+        finally:
+            await _clean(kube)
+    finally:
+        await api_client.close()

@@ -1,0 +1,152 @@
+"""Build the control-plane tools into ``.tools/bin`` from the pinned Go modules under ``tools/``.
+
+Each directory of ``tools/`` is one Go module (their dependency versions clash, so they are not one
+module). A module is rebuilt only when its pins change: the sha256 of its go.mod, go.sum and Go
+sources is kept in ``.tools/stamps/<module>`` after a successful build. Standard library only, so it
+runs before any virtualenv exists::
+
+    python3 tools/build.py              # build what is missing or out of date
+    python3 tools/build.py etcd helm    # only these modules
+    python3 tools/build.py --force      # rebuild regardless of pins
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / "tools"
+BIN = ROOT / ".tools" / "bin"
+STAMPS = ROOT / ".tools" / "stamps"
+LOGS = ROOT / ".tools" / "logs"
+#: An optional file in a module: extra linker flags (a version stamped into the binaries).
+LDFLAGS = "ldflags"
+
+
+def modules() -> list[str]:
+    """Every Go module under ``tools/``."""
+    return sorted(path.parent.name for path in TOOLS.glob("*/go.mod"))
+
+
+def fingerprint(module: Path) -> str:
+    """What the build depends on: the pins and our own sources."""
+    digest = hashlib.sha256()
+    extras = [path for path in [module / LDFLAGS] if path.exists()]
+    for path in sorted([module / "go.mod", module / "go.sum", *module.glob("*.go"), *extras]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def describe(module: Path) -> tuple[list[str], list[str], str]:
+    """The binaries a module makes (its ``tool`` lines, else the module's own main package), its
+    direct requirements, read with ``go mod edit -json``, and the ``go build`` target."""
+    edit = subprocess.run(
+        ["go", "mod", "edit", "-json"], cwd=module, check=True, capture_output=True, text=True
+    )
+    parsed = json.loads(edit.stdout)
+    tools = [entry["Path"] for entry in parsed.get("Tool") or []]
+    binaries = [path.rsplit("/", 1)[-1] for path in tools] or [module.name]
+    # The module each tool comes from (go mod tidy marks those indirect), or the direct ones.
+    pins = [
+        f"{entry['Path']}@{entry['Version']}"
+        for entry in parsed.get("Require") or []
+        if (
+            any(tool == entry["Path"] or tool.startswith(entry["Path"] + "/") for tool in tools)
+            if tools
+            else not entry.get("Indirect")
+        )
+    ]
+    # `tool` builds every tool line of the module; a module without one is itself a main package.
+    return binaries, pins, "tool" if tools else "."
+
+
+def build(name: str, index: int, total: int, *, force: bool) -> bool:
+    """Build one module if it is out of date; False (with the reason printed) when it fails."""
+    module = TOOLS / name
+    binaries, pins, target = describe(module)
+    stamp = STAMPS / name
+    wanted = fingerprint(module)
+    built = all((BIN / binary).exists() for binary in binaries)
+    prefix = f"[{index}/{total}] {name}:"
+    if not force and built and stamp.exists() and stamp.read_text().strip() == wanted:
+        print(f"{prefix} up to date ({' '.join(binaries)})", flush=True)
+        return True
+    log = LOGS / f"{name}.log"
+    print(
+        f"{prefix} building {' '.join(binaries)} from {' '.join(pins)} (log: {log.relative_to(ROOT)})",
+        flush=True,
+    )
+    began = time.monotonic()
+    flags = " ".join(
+        ["-s -w", *((module / LDFLAGS).read_text().split() if (module / LDFLAGS).exists() else [])]
+    )
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            ["go", "build", "-trimpath", f"-ldflags={flags}", "-o", f"{BIN}/", target],
+            cwd=module,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        while process.poll() is None:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                print(f"{prefix} still building ({time.monotonic() - began:.0f} s)", flush=True)
+    if process.returncode != 0:
+        tail = log.read_text(errors="replace").splitlines()[-30:]
+        print(
+            f"tools: building tools/{name} ({' '.join(pins)}) failed; the end of its log:",
+            file=sys.stderr,
+        )
+        print("\n".join(tail), file=sys.stderr)
+        print(
+            f"tools: retry with: python3 tools/build.py {name}   (--force rebuilds regardless of pins)",
+            file=sys.stderr,
+        )
+        return False
+    stamp.write_text(wanted + "\n")
+    print(f"{prefix} built in {time.monotonic() - began:.0f} s", flush=True)
+    return True
+
+
+def main() -> int:
+    """Build the requested modules (all by default); exit 1 at the first failure."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help="modules under tools/ (default: all)")
+    parser.add_argument(
+        "--force", action="store_true", help="rebuild even when the pins are unchanged"
+    )
+    args = parser.parse_args()
+    if shutil.which("go") is None:
+        print(
+            "tools: go is not installed; the apiserver tier needs Go 1.26 and the Go module proxy",
+            file=sys.stderr,
+        )
+        return 2
+    wanted = args.modules or modules()
+    unknown = [name for name in wanted if not (TOOLS / name / "go.mod").exists()]
+    if unknown:
+        print(
+            f"tools: no module {', '.join(unknown)} under tools/ (have: {', '.join(modules())})",
+            file=sys.stderr,
+        )
+        return 2
+    for directory in (BIN, STAMPS, LOGS):
+        directory.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    for index, name in enumerate(wanted, start=1):
+        if not build(name, index, len(wanted), force=args.force):
+            return 1
+    print(f"tools: {len(wanted)} module(s) ready in .tools/bin ({time.monotonic() - began:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
