@@ -17,7 +17,7 @@ from kubesim.backend import Backend
 from kubesim.meta import typed_view, with_type_meta
 from kubesim.request import ListOptions, ResourcePath
 from kubesim.resource_type import ResourceType
-from kubesim.responses import json_response, object_response
+from kubesim.responses import json_response, negotiated, object_response
 from kubesim.selectors import FieldSelector, LabelSelector, SelectorError
 from kubesim.write_request import delete_options, require_verb
 
@@ -181,7 +181,7 @@ async def list_or_watch(
         "metadata": list_meta,
         "items": shown,
     }
-    return json_response(body)
+    return negotiated(req, body, custom=rt.custom)
 
 
 async def watch_named(
@@ -236,13 +236,15 @@ async def delete_collection(
             raise
         deleted.append(with_type_meta(rt, result if result is not None else item))
     _, current = backend.store.list(rt, path.namespace, label_selector=None, field_selector=None)
-    return json_response(
+    return negotiated(
+        req,
         {
             "kind": rt.list_kind,
             "apiVersion": rt.api_version,
             "metadata": {"resourceVersion": str(current)},
             "items": deleted,
-        }
+        },
+        custom=rt.custom,
     )
 
 

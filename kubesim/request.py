@@ -1,7 +1,9 @@
 """Pure request decoding for the HTTP layer: paths, query options, bodies, continue tokens.
 
-Nothing here does I/O; :mod:`kubesim.server` and :mod:`kubesim.handlers` call these functions with
-what aiohttp gives them and turn the :class:`~kubesim.errors.StatusError` they raise into responses.
+Nothing here does I/O (but for loading the generated protobuf classes once, on the first protobuf
+body: :mod:`kubesim.protobuf`); :mod:`kubesim.server` and :mod:`kubesim.handlers` call these
+functions with what aiohttp gives them and turn the :class:`~kubesim.errors.StatusError` they raise
+into responses.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from kubesim import errors
+from kubesim import errors, protobuf
 from kubesim.errors import Cause, StatusError
 
 # Go's strconv.ParseBool accepts exactly these spellings (§1.3).
@@ -28,7 +30,7 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
-PROTOBUF = "application/vnd.kubernetes.protobuf"
+PROTOBUF = protobuf.PROTOBUF
 
 BUILTIN_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 CUSTOM_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
@@ -145,21 +147,38 @@ def parse_resource_path(path: str) -> ResourcePath | None:
 
 
 def decode_object_body(raw: bytes, content_type: str | None) -> Any:
-    """Decode a POST/PUT body (JSON or YAML); protobuf and unknown media types are a 415."""
+    """Decode a POST/PUT body: JSON, YAML or (for built-in kinds) Kubernetes protobuf.
+
+    Unknown media types are a 415; so is protobuf when the generated classes are missing.
+    """
     kind = media_type(content_type)
-    if kind == PROTOBUF or raw.startswith(b"k8s\x00"):
-        raise protobuf_unsupported(content_type or PROTOBUF)
+    if kind == PROTOBUF or raw.startswith(protobuf.MAGIC):
+        return decode_protobuf_body(raw, content_type or PROTOBUF)
     if kind not in ("", JSON, YAML, "*/*"):
         raise errors.unsupported_media_type(kind, [JSON, YAML])
     return decode_document(raw, yaml_allowed=kind == YAML)
 
 
-def protobuf_unsupported(content_type: str) -> StatusError:
-    """415 for a protobuf body, telling the client to send JSON (kubectl's typed create does this)."""
+def decode_protobuf_body(raw: bytes, content_type: str) -> dict[str, Any]:
+    """A protobuf body as its JSON object, TypeMeta from the envelope (later checked as JSON's is).
+
+    415 without the generated classes and for a kind without a message (custom resources, as on
+    a real API server); 400 for a body that does not decode, as the real server's decode errors.
+    """
+    try:
+        return protobuf.decode_body(raw)
+    except protobuf.UnavailableError as exc:
+        raise protobuf_unsupported(content_type, reason=str(exc)) from None
+    except protobuf.UnknownKindError:
+        raise errors.unsupported_media_type(content_type, [JSON, YAML]) from None
+    except protobuf.ProtobufError as exc:
+        raise errors.bad_request(f"error decoding request body: {exc}") from None
+
+
+def protobuf_unsupported(content_type: str, *, reason: str) -> StatusError:
+    """415 for a protobuf body kubesim cannot decode, saying why and to send JSON meanwhile."""
     err = errors.unsupported_media_type(content_type, [JSON, YAML, *BUILTIN_PATCH_TYPES])
-    err.message += (
-        " (kubesim does not decode protobuf; send JSON, e.g. kubectl create -f / apply -f)"
-    )
+    err.message += f" ({reason}; or send JSON, e.g. kubectl create -f / apply -f)"
     return err
 
 

@@ -175,8 +175,8 @@ def patch_type(req: web.Request, rt: ResourceType) -> str:
     """The patch media type; 415 for one the endpoint does not accept (§4.6)."""
     kind = request.media_type(req.headers.get("Content-Type"))
     accepted = request.CUSTOM_PATCH_TYPES if rt.custom else request.BUILTIN_PATCH_TYPES
-    if kind == request.PROTOBUF:
-        raise request.protobuf_unsupported(kind)
+    # Patches are never protobuf (not even for built-ins): a protobuf PATCH is refused like any
+    # other unknown patch type, as the real server does.
     if kind not in accepted:
         raise errors.unsupported_media_type(kind, list(accepted))
     return kind

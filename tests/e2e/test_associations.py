@@ -148,8 +148,12 @@ async def test_kibana_association_follows_the_elasticsearch_namespace(stack: Sta
     async def mounts_ca() -> bool:
         deployment = await get_or_none(kube, DEPLOYMENTS, namespace="kb-1", name="kb-kb")
         volumes = ((deployment or {}).get("spec") or {}).get("template", {}).get("spec", {})
-        secrets = [volume.get("secret") for volume in volumes.get("volumes") or []]
-        return {"secretName": "kb-kb-es-ca"} in secrets
+        # A real API server defaults ``defaultMode`` into each secret volume.
+        secrets = [
+            (volume.get("secret") or {}).get("secretName")
+            for volume in volumes.get("volumes") or []
+        ]
+        return "kb-kb-es-ca" in secrets
 
     await eventually(mounts_ca, within=WITHIN, what="the Kibana Deployment mounts the ES CA")
 
