@@ -3,7 +3,9 @@
 The decision is pure (``merged_object``): the desired object is laid over the current one —
 maps merge key by key (so fields the server defaults or sets are kept), lists of equal length
 merge item by item (server defaults inside list items are kept too), any other list or value is
-replaced, and the payload maps (``data``, ``stringData``, ``binaryData``) are owned wholesale. When
+replaced, and the payload maps (``data``, ``stringData``, ``binaryData``) are owned wholesale. What
+a real API server normalises is no difference: a zero value it omits when storing (``false``,
+``[]``, ``""``) and a quantity in its canonical spelling (``1.5Gi`` stored as ``1536Mi``). When
 the result equals the current object nothing is written; otherwise it is PUT with the current
 ``resourceVersion``, so a concurrent change answers ``Conflict`` (retryable) instead of being lost.
 """
@@ -22,6 +24,7 @@ from stackflow.kube.scoped import ScopedClient
 from stackflow.models.engine import ResourceRef
 from stackflow.models.kinds import SECRETS, Kind
 from stackflow.models.objects import view
+from stackflow.models.quantity import same_quantity
 from stackflow.stack.labels import (
     SOFT_OWNER_KIND_LABEL,
     SOFT_OWNER_NAME_LABEL,
@@ -35,6 +38,7 @@ __all__ = [
     "delete_soft_owned_secrets",
     "merged_object",
     "normalised_desired",
+    "planned_update",
 ]
 
 #: Top-level maps the operator owns completely (a key it no longer wants must disappear).
@@ -52,6 +56,10 @@ _SERVER_METADATA = frozenset(
         "deletionGracePeriodSeconds",
     }
 )
+
+
+#: Maps whose values are resource quantities (container resources, claim sizes).
+_QUANTITY_MAPS = frozenset({"requests", "limits", "capacity"})
 
 
 class ApplyOutcome(StrEnum):
@@ -87,12 +95,32 @@ def normalised_desired(desired: Mapping[str, Any]) -> dict[str, Any]:
     return normalised
 
 
-def _merge(current: Any, desired: Any) -> Any:
+def _omitted_when_stored(value: Any) -> bool:
+    """A zero value the API server leaves out of the object it stores (Go's ``omitempty``):
+    wanting it where the stored object has no such key is no difference."""
+    return (
+        value is None
+        or (not isinstance(value, int | float) and value in ("", [], {}))
+        or (value is False)
+    )
+
+
+def _merge(current: Any, desired: Any, *, quantities: bool = False) -> Any:
     if isinstance(current, Mapping) and isinstance(desired, Mapping):
         merged = {key: copy.deepcopy(value) for key, value in current.items()}
         for key, value in desired.items():
-            merged[key] = _merge(current.get(key), value)
+            if key not in current and _omitted_when_stored(value):
+                continue
+            # The values of a quantity map (and ``sizeLimit`` itself) are quantities.
+            merged[key] = _merge(
+                current.get(key),
+                value,
+                quantities=quantities or key in _QUANTITY_MAPS or key == "sizeLimit",
+            )
         return merged
+    if quantities and same_quantity(current, desired):
+        # The server's canonical spelling of the same amount (1.5Gi is stored as 1536Mi).
+        return copy.deepcopy(current)
     if (
         isinstance(current, list)
         and isinstance(desired, list)
@@ -108,6 +136,8 @@ def merged_object(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dic
     wanted = normalised_desired(desired)
     merged: dict[str, Any] = {key: copy.deepcopy(value) for key, value in current.items()}
     for key, value in wanted.items():
+        if key not in current and _omitted_when_stored(value):
+            continue
         if key in _OWNED_PAYLOADS or key in ("apiVersion", "kind"):
             merged[key] = copy.deepcopy(value)
         else:
@@ -119,10 +149,14 @@ def merged_object(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dic
     return merged
 
 
-def _differs(current: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
-    return {key: value for key, value in current.items() if key != "status"} != {
-        key: value for key, value in merged.items() if key != "status"
-    }
+def planned_update(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The object to PUT to bring ``current`` in line with ``desired``, or None when it already is
+    (pure; the status is never written here)."""
+    merged = merged_object(current, desired)
+    merged.pop("status", None)
+    if {key: value for key, value in current.items() if key != "status"} == merged:
+        return None
+    return merged
 
 
 async def apply_object(client: ScopedClient, resource: Kind, desired: Mapping[str, Any]) -> Applied:
@@ -136,11 +170,10 @@ async def apply_object(client: ScopedClient, resource: Kind, desired: Mapping[st
             resource, normalised_desired(desired), namespace=namespace or None
         )
         return Applied(created, ApplyOutcome.CREATED)
-    merged = merged_object(current, desired)
-    if not _differs(current, merged):
+    update = planned_update(current, desired)
+    if update is None:
         return Applied(current, ApplyOutcome.UNCHANGED)
-    merged.pop("status", None)
-    updated = await client.replace(resource, merged, namespace=namespace or None, name=name)
+    updated = await client.replace(resource, update, namespace=namespace or None, name=name)
     return Applied(updated, ApplyOutcome.UPDATED)
 
 

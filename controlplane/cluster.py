@@ -333,6 +333,9 @@ class ControlPlane:
             f"--tls-private-key-file={keys.serving.key}",
             f"--client-ca-file={keys.ca.cert}",
             "--authorization-mode=Node,RBAC",
+            # On top of the default plugins: the stricter owner-reference check some
+            # distributions (OpenShift) run, so a missing `<kind>/finalizers` grant shows here.
+            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
             f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
             f"--service-account-key-file={keys.service_account_public_key}",
             f"--service-account-signing-key-file={keys.service_account_key}",

@@ -156,7 +156,7 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
     reason = apiserver_unavailable()
     if reason:
         pytest.skip(reason)
-    plane = ControlPlane(tmp_path_factory.mktemp("controlplane"))
+    plane = ControlPlane(tmp_path_factory.mktemp("controlplane"), audit_log=True)
     plane.start()
     try:
         install_crds(plane)

@@ -16,7 +16,7 @@ from stackflow.kube.leader import DEFAULT_LEASE_NAME
 from stackflow.models.engine import Trigger
 from stackflow.models.kinds import LEASES, SERVICES
 from stackflow.temporal import DATA_CONVERTER
-from tests.clusters import ClusterTarget
+from tests.clusters import KUBESIM, ClusterTarget
 from tests.e2e.harness import ES, create_namespace, get_or_none, manifest, operator_stack
 from tests.polling import eventually
 
@@ -88,8 +88,16 @@ async def test_a_new_elasticsearch_costs_at_most_two_signals(
         await settled(stack.temporal.client)
         received = await signals(stack.temporal.client)
         reasons = [f"{trigger.reason.value}: {trigger.detail}" for trigger in received]
-        assert 1 <= len(received) <= 2, reasons
-        assert received[0].reason.value == "Created"
+        assert received[0].reason.value == "Created", reasons
+        # Whatever the timing, no signal is an echo of the Elasticsearch controller's own writes:
+        # only the StatefulSet (its status is the StatefulSet controller's, or kubesim's) and the
+        # license controller's Secret change by another hand.
+        others = ("StatefulSet ", "Pod ", "Secret team-echo/quickstart-es-license ")
+        echoes = [reason for reason in reasons[1:] if not any(o in reason for o in others)]
+        assert echoes == [], reasons
+        if stack.cluster.name == KUBESIM:
+            # kubesim's StatefulSet becomes ready in one burst: one settled signal at most.
+            assert len(received) <= 2, reasons
 
         # A child changed by someone else still wakes the owner, which puts it back.
         await stack.kube.delete(SERVICES, namespace=NAMESPACE, name="quickstart-es-http")
