@@ -1,0 +1,305 @@
+"""What only a real API server can show: manifests written as ECK's documentation writes them apply
+unchanged and reconcile; the operator, once settled, writes nothing on a re-reconcile (the server
+normalises what it stores); and the chart's RBAC is exactly what the operator uses — checked in the
+API server's audit log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import yaml
+from temporalio.service import RPCError
+
+from controlplane import ControlPlane
+from stackflow.api.kinds import kind_resource
+from stackflow.controllers import CONTROLLERS
+from tests.clusters import APISERVER, REPO, ClusterTarget, kubectl, render_chart
+from tests.e2e.harness import ES, Stack, create_namespace, manifest, operator_stack
+from tests.polling import eventually
+
+pytestmark = [
+    pytest.mark.apiserver,
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.timeout(600),
+]
+
+DOCS = REPO / "deploy" / "examples" / "eck-docs"
+NAMESPACE = "eck-docs"
+OPERATOR = "system:serviceaccount:elastic-system:stackflow"
+#: The stack objects of the documentation manifests, and the health each reaches.
+DOCUMENTED = [
+    ("Elasticsearch", "quickstart"),
+    ("Kibana", "quickstart"),
+    ("Agent", "fleet-server"),
+    ("Agent", "elastic-agent"),
+    ("Beat", "quickstart"),
+    ("Logstash", "quickstart"),
+    ("ElasticMapsServer", "quickstart"),
+]
+#: Grants the audit log cannot show used, each with the reason it is still needed.
+NOT_SEEN = {
+    # OwnerReferencesPermissionEnforcement authorizes `update <kind>/finalizers` while admitting
+    # every child with a blocking ownerReference: the children's creates succeeding proves it.
+    ("finalizers", "update"): "authorized by admission, never requested",
+    # The trial-started annotation is written once a real Elasticsearch started a trial; kwok
+    # runs no Elasticsearch.
+    ("elasticsearches", "patch"): "needs a live Elasticsearch",
+}
+#: Stack objects beyond the documentation's, so every kind the role names is reconciled here.
+EXTRA = [
+    ("ApmServer", "apm", {"count": 1, "elasticsearchRef": {"name": "quickstart"}}),
+    ("EnterpriseSearch", "ent", {"count": 1, "elasticsearchRef": {"name": "quickstart"}}),
+    ("PackageRegistry", "epr", {"count": 1}),
+]
+WRITES = {"create", "update", "patch", "delete"}
+
+
+class AuditLog:
+    """The control plane's audit log, read from a mark on."""
+
+    def __init__(self, path: Path) -> None:
+        """Start reading at the current end."""
+        self.path = path
+        self.offset = path.stat().st_size
+
+    def mark(self) -> None:
+        """Forget everything logged so far."""
+        self.offset = self.path.stat().st_size
+
+    def operator_requests(self) -> Iterator[dict[str, Any]]:
+        """The operator's requests since the mark (one event per request, its final stage)."""
+        with self.path.open() as log:
+            log.seek(self.offset)
+            for line in log:
+                event = json.loads(line)
+                if event["user"]["username"] != OPERATOR:
+                    continue
+                # A watch still open has only started; every other request is logged complete.
+                if event["stage"] == "ResponseComplete" or (
+                    event["verb"] == "watch" and event["stage"] == "ResponseStarted"
+                ):
+                    yield event
+
+
+@pytest.fixture(scope="module")
+def target(control_plane: ControlPlane) -> ClusterTarget:
+    """The real API server only."""
+    if control_plane.audit_log is None:
+        pytest.fail("the session control plane runs without an audit log")
+    return ClusterTarget(APISERVER, control_plane)
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def stack(
+    target: ClusterTarget, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Stack]:
+    """One operator for the module, under the chart's RBAC."""
+    async with operator_stack(tmp_path_factory.mktemp("real-server"), target) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def audit(target: ClusterTarget) -> AuditLog:
+    """The audit log from the module's start."""
+    assert target.plane is not None
+    assert target.plane.audit_log is not None
+    return AuditLog(target.plane.audit_log)
+
+
+async def health(stack: Stack, kind: str, name: str) -> str:
+    """``status.health`` of a documented object."""
+    obj = await stack.kube.get(kind_resource(kind), namespace=NAMESPACE, name=name)
+    return str((obj.get("status") or {}).get("health") or "")
+
+
+async def all_green(stack: Stack) -> None:
+    """Wait until every documented object is green."""
+
+    async def green() -> bool:
+        return all([await health(stack, kind, name) == "green" for kind, name in DOCUMENTED])
+
+    try:
+        await eventually(green, within=240, what="every documented object green")
+    except AssertionError as error:
+        states = {f"{kind}/{name}": await health(stack, kind, name) for kind, name in DOCUMENTED}
+        raise AssertionError(f"{error}: {states}\n{stack.operator.tail()}") from None
+
+
+async def reconciles(stack: Stack, kind: str, name: str) -> tuple[int, bool]:
+    """How many reconciles the workflows of every controller of the object have done, and whether
+    they are all idle now (a controller with no workflow for it counts nothing)."""
+    total, idle = 0, True
+    for controller in CONTROLLERS:
+        if controller.primary.kind != kind:
+            continue
+        workflow_id = controller.ref(namespace=NAMESPACE, name=name).workflow_id
+        try:
+            state = await stack.temporal.client.get_workflow_handle(workflow_id).query("state")
+        except RPCError:
+            continue
+        view = state if isinstance(state, dict) else state.model_dump()
+        total += int(view.get("reconciles", 0))
+        idle = idle and not view.get("pending")
+    return total, idle
+
+
+async def test_eck_documentation_manifests_apply_unchanged_and_reconcile(
+    stack: Stack, target: ClusterTarget
+) -> None:
+    assert target.plane is not None
+    await create_namespace(stack.kube, NAMESPACE, in_scope=True)
+    # Server-side apply, as `kubectl apply --server-side` does: the real OpenAPI v3 and the CRDs'
+    # structural schemas validate each document.
+    applied = await asyncio.to_thread(
+        kubectl,
+        target.plane.admin_kubeconfig,
+        "apply",
+        "--server-side",
+        f"--namespace={NAMESPACE}",
+        f"--filename={DOCS}",
+    )
+    assert applied.count("serverside-applied") == len(DOCUMENTED) + 1, applied  # + the SA
+    await all_green(stack)
+
+
+async def test_a_settled_operator_writes_nothing_on_a_re_reconcile(
+    stack: Stack, audit: AuditLog, target: ClusterTarget
+) -> None:
+    assert target.plane is not None
+    await all_green(stack)
+    before = {f"{k}/{n}": (await reconciles(stack, k, n))[0] for k, n in DOCUMENTED}
+    audit.mark()
+    for kind, name in DOCUMENTED:
+        # A metadata-only change: it wakes the reconcile, and nothing the operator makes depends on it.
+        await asyncio.to_thread(
+            kubectl,
+            target.plane.admin_kubeconfig,
+            "annotate",
+            f"--namespace={NAMESPACE}",
+            "--overwrite",
+            f"{kind_resource(kind).plural}/{name}",
+            "stackflow.test/poked=yes",
+        )
+
+    async def re_reconciled() -> bool:
+        for kind, name in DOCUMENTED:
+            count, idle = await reconciles(stack, kind, name)
+            if count <= before[f"{kind}/{name}"] or not idle:
+                return False
+        return True
+
+    await eventually(re_reconciled, within=120, what="every documented object re-reconciled")
+    writes = sorted(
+        {
+            f"{event['verb']} {event['objectRef'].get('resource')}"
+            f"{'/' + event['objectRef']['subresource'] if event['objectRef'].get('subresource') else ''}"
+            f" {event['objectRef'].get('name')}"
+            for event in audit.operator_requests()
+            if event["verb"] in WRITES
+            and event["objectRef"].get("resource") not in ("events", "leases")
+        }
+    )
+    assert writes == [], writes
+
+
+def granted_rules() -> list[tuple[str, tuple[tuple[str, str, str], ...]]]:
+    """Each (verb, the (apiGroup, resource, subresource) it is granted on) of every rule of the
+    chart's roles."""
+    grants = []
+    for document in yaml.safe_load_all(render_chart(namespace="elastic-system")):
+        if not document or document["kind"] not in ("ClusterRole", "Role"):
+            continue
+        for rule in document["rules"]:
+            targets = tuple(
+                (group, *resource.partition("/")[::2])
+                for group in rule["apiGroups"]
+                for resource in rule["resources"]
+            )
+            grants += [(verb, targets) for verb in rule["verbs"]]
+    return grants
+
+
+async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
+    stack: Stack, audit: AuditLog, target: ClusterTarget
+) -> None:
+    assert target.plane is not None
+    admin = target.plane.admin_kubeconfig
+    await all_green(stack)
+    for kind, name, spec in EXTRA:
+        body = manifest(kind, name, NAMESPACE, {"version": "8.15.0", **spec})
+        await stack.kube.create(kind_resource(kind), body, namespace=NAMESPACE)
+    # Exercise the update and delete paths: a scaled cluster (StatefulSet, unicast hosts) with its
+    # own disruption budget, an annotated HTTP Service, an application switching workload kind (its
+    # DaemonSet deleted) and an association removed (its user Secret deleted).
+    es = await stack.kube.get(ES, namespace=NAMESPACE, name="quickstart")
+    node_sets = es["spec"]["nodeSets"]
+    node_sets[0]["count"] = 2  # the whole list: a merge patch replaces lists
+    await stack.kube.merge_patch(
+        ES,
+        {
+            "spec": {
+                "nodeSets": node_sets,
+                "http": {"service": {"metadata": {"annotations": {"team": "search"}}}},
+                "podDisruptionBudget": {"spec": {"maxUnavailable": 2}},
+            }
+        },
+        namespace=NAMESPACE,
+        name="quickstart",
+    )
+    await stack.kube.merge_patch(
+        kind_resource("Beat"),
+        {"spec": {"daemonSet": None, "deployment": {"replicas": 1}}},
+        namespace=NAMESPACE,
+        name="quickstart",
+    )
+    await asyncio.to_thread(
+        kubectl, admin, "delete", f"--namespace={NAMESPACE}", "kibana/quickstart", "--wait=true"
+    )
+
+    seen: dict[str, Any] = {}
+
+    async def settled() -> bool:
+        seen["daemonsets"] = await asyncio.to_thread(
+            kubectl, admin, "get", "daemonsets", f"--namespace={NAMESPACE}", "-o", "name"
+        )
+        seen.update({kind: await health(stack, kind, name) for kind, name, _ in EXTRA})
+        es = await stack.kube.get(ES, namespace=NAMESPACE, name="quickstart")
+        seen["es"] = es.get("status") or {}
+        return (
+            "quickstart-beat" not in seen["daemonsets"]
+            and all(seen[kind] == "green" for kind, _, _ in EXTRA)
+            and seen["es"].get("availableNodes") == 2
+        )
+
+    try:
+        await eventually(settled, within=180, what="the changes reconciled")
+    except AssertionError as error:
+        workloads = await asyncio.to_thread(
+            kubectl, admin, "get", "deployments,statefulsets,pods", f"--namespace={NAMESPACE}"
+        )
+        raise AssertionError(f"{error}: {seen}\n{workloads}\n{stack.operator.tail()}") from None
+    used: set[tuple[str, str, str, str]] = set()
+    denied: set[str] = set()
+    audit.offset = 0  # the whole module: every request the operator made under this role
+    for event in audit.operator_requests():
+        ref = event.get("objectRef") or {}
+        key = (ref.get("apiGroup", ""), ref.get("resource", ""), ref.get("subresource", ""))
+        used.add((*key, event["verb"]))
+        if (event.get("responseStatus") or {}).get("code") == 403:
+            denied.add(f"{event['verb']} {'/'.join(part for part in key if part)}")
+    assert sorted(denied) == [], "the operator was denied"
+    # A rule's verb is needed when the operator used it on at least one of the rule's resources.
+    needless = sorted(
+        f"{verb} {[resource for _, resource, _ in targets]}"
+        for verb, targets in granted_rules()
+        if not any((*target, verb) in used for target in targets)
+        and not any((target[2] or target[1], verb) in NOT_SEEN for target in targets)
+    )
+    assert needless == [], "granted but never used"
