@@ -19,27 +19,25 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools"
-BIN = ROOT / ".tools" / "bin"
-STAMPS = ROOT / ".tools" / "stamps"
-LOGS = ROOT / ".tools" / "logs"
 #: An optional file in a module: extra linker flags (a version stamped into the binaries).
 LDFLAGS = "ldflags"
 
 
-def modules() -> list[str]:
-    """Every Go module under ``tools/``."""
-    return sorted(path.parent.name for path in TOOLS.glob("*/go.mod"))
+def modules(tools: Path) -> list[str]:
+    """Every Go module under ``tools``."""
+    return sorted(path.parent.name for path in tools.glob("*/go.mod"))
 
 
 def fingerprint(module: Path) -> str:
     """What the build depends on: the pins and our own sources."""
     digest = hashlib.sha256()
-    extras = [path for path in [module / LDFLAGS] if path.exists()]
-    for path in sorted([module / "go.mod", module / "go.sum", *module.glob("*.go"), *extras]):
+    inputs = [module / "go.mod", module / "go.sum", module / LDFLAGS, *module.glob("*.go")]
+    for path in sorted(path for path in inputs if path.exists()):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
@@ -67,29 +65,49 @@ def describe(module: Path) -> tuple[list[str], list[str], str]:
     return binaries, pins, "tool" if tools else "."
 
 
-def build(name: str, index: int, total: int, *, force: bool) -> bool:
+@dataclass(frozen=True)
+class Places:
+    """Where the modules are and where their binaries, stamps and logs go."""
+
+    tools: Path = TOOLS
+    out: Path = ROOT / ".tools"
+
+    @property
+    def bin(self) -> Path:
+        """The built binaries."""
+        return self.out / "bin"
+
+    @property
+    def stamps(self) -> Path:
+        """One fingerprint per module built."""
+        return self.out / "stamps"
+
+    @property
+    def logs(self) -> Path:
+        """One build log per module."""
+        return self.out / "logs"
+
+
+def build(name: str, index: int, total: int, *, places: Places, force: bool) -> bool:
     """Build one module if it is out of date; False (with the reason printed) when it fails."""
-    module = TOOLS / name
+    module = places.tools / name
     binaries, pins, target = describe(module)
-    stamp = STAMPS / name
+    stamp = places.stamps / name
     wanted = fingerprint(module)
-    built = all((BIN / binary).exists() for binary in binaries)
+    built = all((places.bin / binary).exists() for binary in binaries)
     prefix = f"[{index}/{total}] {name}:"
     if not force and built and stamp.exists() and stamp.read_text().strip() == wanted:
         print(f"{prefix} up to date ({' '.join(binaries)})", flush=True)
         return True
-    log = LOGS / f"{name}.log"
-    print(
-        f"{prefix} building {' '.join(binaries)} from {' '.join(pins)} (log: {log.relative_to(ROOT)})",
-        flush=True,
-    )
+    versions = " ".join(pins) or "no requirements"
+    log = places.logs / f"{name}.log"
+    print(f"{prefix} building {' '.join(binaries)} from {versions} (log: {log})", flush=True)
     began = time.monotonic()
-    flags = " ".join(
-        ["-s -w", *((module / LDFLAGS).read_text().split() if (module / LDFLAGS).exists() else [])]
-    )
+    extra = (module / LDFLAGS).read_text().split() if (module / LDFLAGS).exists() else []
+    flags = " ".join(["-s", "-w", *extra])
     with log.open("w") as out:
         process = subprocess.Popen(
-            ["go", "build", "-trimpath", f"-ldflags={flags}", "-o", f"{BIN}/", target],
+            ["go", "build", "-trimpath", f"-ldflags={flags}", "-o", f"{places.bin}/", target],
             cwd=module,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -102,7 +120,7 @@ def build(name: str, index: int, total: int, *, force: bool) -> bool:
     if process.returncode != 0:
         tail = log.read_text(errors="replace").splitlines()[-30:]
         print(
-            f"tools: building tools/{name} ({' '.join(pins)}) failed; the end of its log:",
+            f"tools: building module {module} ({versions}) failed; the end of its log:",
             file=sys.stderr,
         )
         print("\n".join(tail), file=sys.stderr)
@@ -116,35 +134,45 @@ def build(name: str, index: int, total: int, *, force: bool) -> bool:
     return True
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Build the requested modules (all by default); exit 1 at the first failure."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("modules", nargs="*", help="modules under tools/ (default: all)")
     parser.add_argument(
         "--force", action="store_true", help="rebuild even when the pins are unchanged"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--tools-dir", type=Path, default=TOOLS, help="where the modules are (tools/)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / ".tools", help="bin/, stamps/, logs/ (.tools)"
+    )
+    args = parser.parse_args(argv)
+    places = Places(tools=args.tools_dir, out=args.out)
     if shutil.which("go") is None:
         print(
             "tools: go is not installed; the apiserver tier needs Go 1.26 and the Go module proxy",
             file=sys.stderr,
         )
         return 2
-    wanted = args.modules or modules()
-    unknown = [name for name in wanted if not (TOOLS / name / "go.mod").exists()]
+    wanted = args.modules or modules(places.tools)
+    unknown = [name for name in wanted if not (places.tools / name / "go.mod").exists()]
     if unknown:
+        have = ", ".join(modules(places.tools))
         print(
-            f"tools: no module {', '.join(unknown)} under tools/ (have: {', '.join(modules())})",
+            f"tools: no module {', '.join(unknown)} under {places.tools} (have: {have})",
             file=sys.stderr,
         )
         return 2
-    for directory in (BIN, STAMPS, LOGS):
+    for directory in (places.bin, places.stamps, places.logs):
         directory.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     for index, name in enumerate(wanted, start=1):
-        if not build(name, index, len(wanted), force=args.force):
+        if not build(name, index, len(wanted), places=places, force=args.force):
             return 1
-    print(f"tools: {len(wanted)} module(s) ready in .tools/bin ({time.monotonic() - began:.0f} s)")
+    print(
+        f"tools: {len(wanted)} module(s) ready in {places.bin} ({time.monotonic() - began:.0f} s)"
+    )
     return 0
 
 
