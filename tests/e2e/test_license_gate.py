@@ -30,7 +30,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from stackflow.kube.resources import ResourceClient
 from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
-from stackflow.models.kinds import EVENTS, PODS, SECRETS
+from stackflow.models.kinds import EVENTS, PODS, SECRETS, STATEFULSETS
 from tests.clusters import ClusterTarget, ensure_namespace
 from tests.e2e.harness import ES, Operator, temporal_server
 from tests.polling import eventually
@@ -260,6 +260,41 @@ async def test_static_scope_reconciles_anywhere_without_a_license(
             == LICENSE_SCOPE_OPERATOR
         ] == []
         # The gate runs before the reconcile, so any warning would already be recorded.
+        assert await invalid_license_events(kube, None) == []
+    finally:
+        assert await operator.stop() == 0, operator.tail()
+
+
+async def test_a_static_namespace_list_reconciles_only_the_listed_namespaces(
+    cluster: Cluster, temporal: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    kube, kubeconfig = cluster
+    config = write_config(
+        tmp_path / "operator.yaml",
+        {
+            "operator-namespace": OPERATOR_NAMESPACE,
+            "namespaces": ["listed"],
+            "temporal-address": temporal.client.service_client.config.target_host,
+            "temporal-task-queue": "license-gate-static-list",
+        },
+    )
+    for name in (OPERATOR_NAMESPACE, "listed", "unlisted"):
+        await ensure_namespace(kube, name)
+    await kube.create(PODS, operator_pod(), namespace=OPERATOR_NAMESPACE)
+    operator = PodNamedOperator(config=config, kubeconfig=kubeconfig, log=tmp_path / "operator.log")
+    await operator.start()
+    try:
+        # The unlisted one first: once the listed one is reconciled, the watch delivered both.
+        for namespace in ("unlisted", "listed"):
+            await kube.create(ES, elasticsearch(namespace), namespace=namespace)
+
+        async def listed_reconciled() -> bool:
+            return await reconciled(kube, "listed")
+
+        await eventually(listed_reconciled, what="the Elasticsearch in the listed namespace")
+        unlisted = await kube.get(ES, namespace="unlisted", name="quickstart")
+        assert "status" not in unlisted or not unlisted["status"]
+        assert (await kube.list(STATEFULSETS, namespace="unlisted"))["items"] == []
         assert await invalid_license_events(kube, None) == []
     finally:
         assert await operator.stop() == 0, operator.tail()
