@@ -27,6 +27,7 @@ from stackflow.api.kinds import kind_resource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
 
+from tests.clusters import KUBESIM, ClusterTarget
 from tests.e2e.harness import (
     ES,
     Stack,
@@ -116,7 +117,7 @@ async def measure(flips: int) -> tuple[list[float], list[float]]:
     to_pending: list[float] = []
     to_established: list[float] = []
     with tempfile.TemporaryDirectory(prefix="association-bench-") as directory:
-        async with operator_stack(Path(directory)) as stack:
+        async with operator_stack(Path(directory), ClusterTarget(KUBESIM)) as stack:
             if not await prepare(stack):
                 return to_pending, to_established
             run_started = time.perf_counter()

@@ -21,6 +21,7 @@ from temporalio.client import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
 
+from tests.clusters import KUBESIM, ClusterTarget
 from tests.e2e.harness import ES, create_namespace, manifest, operator_stack
 
 NAMESPACE = "bench-quiet"
@@ -43,7 +44,7 @@ async def history_length(client: Client) -> int:
 async def run(minutes: int, settle: int) -> tuple[int, int]:
     """Events in the history after ``settle`` minutes and at the end of the run."""
     with tempfile.TemporaryDirectory(prefix="quiet_bench-") as workdir:
-        async with operator_stack(Path(workdir)) as stack:
+        async with operator_stack(Path(workdir), ClusterTarget(KUBESIM)) as stack:
             await create_namespace(stack.kube, NAMESPACE, in_scope=True)
             spec = {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]}
             body = manifest("Elasticsearch", "quickstart", NAMESPACE, spec)

@@ -26,12 +26,12 @@ from temporalio.client import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
 
+from tests.clusters import kube_cluster
 from tests.e2e.harness import (
     ES,
     Operator,
     accept_trial,
     create_namespace,
-    kube_cluster,
     manifest,
     temporal_server,
     write_operator_config,
@@ -74,7 +74,8 @@ async def one_run(replicas: int, resources: int) -> tuple[float, int]:
     """Resources reconciled per second with ``replicas`` operators, and how many did the work."""
     with tempfile.TemporaryDirectory(prefix="scale_bench-") as workdir:
         directory = Path(workdir)
-        async with kube_cluster(directory) as (_, kube, kubeconfig), temporal_server() as temporal:
+        async with kube_cluster(directory) as cluster, temporal_server() as temporal:
+            kube, kubeconfig = cluster.kube, cluster.operator_kubeconfig
             await create_namespace(kube, "elastic-system", in_scope=False)
             await accept_trial(kube, operator_namespace="elastic-system")
             await create_namespace(kube, NAMESPACE, in_scope=True)
