@@ -4,11 +4,22 @@ certain, so that a failed start never leaves one behind."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
 import subprocess
+import threading
 from pathlib import Path
+
+#: prctl(2) option: the signal a process gets when the thread that started it ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: be killed when the launcher dies, even by SIGKILL (its stop
+    never runs then), so no component outlives the test run or ``stackflow dev`` that made it."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port() -> int:
@@ -30,6 +41,9 @@ class Component:
 
     def start(self) -> None:
         """Start it in a session of its own (its children go with it at ``stop``)."""
+        # The death signal follows the starting *thread*: only the main thread lives as long as
+        # the launcher's process, so only a start from it asks for one.
+        main_thread = threading.current_thread() is threading.main_thread()
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 self.argv,
@@ -37,6 +51,7 @@ class Component:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent if main_thread else None,
             )
 
     @property

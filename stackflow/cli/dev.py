@@ -294,7 +294,9 @@ class DevControlPlane(DevCluster):
                 f"--cluster apiserver needs {', '.join(missing)}: run `make tools` first"
             )
         try:
-            await asyncio.to_thread(self.plane.start)
+            # In the main thread (nothing else runs yet): its components then die with this
+            # process even if it is killed.
+            self.plane.start()
         except ControlPlaneError as error:
             raise RuntimeError(str(error)) from None
 

@@ -3,10 +3,12 @@ process left behind, whatever fails."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,8 @@ import pytest
 from controlplane import ControlPlane, ControlPlaneError
 from controlplane import cluster as cluster_module
 from controlplane.cluster import REQUIRED, tools_bin
-from tests.clusters import apiserver_unavailable, kubectl
+from tests.clusters import REPO, apiserver_unavailable, kubectl
+from tests.polling import eventually
 
 pytestmark = pytest.mark.apiserver
 
@@ -127,3 +130,39 @@ def test_kubectl_drives_the_session_control_plane(
         assert pods["items"][0]["spec"]["nodeName"].startswith("kwok-node-")
     finally:
         kubectl(admin, "delete", "namespace", "launcher-check", "--wait=true", "--timeout=120s")
+
+
+LAUNCHER = """
+import json, sys
+from pathlib import Path
+from controlplane import ControlPlane
+plane = ControlPlane(Path(sys.argv[1]), nodes=1)
+plane.start()
+print(json.dumps(plane.pids()), flush=True)
+sys.stdin.read()
+"""
+
+
+async def test_components_die_with_a_killed_launcher(tmp_path: Path) -> None:
+    launcher = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        LAUNCHER,
+        str(tmp_path / "cluster"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert launcher.stdout is not None
+    line = await asyncio.wait_for(launcher.stdout.readline(), timeout=180)
+    pids = json.loads(line)
+    assert len(pids) == 5
+    assert all(alive(pid) for pid in pids)
+    # SIGKILL: the launcher's own stop never runs.
+    launcher.kill()
+    await launcher.wait()
+
+    def all_gone() -> bool:
+        return not [pid for pid in pids if alive(pid)]
+
+    await eventually(all_gone, within=30, what="every component gone with its launcher")
