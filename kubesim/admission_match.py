@@ -202,27 +202,28 @@ def build_review(request: AdmissionRequest, *, uid: str) -> dict[str, Any]:
     options = dict(request.options)
     options.setdefault("apiVersion", "meta.k8s.io/v1")
     options.setdefault("kind", _OPTIONS_KIND.get(request.operation, "CreateOptions"))
-    return {
-        "apiVersion": ADMISSION_API_VERSION,
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "kind": kind,
-            "resource": resource,
-            "subResource": request.subresource,
-            "requestKind": dict(kind),
-            "requestResource": dict(resource),
-            "requestSubResource": request.subresource,
-            "name": request.name,
-            "namespace": request.namespace,
-            "operation": request.operation,
-            "userInfo": json.loads(json.dumps(_USER_INFO)),
-            "object": request.obj,
-            "oldObject": request.old_obj,
-            "dryRun": request.dry_run,
-            "options": options,
-        },
+    body: dict[str, Any] = {
+        "uid": uid,
+        "kind": kind,
+        "resource": resource,
+        "subResource": request.subresource,
+        "requestKind": dict(kind),
+        "requestResource": dict(resource),
+        "requestSubResource": request.subresource,
+        "name": request.name,
+        "namespace": request.namespace,
+        "operation": request.operation,
+        "userInfo": json.loads(json.dumps(_USER_INFO)),
+        "object": request.obj,
+        "oldObject": request.old_obj,
+        "dryRun": request.dry_run,
+        "options": options,
     }
+    # These strings are omitempty in admission/v1: an empty one is left out.
+    for key in ("subResource", "requestSubResource", "name", "namespace"):
+        if not body[key]:
+            del body[key]
+    return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "request": body}
 
 
 def read_verdict(body: Any, *, uid: str, mutating: bool) -> Verdict:

@@ -110,8 +110,19 @@ BUILTIN_RESOURCE_TYPES: tuple[ResourceType, ...] = (
         categories=("all",),
         has_status=True,
         generation="spec",
+        # PodToSelectableFields of the real server.
         field_selectors=frozenset(
-            {"spec.nodeName", "status.phase", "spec.serviceAccountName", "status.podIP"}
+            {
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "spec.hostNetwork",
+                "status.phase",
+                "status.podIP",
+                "status.podIPs",
+                "status.nominatedNodeName",
+            }
         ),
         returns_deleted_object=True,
     ),
@@ -186,6 +197,7 @@ BUILTIN_RESOURCE_TYPES: tuple[ResourceType, ...] = (
         "ValidatingWebhookConfiguration",
         namespaced=False,
         categories=("api-extensions",),
+        generation="non_metadata",
     ),
     _grouped(
         "admissionregistration.k8s.io",
@@ -193,6 +205,7 @@ BUILTIN_RESOURCE_TYPES: tuple[ResourceType, ...] = (
         "MutatingWebhookConfiguration",
         namespaced=False,
         categories=("api-extensions",),
+        generation="non_metadata",
     ),
     # apiextensions.k8s.io/v1
     _grouped(

@@ -1,6 +1,13 @@
-"""Discovery documents: ``/version``, legacy and aggregated discovery, the OpenAPI v3 stub (§2.2-2.5).
+"""Discovery documents: ``/version``, legacy and aggregated discovery, the OpenAPI stubs (§2.2-2.5).
 
 Table rendering (``to_table``) lives in :mod:`kubesim.tables` and is re-exported here.
+
+Shapes follow the real API server (v1.37): resources and built-in subresources sorted by name, the
+``responseKind`` of a built-in resource without group and version (they are the ones of the
+group version being listed), custom resources listing their verbs in the order the apiextensions
+server does. ``/openapi/v2`` is an empty but valid document (kubectl reads it only as protobuf, to
+validate the items of a ``kind: List`` client-side; with no definitions it validates nothing and
+leaves validation to the server's ``fieldValidation``).
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ __all__ = [
     "api_group_list",
     "api_resource_list",
     "api_versions",
+    "openapi_v2_document",
+    "openapi_v2_protobuf",
     "openapi_v3_document",
     "openapi_v3_index",
     "to_table",
@@ -33,14 +42,21 @@ AGGREGATED_DISCOVERY_CONTENT_TYPE = (
 KUBE_MAJOR = "1"
 KUBE_MINOR = "37"
 GIT_VERSION = "v1.37.0-kubesim"
+#: The oldest minor version this one can interoperate with (compatibility version, KEP-4330).
+MIN_COMPATIBILITY_MINOR = "36"
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 _SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
 
 
 def version_info() -> dict[str, str]:
-    """The ``/version`` body."""
+    """The ``/version`` body (key order as the real server writes it)."""
     return {
         "major": KUBE_MAJOR,
         "minor": KUBE_MINOR,
+        "emulationMajor": KUBE_MAJOR,
+        "emulationMinor": KUBE_MINOR,
+        "minCompatibilityMajor": KUBE_MAJOR,
+        "minCompatibilityMinor": MIN_COMPATIBILITY_MINOR,
         "gitVersion": GIT_VERSION,
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
@@ -114,6 +130,14 @@ def _extra_subresources(rt: ResourceType) -> list[tuple[str, list[str]]]:
     return []
 
 
+def _subresources(rt: ResourceType) -> list[tuple[str, list[str]]]:
+    """Every subresource with its verbs: sorted by name for built-in resources, status before
+    scale for a custom resource (the apiextensions server adds them in that order)."""
+    subresources = [(name, list(SUBRESOURCE_VERBS)) for name in rt.subresources]
+    listed = [*subresources, *_extra_subresources(rt)]
+    return listed if rt.custom else sorted(listed)
+
+
 def _legacy_entries(rt: ResourceType) -> list[dict[str, Any]]:
     entry: dict[str, Any] = {
         "name": rt.plural,
@@ -128,8 +152,7 @@ def _legacy_entries(rt: ResourceType) -> list[dict[str, Any]]:
         entry["categories"] = list(rt.categories)
     entry["storageVersionHash"] = _storage_version_hash(rt)
     entries = [entry]
-    subresources = [(name, list(SUBRESOURCE_VERBS)) for name in rt.subresources]
-    for name, verbs in [*subresources, *_extra_subresources(rt)]:
+    for name, verbs in _subresources(rt):
         sub: dict[str, Any] = {
             "name": f"{rt.plural}/{name}",
             "singularName": "",
@@ -158,7 +181,12 @@ def api_resource_list(reg: Registry, group: str, version: str) -> dict[str, Any]
 
 
 def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
-    response_kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
+    # Built-in resources leave out the group version they are listed under; a CRD's resources
+    # name it in full.
+    if rt.custom:
+        response_kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
+    else:
+        response_kind = {"group": "", "version": "", "kind": rt.kind}
     entry: dict[str, Any] = {
         "resource": rt.plural,
         "responseKind": response_kind,
@@ -170,14 +198,13 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
         entry["shortNames"] = list(rt.short_names)
     if rt.categories:
         entry["categories"] = list(rt.categories)
-    subresources = [(name, list(SUBRESOURCE_VERBS)) for name in rt.subresources]
     rendered = [
         {
             "subresource": name,
             "responseKind": dict(_SCALE_KIND) if name == "scale" else dict(response_kind),
             "verbs": verbs,
         }
-        for name, verbs in [*subresources, *_extra_subresources(rt)]
+        for name, verbs in _subresources(rt)
     ]
     if rendered:
         entry["subresources"] = rendered
@@ -287,3 +314,37 @@ def openapi_v3_document(reg: Registry, path: str) -> dict[str, Any] | None:
         "paths": paths,
         "components": {"schemas": {}},
     }
+
+
+def _protobuf_field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field (wire type 2)."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def openapi_v2_document() -> dict[str, Any]:
+    """The ``/openapi/v2`` document as JSON: no paths, no definitions."""
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "paths": {},
+    }
+
+
+def openapi_v2_protobuf() -> bytes:
+    """:func:`openapi_v2_document` as an ``openapi_v2.Document`` protobuf (gnostic's message:
+    ``swagger`` = 1, ``info`` = 2 with ``title`` = 1 and ``version`` = 2, ``paths`` = 8), what
+    kubectl asks for with :data:`OPENAPI_V2_PROTOBUF`."""
+    info = _protobuf_field(1, b"Kubernetes") + _protobuf_field(2, GIT_VERSION.encode())
+    return _protobuf_field(1, b"2.0") + _protobuf_field(2, info) + _protobuf_field(8, b"")

@@ -36,8 +36,9 @@ class Cause:
     field: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        """Render as the API server does: ``field`` omitted when empty."""
-        out = {"reason": self.reason, "message": self.message}
+        """Render as the API server does: an empty ``reason`` or ``field`` is left out."""
+        out = {"reason": self.reason} if self.reason else {}
+        out["message"] = self.message
         if self.field:
             out["field"] = self.field
         return out
@@ -64,8 +65,10 @@ class StatusError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        # An empty reason is left out (omitempty), as for the storage layer's untyped errors.
+        if self.reason:
+            body["reason"] = self.reason
         details = dict(self.details) if self.details is not None else None
         if self.causes:
             details = details or {}
@@ -146,9 +149,13 @@ def conflict(*, group: str, plural: str, name: str, why: str | None = None) -> S
 def invalid(*, group: str, kind: str, name: str, causes: list[Cause]) -> StatusError:
     """422 Invalid: ``Widget.example.com "w1" is invalid: field: message`` (several causes in [])."""
     qualified_kind = f"{kind}.{group}" if group else kind
-    rendered = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+    # The message aggregates the causes without repeating an identical one (ToAggregate).
+    rendered = list(
+        dict.fromkeys(f"{c.field}: {c.message}" if c.field else c.message for c in causes)
+    )
     joined = rendered[0] if len(rendered) == 1 else "[" + ", ".join(rendered) + "]"
-    details: dict[str, Any] = {"name": name}
+    # An unnamed object (a create with generateName, request options) has no details.name.
+    details: dict[str, Any] = {"name": name} if name else {}
     if group:
         details["group"] = group
     details["kind"] = kind
@@ -197,7 +204,6 @@ def unsupported_media_type(content_type: str, accepted: list[str]) -> StatusErro
         "UnsupportedMediaType",
         f"the body of the request was in an unknown format - accepted media types include: "
         f"{', '.join(accepted)}",
-        {},
     )
 
 
@@ -217,7 +223,17 @@ def internal_error(message: str) -> StatusError:
     )
 
 
-def timeout(message: str, *, cause_reason: str = "") -> StatusError:
-    """504 Timeout, e.g. ``Too large resource version``."""
-    causes = [Cause(reason=cause_reason, message=message)] if cause_reason else []
-    return StatusError(504, "Timeout", message, {}, causes)
+#: The cause message of a ``ResourceVersionTooLarge`` timeout (the cause omits the numbers).
+_CAUSE_MESSAGES = {"ResourceVersionTooLarge": "Too large resource version"}
+
+
+def timeout(message: str, *, cause_reason: str = "", retry_after: int = 1) -> StatusError:
+    """504 Timeout, e.g. ``Timeout: Too large resource version: 9, current: 5`` (retry after 1 s)."""
+    causes = (
+        [Cause(reason=cause_reason, message=_CAUSE_MESSAGES.get(cause_reason, message))]
+        if cause_reason
+        else []
+    )
+    return StatusError(
+        504, "Timeout", f"Timeout: {message}", {"retryAfterSeconds": retry_after}, causes
+    )

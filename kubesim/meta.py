@@ -8,6 +8,7 @@ Everything here decides from plain dicts and raises :class:`~kubesim.errors.Stat
 from __future__ import annotations
 
 import copy
+import json
 import re
 import secrets
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 
 from kubesim import errors
 from kubesim.errors import Cause
+from kubesim.selector_text import go_quote, label_value_errors, qualified_name_errors
 
 GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 GENERATE_NAME_SUFFIX_LENGTH = 5
@@ -148,10 +150,116 @@ def name_causes(name: str, *, label: bool) -> list[Cause]:
             )
         )
     if not pattern.match(name):
-        message = _LABEL_MESSAGE if label else _SUBDOMAIN_MESSAGE
+        if label and _DNS_SUBDOMAIN_RE.match(name):
+            # apimachinery's IsDNS1123Label: a valid subdomain within the length must have dots.
+            message = "must not contain dots"
+        else:
+            message = _LABEL_MESSAGE if label else _SUBDOMAIN_MESSAGE
         causes.append(
             Cause("FieldValueInvalid", f'Invalid value: "{name}": {message}', "metadata.name")
         )
+    return causes
+
+
+_LABEL_KEY_FORMAT_MESSAGE = (
+    "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start "
+    "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
+    "subdomain prefix and '/' (e.g. 'example.com/MyName')"
+)
+
+
+def _key_errors(key: str, *, label: bool) -> list[str]:
+    if label and key.count("/") > 1:
+        return [_LABEL_KEY_FORMAT_MESSAGE]
+    return qualified_name_errors(key)
+
+
+def label_causes(meta: Mapping[str, Any]) -> list[Cause]:
+    """Causes for invalid ``metadata.labels`` (keys, then values, label by label) and
+    ``metadata.annotations`` keys, in the order ValidateObjectMeta reports them."""
+    causes: list[Cause] = []
+    labels = meta.get("labels")
+    if isinstance(labels, Mapping):
+        for key, value in labels.items():
+            for message in _key_errors(str(key), label=True):
+                causes.append(
+                    Cause(
+                        "FieldValueInvalid",
+                        f"Invalid value: {go_quote(str(key))}: {message}",
+                        "metadata.labels",
+                    )
+                )
+            for message in label_value_errors(str(value)):
+                causes.append(
+                    Cause(
+                        "FieldValueInvalid",
+                        f"Invalid value: {go_quote(str(value))}: {message}",
+                        "metadata.labels",
+                    )
+                )
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping):
+        for key in annotations:
+            for message in _key_errors(str(key).lower(), label=False):
+                causes.append(
+                    Cause(
+                        "FieldValueInvalid",
+                        f"Invalid value: {go_quote(str(key))}: {message}",
+                        "metadata.annotations",
+                    )
+                )
+    return causes
+
+
+_CONFIG_KEY = "[-._a-zA-Z0-9]+"
+_CONFIG_KEY_RE = re.compile(f"^{_CONFIG_KEY}$")
+_CONFIG_KEY_MESSAGE = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
+    f"'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '{_CONFIG_KEY}')"
+)
+
+
+def config_key_errors(key: str) -> list[str]:
+    """apimachinery's IsConfigMapKey (the keys of ConfigMap and Secret data)."""
+    found: list[str] = []
+    if len(key) > 253:
+        found.append("must be no more than 253 characters")
+    if not _CONFIG_KEY_RE.match(key):
+        found.append(_CONFIG_KEY_MESSAGE)
+    if key in (".", ".."):
+        found.append(f"must not be '{key}'")
+    elif key.startswith(".."):
+        found.append("must not start with '..'")
+    return found
+
+
+def data_key_causes(obj: Mapping[str, Any], *, binary_field: str | None) -> list[Cause]:
+    """Causes for invalid keys of ``data`` (and of ``binary_field``, ConfigMap's ``binaryData``)."""
+    causes: list[Cause] = []
+    data = obj.get("data")
+    binary = obj.get(binary_field) if binary_field else None
+    for field_name, values in (("data", data), (binary_field, binary)):
+        if not field_name or not isinstance(values, Mapping):
+            continue
+        for key in values:
+            for message in config_key_errors(str(key)):
+                causes.append(
+                    Cause(
+                        "FieldValueInvalid",
+                        f"Invalid value: {go_quote(str(key))}: {message}",
+                        f"{field_name}[{key}]",
+                    )
+                )
+            if field_name == "data" and isinstance(binary, Mapping) and key in binary:
+                causes.append(
+                    Cause(
+                        "FieldValueInvalid",
+                        f"Invalid value: {go_quote(str(key))}: duplicate of key present in "
+                        f"{binary_field}",
+                        f"data[{key}]",
+                    )
+                )
     return causes
 
 
@@ -162,24 +270,19 @@ def owner_reference_causes(meta: Mapping[str, Any]) -> list[Cause]:
         return [Cause("FieldValueInvalid", "must be a list", "metadata.ownerReferences")]
     causes: list[Cause] = []
     controller_names: list[str] = []
-    for ref in refs:
+    for index, ref in enumerate(refs):
         if not isinstance(ref, dict):
             causes.append(
                 Cause("FieldValueInvalid", "must be an object", "metadata.ownerReferences")
             )
             continue
-        for field_name, what in (
-            ("apiVersion", "version"),
-            ("kind", "kind"),
-            ("name", "name"),
-            ("uid", "uid"),
-        ):
+        for field_name in ("apiVersion", "kind", "name", "uid"):
             if not ref.get(field_name):
                 causes.append(
                     Cause(
-                        "FieldValueInvalid",
-                        f'Invalid value: "": {what} must not be empty',
-                        f"metadata.ownerReferences.{field_name}",
+                        "FieldValueRequired",
+                        "Required value: must not be empty",
+                        f"metadata.ownerReferences[{index}].{field_name}",
                     )
                 )
         if ref.get("controller") is True:
@@ -188,12 +291,27 @@ def owner_reference_causes(meta: Mapping[str, Any]) -> list[Cause]:
         causes.append(
             Cause(
                 "FieldValueInvalid",
-                "Invalid value: []v1.OwnerReference{...}: Only one reference can have Controller set "
-                f'to true. Found "true" in references for {" and ".join(controller_names)}',
+                f"Invalid value: {_owner_references_json(refs)}: Only one reference can have "
+                f'Controller set to true. Found "true" in references for '
+                f"{' and '.join(controller_names)}",
                 "metadata.ownerReferences",
             )
         )
     return causes
+
+
+def _owner_references_json(refs: list[Any]) -> str:
+    """The references as the Go struct marshals them (field order, ``omitempty`` pointers)."""
+    rendered = []
+    for ref in refs:
+        if not isinstance(ref, dict):
+            continue
+        out = {key: ref.get(key, "") for key in ("apiVersion", "kind", "name", "uid")}
+        for flag in ("controller", "blockOwnerDeletion"):
+            if flag in ref and ref[flag] is not None:
+                out[flag] = ref[flag]
+        rendered.append(out)
+    return json.dumps(rendered, separators=(",", ":"))
 
 
 def go_string_slice(values: list[str]) -> str:
@@ -220,9 +338,10 @@ def new_finalizer_causes(old_meta: Mapping[str, Any], new_meta: Mapping[str, Any
 
 
 def immutable_causes(old_meta: Mapping[str, Any], new_meta: Mapping[str, Any]) -> list[Cause]:
-    """Causes for changes of ``uid`` / ``deletionTimestamp`` that an update may not make."""
+    """Causes for a change of ``deletionTimestamp`` that an update may not make (a changed uid is
+    a 409, see :func:`uid_precondition_error`)."""
     causes: list[Cause] = []
-    for field_name in ("uid", "deletionTimestamp"):
+    for field_name in ("deletionTimestamp",):
         new_value = new_meta.get(field_name)
         if new_value and new_value != old_meta.get(field_name):
             causes.append(
@@ -286,24 +405,67 @@ def gc_finalizers(finalizers: list[str], propagation: str | None) -> list[str]:
 def precondition_error(
     rt: ResourceTypeLike, name: str, meta: Mapping[str, Any], preconditions: Mapping[str, Any]
 ) -> errors.StatusError | None:
-    """409 when DeleteOptions preconditions (uid / resourceVersion) do not match the object."""
+    """409 when DeleteOptions preconditions (uid / resourceVersion) do not match the object.
+
+    The storage layer reports these on the Kind (``Operation cannot be fulfilled on ConfigMap``).
+    """
     uid = preconditions.get("uid")
     if uid and uid != meta.get("uid"):
         return errors.conflict(
             group=rt.group,
-            plural=rt.plural,
+            plural=rt.kind,
             name=name,
-            why=f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid', '')}",
+            why=(
+                f"the UID in the precondition ({uid}) does not match the UID in record "
+                f"({meta.get('uid', '')}). The object might have been deleted and then recreated"
+            ),
         )
     rv = preconditions.get("resourceVersion")
     if rv and rv != meta.get("resourceVersion"):
         return errors.conflict(
             group=rt.group,
-            plural=rt.plural,
+            plural=rt.kind,
             name=name,
             why=(
-                f"Precondition failed: ResourceVersion in precondition: {rv}, "
-                f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}"
+                f"the ResourceVersion in the precondition ({rv}) does not match the "
+                f"ResourceVersion in record ({meta.get('resourceVersion', '')}). The object might "
+                "have been modified"
             ),
         )
     return None
+
+
+#: Where the real API server keeps a built-in resource in etcd, when not ``/registry/<plural>``.
+_STORAGE_PREFIXES = {
+    ("", "services"): "services/specs",
+    ("", "endpoints"): "services/endpoints",
+    ("", "nodes"): "minions",
+    ("apiextensions.k8s.io", "customresourcedefinitions"): (
+        "apiextensions.k8s.io/customresourcedefinitions"
+    ),
+}
+
+
+def storage_path(rt: ResourceTypeLike, namespace: str, name: str) -> str:
+    """The etcd key of an object on the real server (it shows in storage errors)."""
+    if rt.custom:
+        prefix = f"{rt.group}/{rt.plural}"
+    else:
+        prefix = _STORAGE_PREFIXES.get((rt.group, rt.plural), rt.plural)
+    return f"/registry/{prefix}/{namespace}/{name}" if namespace else f"/registry/{prefix}/{name}"
+
+
+def uid_precondition_error(
+    rt: ResourceTypeLike, namespace: str, name: str, *, sent: str, stored: str
+) -> errors.StatusError:
+    """409 for an update whose body carries another uid (the storage's uid precondition)."""
+    return errors.conflict(
+        group=rt.group,
+        plural=rt.plural,
+        name=name,
+        why=(
+            f"StorageError: invalid object, Code: 4, Key: {storage_path(rt, namespace, name)}, "
+            f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: "
+            f"{sent}, UID in object meta: {stored}"
+        ),
+    )

@@ -50,6 +50,19 @@ BUILTIN_GROUP_ORDER: tuple[str, ...] = (
 )
 
 
+# The order in which the apiextensions server lists a custom resource's verbs (its handler builds
+# them in this order; built-in resources list theirs sorted).
+CUSTOM_RESOURCE_VERBS: tuple[str, ...] = (
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+)
+
 _KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
 
@@ -110,6 +123,7 @@ def crd_resource_types(crd: Mapping[str, Any]) -> list[ResourceType]:
                 namespaced=spec.get("scope", "Namespaced") == "Namespaced",
                 short_names=tuple(names.get("shortNames") or ()),
                 categories=tuple(names.get("categories") or ()),
+                verbs=CUSTOM_RESOURCE_VERBS,
                 has_status="status" in subresources,
                 scale=scale,
                 generation="non_metadata",

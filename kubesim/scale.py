@@ -79,11 +79,13 @@ def scale_of(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         selector = selector_text(read_path(obj, rt.scale.label_selector_path))
         if selector:
             status["selector"] = selector
+    replicas = read_path(obj, rt.scale.spec_replicas_path) or 0
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": scale_meta,
-        "spec": {"replicas": read_path(obj, rt.scale.spec_replicas_path) or 0},
+        # ScaleSpec.replicas is omitempty: zero replicas is an empty spec.
+        "spec": {"replicas": replicas} if replicas else {},
         "status": status,
     }
 
@@ -114,7 +116,8 @@ async def handle_scale(
         raise errors.method_not_allowed()
     if not isinstance(wanted, dict):
         raise errors.bad_request("a Scale object is required")
-    replicas = (wanted.get("spec") or {}).get("replicas")
+    # An omitted replicas is the Go zero value (the field is omitempty).
+    replicas = (wanted.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise errors.invalid(
             group="autoscaling",

@@ -152,7 +152,8 @@ _SYMBOL_TOKENS = {
 }
 _SPECIAL_CHARS = frozenset("=!(),><")
 _WHITESPACE = frozenset(" \t\r\n")
-_BINARY_OPERATORS = "in, notin, =, ==, !=, >, <"
+# As apimachinery words it (its tokens for > and < are named gt and lt).
+_BINARY_OPERATORS = "in, notin, =, ==, !=, gt, lt"
 _OPERATOR_BY_TOKEN = {
     _Token.IN: Operator.IN,
     _Token.NOT_IN: Operator.NOT_IN,

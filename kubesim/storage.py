@@ -167,6 +167,10 @@ class ObjectStorage:
         temporary.write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")
         os.replace(temporary, target)
 
+    def forget_history(self) -> None:
+        """Drop the event history: watches may only start from the current resourceVersion on."""
+        self._hub.reset(floor=self._rv)
+
     def load(self, path: str | os.PathLike[str]) -> None:
         """Replace the state with a state file's.
 

@@ -21,11 +21,13 @@ from kubesim import errors, schema, store_kinds
 from kubesim.errors import Cause, StatusError
 from kubesim.meta import (
     ResourceTypeLike,
+    data_key_causes,
     gc_finalizers,
     generate_name,
     generation_changed,
     immutable_causes,
     json_copy,
+    label_causes,
     mark_deleting,
     metadata_of,
     name_causes,
@@ -35,6 +37,7 @@ from kubesim.meta import (
     precondition_error,
     strip_type_meta,
     typed_view,
+    uid_precondition_error,
     with_type_meta,
 )
 from kubesim.storage import Listener, ObjectKey, ObjectStorage, rv_of, storage_key
@@ -82,6 +85,9 @@ class Store:
         self._registry = registry
         self._storage = ObjectStorage(history_window=history_window)
         self.bootstrap()
+        # Like a real server's watch cache, which starts after its own bootstrap: the creation
+        # of the default namespaces is not replayed to a watch from an older resourceVersion.
+        self._storage.forget_history()
 
     # ----------------------------------------------------------------- reads
 
@@ -144,13 +150,12 @@ class Store:
         label_selector: LabelMatcher | None = None,
         field_selector: FieldMatcher | None = None,
     ) -> Watch:
-        """Open a watch (§4.3); 410 Expired when ``since_rv`` is older than the history."""
+        """Open a watch (§4.3); 410 Expired when ``since_rv`` is older than the history.
+
+        A ``since_rv`` ahead of the store is accepted, as by the real server: the watch delivers
+        the changes after it once they happen.
+        """
         current_rv = self._storage.resource_version
-        if since_rv and since_rv > current_rv:
-            raise errors.timeout(
-                f"Too large resource version: {since_rv}, current: {current_rv}",
-                cause_reason="ResourceVersionTooLarge",
-            )
         key = storage_key(rt)
         watch = Watch(
             rt=rt,
@@ -159,8 +164,18 @@ class Store:
             label_selector=label_selector,
             field_selector=field_selector,
             start_rv=current_rv,
+            min_rv=since_rv or 0,
         )
-        return self._storage.open_watch(watch, since_rv=since_rv)
+        start = min(since_rv, current_rv) if since_rv else since_rv
+        try:
+            return self._storage.open_watch(watch, since_rv=start)
+        except StatusError as err:
+            if err.code == 410 and key == store_kinds.EVENTS_KEY:
+                # The real server keeps no watch cache for Events: etcd answers, in its words.
+                raise errors.expired(
+                    "The resourceVersion for the provided watch is too old."
+                ) from None
+            raise
 
     def subscribe(self, listener: Listener) -> None:
         """Call ``listener`` synchronously after every persisted write."""
@@ -202,19 +217,22 @@ class Store:
             self._check_namespace_accepts(rt, ns, name)
         if rt.custom:
             self._check_crd_not_terminating(rt, name)
-        for system_field in (
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-            "selfLink",
-        ):
+        for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(system_field, None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
+        # Kinds that track a generation start at 1; the others keep what the client sent (the
+        # real server's create strategies leave it alone).
         if rt.generation != "none":
             meta["generation"] = 1
         if rt.has_status:
             body.pop("status", None)
+        if not rt.custom:
+            schema.default_builtin(rt, body, creating=True)
+            if key == store_kinds.SERVICES_KEY:
+                store_kinds.allocate_service_addresses(
+                    body, self._storage.bucket(store_kinds.SERVICES_KEY).values()
+                )
         bucket = self._storage.bucket(key)
         if not name:
             name = self._generated_name(rt, bucket, ns, prefix)
@@ -225,17 +243,37 @@ class Store:
         elif key == CRDS_KEY:
             self._validate_crd(rt, body, name)
             served = store_kinds.prepare_crd(body, others=self._other_crds(name))
-        causes = name_causes(name, label=key == NAMESPACES_KEY) + owner_reference_causes(meta)
+        if key == store_kinds.DAEMONSETS_KEY:
+            store_kinds.stamp_daemonset_generation(body, None)
+        causes = name_causes(name, label=key == NAMESPACES_KEY) + self._content_causes(rt, body)
         if causes:
             raise self._invalid(rt, name, causes)
         body = self._admit(rt, body, name)
         if (ns, name) in bucket:
             raise errors.already_exists(group=rt.group, plural=rt.plural, name=name)
+        if key == CRDS_KEY:
+            return self._create_crd(rt, body, served=served, dry_run=dry_run)
         if dry_run:
             return with_type_meta(rt, body)
         stored = self._storage.commit(rt, key, body, None, "ADDED")
+        return with_type_meta(rt, stored)
+
+    def _create_crd(
+        self, rt: ResourceTypeLike, established: dict[str, Any], *, served: bool, dry_run: bool
+    ) -> dict[str, Any]:
+        """Store a new CRD as the real server does: first with the status of a CRD nobody has
+        looked at yet (that is the answer), then established by its controllers in a second
+        write (kubesim establishes at once, so its resources are served on return)."""
+        initial = json_copy(established)
+        initial["status"] = store_kinds.initial_crd_status(established)
+        if dry_run:
+            return with_type_meta(rt, initial)
+        stored = self._storage.commit(rt, CRDS_KEY, initial, None, "ADDED")
+        following = json_copy(stored)
+        following["status"] = established["status"]
+        current = self._write(rt, CRDS_KEY, following, stored, dry_run=False)
         if served:
-            self._registry.add_crd(with_type_meta(rt, stored))
+            self._registry.add_crd(with_type_meta(rt, current))
         return with_type_meta(rt, stored)
 
     def update(
@@ -248,7 +286,8 @@ class Store:
         subresource: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Replace an object (§4.5), or its ``status`` / namespace ``finalize`` subresource (§4.8)."""
+        """Replace an object (§4.5), or its ``status`` / namespace ``finalize`` subresource (§4.8), or
+        bind a pod (``binding``: its ``spec.nodeName``)."""
         key = storage_key(rt)
         body = strip_type_meta(json_copy(obj))
         meta = metadata_of(body)
@@ -268,10 +307,28 @@ class Store:
                 new["status"] = body["status"]
             else:
                 new.pop("status", None)
+            if key == store_kinds.DEPLOYMENTS_KEY:
+                # The Deployment status strategy resets spec and labels only: annotations go
+                # through (the deployment controller records the revision so).
+                annotations = meta.get("annotations")
+                if annotations:
+                    new["metadata"]["annotations"] = json_copy(annotations)
+                else:
+                    new["metadata"].pop("annotations", None)
+        elif subresource == "binding" and key == store_kinds.PODS_KEY:
+            # The scheduler's Binding: only spec.nodeName changes (no generation bump).
+            new = json_copy(old)
+            node = (body.get("spec") or {}).get("nodeName")
+            new.setdefault("spec", {})["nodeName"] = node
         elif subresource == "finalize" and key == NAMESPACES_KEY:
             new = json_copy(old)
             finalizers = (body.get("spec") or {}).get("finalizers") or []
-            new.setdefault("spec", {})["finalizers"] = list(finalizers)
+            spec = new.setdefault("spec", {})
+            # An empty list is left out, as the Go type (omitempty) writes it.
+            if finalizers:
+                spec["finalizers"] = list(finalizers)
+            else:
+                spec.pop("finalizers", None)
         else:
             raise errors.unknown_resource()
         served = False
@@ -280,12 +337,14 @@ class Store:
         elif key == CRDS_KEY:
             self._validate_crd(rt, new, name)
             served = store_kinds.prepare_crd(new, others=self._other_crds(name))
+        if not rt.custom:
+            schema.default_builtin(rt, new, creating=False)
         new = self._admit(rt, new, name)
         new_meta = metadata_of(new)
-        if rt.generation == "none":
-            new_meta.pop("generation", None)
-        elif subresource is None and generation_changed(rt, old, new):
+        if rt.generation != "none" and subresource is None and generation_changed(rt, old, new):
             new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
+        if key == store_kinds.DAEMONSETS_KEY:
+            store_kinds.stamp_daemonset_generation(new, old)
         stored = self._write(rt, key, new, old, dry_run=dry_run)
         if key == CRDS_KEY and not dry_run and stored is not old:
             if ("", name) not in self._storage.bucket(CRDS_KEY):
@@ -324,6 +383,10 @@ class Store:
             store_kinds.mark_crd_terminating(new)
         if not meta["finalizers"]:
             meta.pop("finalizers")
+            if key == store_kinds.PODS_KEY:
+                # Pods are deleted gracefully; kubesim always deletes at once, as for a grace
+                # period of 0, and the last state says so.
+                mark_deleting(meta)
             if key != NAMESPACES_KEY or store_kinds.namespace_is_finalized(new):
                 return self._remove(rt, key, new, old, dry_run=dry_run)
         mark_deleting(meta)
@@ -474,10 +537,12 @@ class Store:
             if rv != rv_of(old):
                 raise errors.conflict(group=rt.group, plural=rt.plural, name=name)
         elif rt.custom:
-            raise self._invalid(
-                rt,
-                name,
-                [
+            # The custom resource handler names the resource here, not the Kind.
+            raise errors.invalid(
+                group=rt.group,
+                kind=rt.plural,
+                name=name,
+                causes=[
                     Cause(
                         "FieldValueInvalid",
                         "Invalid value: 0: must be specified for an update",
@@ -491,8 +556,21 @@ class Store:
     ) -> dict[str, Any]:
         meta = body["metadata"]
         old_meta = old["metadata"]
-        causes = immutable_causes(old_meta, meta) + new_finalizer_causes(old_meta, meta)
-        causes += owner_reference_causes(meta)
+        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+            raise uid_precondition_error(
+                rt,
+                str(old_meta.get("namespace") or ""),
+                str(old_meta.get("name", "")),
+                sent=str(meta["uid"]),
+                stored=str(old_meta.get("uid", "")),
+            )
+        causes = self._content_causes(rt, body)
+        finalizer_causes = new_finalizer_causes(old_meta, meta)
+        if rt.custom:
+            # The custom resource strategy and the generic registry both check this rule: the
+            # real server lists the cause twice (its message shows it once).
+            finalizer_causes += finalizer_causes
+        causes += immutable_causes(old_meta, meta) + finalizer_causes
         if causes:
             raise self._invalid(rt, str(old_meta.get("name", "")), causes)
         meta["name"] = old_meta["name"]
@@ -529,12 +607,19 @@ class Store:
         if not old["metadata"].get("deletionTimestamp"):
             new = json_copy(old)
             mark_deleting(new["metadata"])
+            # The namespace registry sets the timestamp only (no grace period).
+            new["metadata"].pop("deletionGracePeriodSeconds", None)
             new.setdefault("status", {})["phase"] = "Terminating"
-            return with_type_meta(rt, self._write(rt, NAMESPACES_KEY, new, old, dry_run=dry_run))
+            # The first DELETE only marks the namespace, even one without finalizers: the
+            # namespace controller (or a second DELETE) removes it.
+            new["metadata"]["resourceVersion"] = rv_of(old)
+            if dry_run:
+                return with_type_meta(rt, new)
+            marked = self._storage.commit(rt, NAMESPACES_KEY, new, old, "MODIFIED")
+            return with_type_meta(rt, marked)
         if (old.get("spec") or {}).get("finalizers"):
-            raise errors.conflict(
-                group="", plural="namespaces", name=name, why=store_kinds.NAMESPACE_DELETE_CONFLICT
-            )
+            # Still being emptied: the real server answers the namespace as it is.
+            return with_type_meta(rt, old)
         return None
 
     def _write(
@@ -601,9 +686,22 @@ class Store:
         if not rt.custom:
             return obj
         admitted, causes, _unknown = schema.admit_custom_object(rt, with_type_meta(rt, obj))
+        scale = getattr(rt, "scale", None)
+        if scale is not None:
+            causes += schema.scale_replicas_causes(admitted, scale.spec_replicas_path)
         if causes:
             raise self._invalid(rt, name, causes)
         return strip_type_meta(admitted)
+
+    @staticmethod
+    def _content_causes(rt: ResourceTypeLike, body: dict[str, Any]) -> CauseList:
+        """Validation failures of ObjectMeta (after the name) and of ConfigMap/Secret data keys."""
+        meta = body.get("metadata") or {}
+        causes = label_causes(meta) + owner_reference_causes(meta)
+        if not rt.custom and rt.group == "" and rt.kind in ("ConfigMap", "Secret"):
+            binary = "binaryData" if rt.kind == "ConfigMap" else None
+            causes += data_key_causes(body, binary_field=binary)
+        return causes
 
     @staticmethod
     def _invalid(rt: ResourceTypeLike, name: str, causes: CauseList) -> StatusError:

@@ -1,4 +1,5 @@
-"""Kind-specific store rules: namespaces (reference §6) and CustomResourceDefinitions (§7).
+"""Kind-specific store rules: namespaces (reference §6), CustomResourceDefinitions (§7), and the
+API server's own allocations and stamps for Services and DaemonSets.
 
 Pure functions over plain dicts; the store calls them while preparing a write.
 """
@@ -6,6 +7,8 @@ Pure functions over plain dicts; the store calls them while preparing a write.
 from __future__ import annotations
 
 import copy
+import ipaddress
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +21,14 @@ IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 NAMESPACE_FINALIZER = "kubernetes"
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
-NAMESPACE_DELETE_CONFLICT = (
-    "The system is ensuring all content is removed from this namespace. Upon completion, "
-    "this namespace will automatically be purged by the system."
-)
+SERVICES_KEY = ("", "services")
+PODS_KEY = ("", "pods")
+EVENTS_KEY = ("", "events")
+DEPLOYMENTS_KEY = ("apps", "deployments")
+DAEMONSETS_KEY = ("apps", "daemonsets")
+SERVICE_RANGE = ipaddress.ip_network("10.96.0.0/12")
+NODE_PORTS = range(30000, 32768)
+DAEMONSET_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,21 @@ def _name_conflict(crd: dict[str, Any], others: list[dict[str, Any]]) -> tuple[s
     return None
 
 
+def initial_crd_status(crd: Mapping[str, Any]) -> dict[str, Any]:
+    """A new CRD's status before any controller saw it: no accepted names, no conditions, the
+    storage version as the only stored version."""
+    storage = [
+        version.get("name")
+        for version in (crd.get("spec") or {}).get("versions") or []
+        if isinstance(version, Mapping) and version.get("storage")
+    ]
+    return {
+        "conditions": None,
+        "acceptedNames": {"plural": "", "kind": ""},
+        "storedVersions": storage,
+    }
+
+
 def prepare_crd(crd: dict[str, Any], *, others: list[dict[str, Any]]) -> bool:
     """Fill name defaults and the establishing status; True when the CRD is to be served.
 
@@ -218,3 +240,56 @@ def crd_is_established(crd: dict[str, Any]) -> bool:
         c.get("type") == "Established" and c.get("status") == "True"
         for c in (crd.get("status") or {}).get("conditions") or []
     )
+
+
+def allocate_service_addresses(
+    service: dict[str, Any], others: Iterable[Mapping[str, Any]]
+) -> None:
+    """What the real API server allocates when it stores a new Service: ``clusterIP`` (unless
+    ``None`` or ExternalName), ``clusterIPs``, the single IPv4 family and free node ports."""
+    spec = service.setdefault("spec", {})
+    if spec.get("type") == "ExternalName":
+        return
+    used_ips: set[str] = set()
+    used_ports: set[int] = set()
+    for other in others:
+        other_spec = other.get("spec") or {}
+        used_ips.update(str(ip) for ip in other_spec.get("clusterIPs") or [])
+        used_ports.update(
+            int(port["nodePort"])
+            for port in other_spec.get("ports") or []
+            if isinstance(port, Mapping) and port.get("nodePort")
+        )
+    if not spec.get("clusterIP"):
+        # .1 belongs to the `kubernetes` Service by convention.
+        for offset in range(10, SERVICE_RANGE.num_addresses - 1):
+            candidate = str(SERVICE_RANGE.network_address + offset)
+            if candidate not in used_ips:
+                spec["clusterIP"] = candidate
+                break
+    spec.setdefault("clusterIPs", [spec["clusterIP"]])
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    if spec.get("type") in ("NodePort", "LoadBalancer"):
+        free = (port for port in NODE_PORTS if port not in used_ports)
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict) and not port.get("nodePort"):
+                port["nodePort"] = next(free)
+
+
+def stamp_daemonset_generation(daemonset: dict[str, Any], old: Mapping[str, Any] | None) -> None:
+    """The ``deprecated.daemonset.template.generation`` annotation: the generation at the last
+    change of the pod template (what ``kubectl rollout`` of DaemonSets reads)."""
+    meta = daemonset.setdefault("metadata", {})
+    annotations = meta.setdefault("annotations", {})
+    old_template = ((old or {}).get("spec") or {}).get("template")
+    new_template = (daemonset.get("spec") or {}).get("template")
+    kept = (
+        ((old or {}).get("metadata") or {})
+        .get("annotations", {})
+        .get(DAEMONSET_GENERATION_ANNOTATION)
+    )
+    if old is None or old_template != new_template or kept is None:
+        annotations[DAEMONSET_GENERATION_ANNOTATION] = str(meta.get("generation") or 1)
+    else:
+        annotations[DAEMONSET_GENERATION_ANNOTATION] = kept

@@ -188,44 +188,44 @@ def _go_number(number: Any) -> str:
 
 
 def _validate_number(value: Any, schema: Schema, path: str) -> list[Cause]:
-    causes: list[Cause] = []
+    # kube-openapi's number validator reports only the first failing constraint, in this order.
+    multiple = schema.get("multipleOf")
+    if multiple and (value / multiple) != int(value / multiple):
+        detail = f"{path} in body should be a multiple of {_go_number(multiple)}"
+        return [_invalid(path, value, detail)]
     maximum = schema.get("maximum")
     if maximum is not None:
         exclusive = bool(schema.get("exclusiveMaximum"))
         if value > maximum or (exclusive and value == maximum):
             relation = "less than" if exclusive else "less than or equal to"
             detail = f"{path} in body should be {relation} {_go_number(maximum)}"
-            causes.append(_invalid(path, value, detail))
+            return [_invalid(path, value, detail)]
     minimum = schema.get("minimum")
     if minimum is not None:
         exclusive = bool(schema.get("exclusiveMinimum"))
         if value < minimum or (exclusive and value == minimum):
             relation = "greater than" if exclusive else "greater than or equal to"
             detail = f"{path} in body should be {relation} {_go_number(minimum)}"
-            causes.append(_invalid(path, value, detail))
-    multiple = schema.get("multipleOf")
-    if multiple and (value / multiple) != int(value / multiple):
-        detail = f"{path} in body should be a multiple of {_go_number(multiple)}"
-        causes.append(_invalid(path, value, detail))
-    return causes
+            return [_invalid(path, value, detail)]
+    return []
 
 
 def _validate_string(value: str, schema: Schema, path: str) -> list[Cause]:
-    causes: list[Cause] = []
+    # kube-openapi's string validator stops at the first failure: maxLength, minLength, pattern.
     max_length = schema.get("maxLength")
     if max_length is not None and len(value) > max_length:
         unit = "byte" if max_length == 1 else "bytes"
-        causes.append(
+        return [
             Cause("FieldValueTooLong", f"Too long: may not be more than {max_length} {unit}", path)
-        )
+        ]
     min_length = schema.get("minLength")
     if min_length is not None and len(value) < min_length:
         detail = f"{path} in body should be at least {min_length} chars long"
-        causes.append(_invalid(path, value, detail))
+        return [_invalid(path, value, detail)]
     pattern = schema.get("pattern")
     if pattern is not None and re.search(pattern, value) is None:
-        causes.append(_invalid(path, value, f"{path} in body should match '{pattern}'"))
-    return causes
+        return [_invalid(path, value, f"{path} in body should match '{pattern}'")]
+    return []
 
 
 def _validate_array(value: list[Any], schema: Schema, path: str) -> list[Cause]:

@@ -1,41 +1,511 @@
-"""Server-side printing: ``meta.k8s.io/v1`` Table bodies for ``kubectl get`` (§2.5)."""
+"""Server-side printing: ``meta.k8s.io/v1`` Table bodies for ``kubectl get`` (§2.5).
+
+The built-in kinds print the columns of the real API server's printers (kubernetes
+``pkg/printers/internalversion``, v1.37): the column definitions below are the server's own, and
+the cells are computed as its print functions compute them, ``wide`` columns included (the server
+always sends them; the column's priority tells kubectl whether to show it). Kinds without a
+printer (Roles, ClusterRoles) get the default ``Name`` + ``Created At`` table; custom resources
+get ``Name`` plus their ``additionalPrinterColumns``, or ``Age``.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from kubesim.resource_type import ResourceType
 
-_NAME_COLUMN = {
-    "name": "Name",
-    "type": "string",
-    "format": "name",
-    "description": "Name must be unique within a namespace.",
-    "priority": 0,
+_NAME_DESCRIPTION = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+_CREATED_DESCRIPTION = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+# (group, plural) → columns after Name, as (name, type, priority, description).
+_BUILTIN_COLUMNS: dict[tuple[str, str], tuple[tuple[str, str, int, str], ...]] = {
+    ("", "namespaces"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Status", "string", 0, "The status of the namespace"),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
+    ("", "secrets"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Type",
+            "string",
+            0,
+            "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
+        ),
+        (
+            "Data",
+            "string",
+            0,
+            "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
+    ("", "configmaps"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Data",
+            "string",
+            0,
+            "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
+    ("", "services"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Type",
+            "string",
+            0,
+            'type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types',
+        ),
+        (
+            "Cluster-IP",
+            "string",
+            0,
+            'clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies',
+        ),
+        (
+            "External-IP",
+            "string",
+            0,
+            "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.",
+        ),
+        (
+            "Port(s)",
+            "string",
+            0,
+            "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        (
+            "Selector",
+            "string",
+            1,
+            "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",
+        ),
+    ),
+    ("", "endpoints"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Endpoints",
+            "string",
+            0,
+            "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
+    ("", "pods"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."),
+        ("Status", "string", 0, "The aggregate status of the containers in this pod."),
+        (
+            "Restarts",
+            "string",
+            0,
+            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        (
+            "IP",
+            "string",
+            1,
+            "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+        ),
+        (
+            "Node",
+            "string",
+            1,
+            "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename",
+        ),
+        (
+            "Nominated Node",
+            "string",
+            1,
+            "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
+        ),
+        (
+            "Readiness Gates",
+            "string",
+            1,
+            'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',
+        ),
+    ),
+    ("", "serviceaccounts"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
+    ("", "persistentvolumeclaims"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Status", "string", 0, "phase represents the current phase of PersistentVolumeClaim."),
+        (
+            "Volume",
+            "string",
+            0,
+            "volumeName is the binding reference to the PersistentVolume backing this claim.",
+        ),
+        (
+            "Capacity",
+            "string",
+            0,
+            "capacity represents the actual resources of the underlying volume.",
+        ),
+        (
+            "Access Modes",
+            "string",
+            0,
+            "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
+        ),
+        ("StorageClass", "string", 0, "StorageClass of the pvc"),
+        ("VolumeAttributesClass", "string", 0, "VolumeAttributesClass of the pvc"),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        (
+            "VolumeMode",
+            "string",
+            1,
+            "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.",
+        ),
+    ),
+    ("", "events"): (
+        (
+            "Last Seen",
+            "string",
+            0,
+            "The time at which the most recent occurrence of this event was recorded.",
+        ),
+        (
+            "Type",
+            "string",
+            0,
+            "Type of this event (Normal, Warning), new types could be added in the future",
+        ),
+        (
+            "Reason",
+            "string",
+            0,
+            "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+        ),
+        ("Object", "string", 0, "The object that this event is about."),
+        (
+            "Subobject",
+            "string",
+            1,
+            'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',
+        ),
+        (
+            "Source",
+            "string",
+            1,
+            "The component reporting this event. Should be a short machine understandable string.",
+        ),
+        ("Message", "string", 0, "A human-readable description of the status of this operation."),
+        (
+            "First Seen",
+            "string",
+            1,
+            "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+        ),
+        ("Count", "string", 1, "The number of times this event has occurred."),
+        ("Name", "string", 1, _NAME_DESCRIPTION),
+    ),
+    ("", "nodes"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Status", "string", 0, "The status of the node"),
+        ("Roles", "string", 0, "The roles of the node"),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        ("Version", "string", 0, "Kubelet Version reported by the node."),
+        (
+            "Internal-IP",
+            "string",
+            1,
+            "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
+        ),
+        (
+            "External-IP",
+            "string",
+            1,
+            "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
+        ),
+        (
+            "OS-Image",
+            "string",
+            1,
+            "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+        ),
+        (
+            "Kernel-Version",
+            "string",
+            1,
+            "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+        ),
+        (
+            "Container-Runtime",
+            "string",
+            1,
+            "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+        ),
+    ),
+    ("apps", "statefulsets"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Ready", "string", 0, "Number of the pod with ready state"),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        ("Containers", "string", 1, "Names of each container in the template."),
+        ("Images", "string", 1, "Images referenced by each container in the template."),
+    ),
+    ("apps", "deployments"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Ready", "string", 0, "Number of the pod with ready state"),
+        (
+            "Up-to-date",
+            "string",
+            0,
+            "Total number of non-terminating pods targeted by this deployment that have the desired template spec.",
+        ),
+        (
+            "Available",
+            "string",
+            0,
+            "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        ("Containers", "string", 1, "Names of each container in the template."),
+        ("Images", "string", 1, "Images referenced by each container in the template."),
+        (
+            "Selector",
+            "string",
+            1,
+            "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
+        ),
+    ),
+    ("apps", "daemonsets"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Desired",
+            "integer",
+            0,
+            "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+        ),
+        (
+            "Current",
+            "integer",
+            0,
+            "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+        ),
+        (
+            "Ready",
+            "integer",
+            0,
+            "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.",
+        ),
+        (
+            "Up-to-date",
+            "integer",
+            0,
+            "The total number of nodes that are running updated daemon pod",
+        ),
+        (
+            "Available",
+            "integer",
+            0,
+            "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
+        ),
+        (
+            "Node Selector",
+            "string",
+            0,
+            "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        ("Containers", "string", 1, "Names of each container in the template."),
+        ("Images", "string", 1, "Images referenced by each container in the template."),
+        (
+            "Selector",
+            "string",
+            1,
+            "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        ),
+    ),
+    ("apps", "replicasets"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Desired",
+            "integer",
+            0,
+            "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+        ),
+        (
+            "Current",
+            "integer",
+            0,
+            "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
+        ),
+        (
+            "Ready",
+            "integer",
+            0,
+            "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        ("Containers", "string", 1, "Names of each container in the template."),
+        ("Images", "string", 1, "Images referenced by each container in the template."),
+        (
+            "Selector",
+            "string",
+            1,
+            "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        ),
+    ),
+    ("events.k8s.io", "events"): (
+        (
+            "Last Seen",
+            "string",
+            0,
+            "The time at which the most recent occurrence of this event was recorded.",
+        ),
+        (
+            "Type",
+            "string",
+            0,
+            "Type of this event (Normal, Warning), new types could be added in the future",
+        ),
+        (
+            "Reason",
+            "string",
+            0,
+            "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+        ),
+        ("Object", "string", 0, "The object that this event is about."),
+        (
+            "Subobject",
+            "string",
+            1,
+            'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',
+        ),
+        (
+            "Source",
+            "string",
+            1,
+            "The component reporting this event. Should be a short machine understandable string.",
+        ),
+        ("Message", "string", 0, "A human-readable description of the status of this operation."),
+        (
+            "First Seen",
+            "string",
+            1,
+            "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+        ),
+        ("Count", "string", 1, "The number of times this event has occurred."),
+        ("Name", "string", 1, _NAME_DESCRIPTION),
+    ),
+    ("policy", "poddisruptionbudgets"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Min Available", "string", 0, "The minimum number of pods that must be available."),
+        ("Max Unavailable", "string", 0, "The maximum number of pods that may be unavailable."),
+        (
+            "Allowed Disruptions",
+            "integer",
+            0,
+            "Calculated number of pods that may be disrupted at this time.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
+    ("rbac.authorization.k8s.io", "roles"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Created At", "date", 0, _CREATED_DESCRIPTION),
+    ),
+    ("rbac.authorization.k8s.io", "rolebindings"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Role",
+            "string",
+            0,
+            "roleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        ("Users", "string", 1, "Users in the roleBinding"),
+        ("Groups", "string", 1, "Groups in the roleBinding"),
+        ("ServiceAccounts", "string", 1, "ServiceAccounts in the roleBinding"),
+    ),
+    ("rbac.authorization.k8s.io", "clusterroles"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Created At", "date", 0, _CREATED_DESCRIPTION),
+    ),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Role",
+            "string",
+            0,
+            "roleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+        ("Users", "string", 1, "Users in the clusterRoleBinding"),
+        ("Groups", "string", 1, "Groups in the clusterRoleBinding"),
+        ("ServiceAccounts", "string", 1, "ServiceAccounts in the clusterRoleBinding"),
+    ),
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Webhooks",
+            "integer",
+            0,
+            "Webhooks indicates the number of webhooks registered in this configuration",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Webhooks",
+            "integer",
+            0,
+            "Webhooks indicates the number of webhooks registered in this configuration",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        ("Scope", "string", 0, "Cluster/Namespaced"),
+        ("Versions", "string", 0, "Served versions"),
+        ("Created At", "date", 0, _CREATED_DESCRIPTION),
+        ("Group", "string", 1, "API group"),
+        ("Kind", "string", 1, "CustomResource kind"),
+        ("ShortNames", "string", 1, "Short names"),
+        ("Established", "boolean", 1, "Established status"),
+    ),
+    ("coordination.k8s.io", "leases"): (
+        ("Name", "string", 0, _NAME_DESCRIPTION),
+        (
+            "Holder",
+            "string",
+            0,
+            "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
+        ),
+        ("Age", "string", 0, _CREATED_DESCRIPTION),
+    ),
 }
-_CREATED_AT_COLUMN = {
-    "name": "Created At",
-    "type": "date",
-    "format": "",
-    "description": "CreationTimestamp is a timestamp representing the server time when this object "
-    "was created.",
-    "priority": 0,
-}
-_AGE_COLUMN = {
-    "name": "Age",
-    "type": "date",
-    "format": "",
-    "description": "CreationTimestamp is a timestamp representing the server time when this object "
-    "was created.",
-    "priority": 0,
-}
+
 INCLUDE_OBJECT_VALUES = ("None", "Metadata", "Object")
 _SEGMENT = re.compile(r"^([^\[\]]*)((?:\[\d+\])*)$")
 _INDEX = re.compile(r"\[(\d+)\]")
+_NODE_ROLE_PREFIX = "node-role.kubernetes.io/"
+_NODE_ROLE_LABEL = "kubernetes.io/role"
+_ACCESS_MODES = (
+    ("ReadWriteOnce", "RWO"),
+    ("ReadOnlyMany", "ROX"),
+    ("ReadWriteMany", "RWX"),
+    ("ReadWriteOncePod", "RWOP"),
+)
+_AGE_DESCRIPTION = _CREATED_DESCRIPTION
+# Roles and ClusterRoles have no printer: the server's default table.
+_DEFAULT_TABLE_KINDS = frozenset(
+    {("rbac.authorization.k8s.io", "roles"), ("rbac.authorization.k8s.io", "clusterroles")}
+)
+
+Obj = Mapping[str, Any]
+Printer = Callable[[Obj, datetime], list[Any]]
 
 
 def human_duration(seconds: float) -> str:
@@ -104,13 +574,617 @@ def json_path_value(obj: Any, path: str) -> tuple[bool, Any]:
     return (True, current)
 
 
-def _age_cell(value: Any, now: datetime) -> Any:
-    if not isinstance(value, str):
-        return None
+# -- small readers ---------------------------------------------------------------------------
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _meta(obj: Obj) -> Mapping[str, Any]:
+    return _map(obj.get("metadata"))
+
+
+def _spec(obj: Obj) -> Mapping[str, Any]:
+    return _map(obj.get("spec"))
+
+
+def _status(obj: Obj) -> Mapping[str, Any]:
+    return _map(obj.get("status"))
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _since(value: Any, now: datetime) -> str:
+    """``translateTimestampSince``: the age of a timestamp, ``<unknown>`` when unset."""
+    if not isinstance(value, str) or not value:
+        return "<unknown>"
     timestamp = parse_time(value)
     if timestamp is None:
-        return "<invalid>"
+        return "<unknown>"
     return human_duration((now - timestamp).total_seconds())
+
+
+def _age(obj: Obj, now: datetime) -> str:
+    return _since(_meta(obj).get("creationTimestamp"), now)
+
+
+def _name(obj: Obj) -> str:
+    return str(_meta(obj).get("name", ""))
+
+
+def format_labels(labels: Any) -> str:
+    """``labels.FormatLabels``: ``k=v`` sorted by key and comma-joined, ``<none>`` when empty."""
+    pairs = sorted(_map(labels).items())
+    return ",".join(f"{key}={value}" for key, value in pairs) or "<none>"
+
+
+def selector_string(selector: Any) -> str:
+    """``LabelSelectorAsSelector(s).String()``: requirements sorted by key, ``""`` for none."""
+    if not isinstance(selector, Mapping):
+        return ""
+    requirements: list[tuple[str, str]] = []
+    for key, value in _map(selector.get("matchLabels")).items():
+        requirements.append((str(key), f"{key}={value}"))
+    for expression in _list(selector.get("matchExpressions")):
+        if not isinstance(expression, Mapping):
+            continue
+        key = str(expression.get("key", ""))
+        operator = expression.get("operator")
+        values = ",".join(sorted(str(v) for v in _list(expression.get("values"))))
+        if operator == "In":
+            requirements.append((key, f"{key} in ({values})"))
+        elif operator == "NotIn":
+            requirements.append((key, f"{key} notin ({values})"))
+        elif operator == "Exists":
+            requirements.append((key, key))
+        elif operator == "DoesNotExist":
+            requirements.append((key, f"!{key}"))
+    return ",".join(text for _, text in sorted(requirements, key=lambda item: item[0]))
+
+
+def format_label_selector(selector: Any) -> str:
+    """``metav1.FormatLabelSelector``: the selector text, ``<none>`` when it selects by nothing."""
+    return selector_string(selector) or "<none>"
+
+
+def _containers_cells(template_spec: Mapping[str, Any]) -> list[str]:
+    """``layoutContainerCells``: container names and images, comma-joined."""
+    containers = [c for c in _list(template_spec.get("containers")) if isinstance(c, Mapping)]
+    return [
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+    ]
+
+
+def _template_spec(obj: Obj) -> Mapping[str, Any]:
+    return _map(_map(_spec(obj).get("template")).get("spec"))
+
+
+# -- printers (one per kind, as printers.go) -----------------------------------------------
+
+
+def _print_namespace(obj: Obj, now: datetime) -> list[Any]:
+    return [_name(obj), str(_status(obj).get("phase", "")), _age(obj, now)]
+
+
+def _print_secret(obj: Obj, now: datetime) -> list[Any]:
+    return [_name(obj), str(obj.get("type", "")), len(_map(obj.get("data"))), _age(obj, now)]
+
+
+def _print_config_map(obj: Obj, now: datetime) -> list[Any]:
+    count = len(_map(obj.get("data"))) + len(_map(obj.get("binaryData")))
+    return [_name(obj), count, _age(obj, now)]
+
+
+def _service_external_ip(obj: Obj) -> str:
+    spec = _spec(obj)
+    kind = spec.get("type")
+    external = [str(ip) for ip in _list(spec.get("externalIPs"))]
+    if kind in ("ClusterIP", "NodePort"):
+        return ",".join(external) if external else "<none>"
+    if kind == "LoadBalancer":
+        ingress = _list(_map(_status(obj).get("loadBalancer")).get("ingress"))
+        found = sorted(
+            {
+                str(i.get("ip") or i.get("hostname"))
+                for i in ingress
+                if isinstance(i, Mapping) and (i.get("ip") or i.get("hostname"))
+            }
+        )
+        # The wide form (the server always prints wide) is not clipped.
+        balancer = ",".join(found)
+        if external:
+            return ",".join([*(balancer.split(",") if balancer else []), *external])
+        return balancer or "<pending>"
+    if kind == "ExternalName":
+        return str(spec.get("externalName", ""))
+    return "<unknown>"
+
+
+def _print_service(obj: Obj, now: datetime) -> list[Any]:
+    spec = _spec(obj)
+    cluster_ips = _list(spec.get("clusterIPs"))
+    internal = str(cluster_ips[0]) if cluster_ips else "<none>"
+    ports = []
+    for port in _list(spec.get("ports")):
+        if not isinstance(port, Mapping):
+            continue
+        text = f"{port.get('port', 0)}/{port.get('protocol', '')}"
+        if _int(port.get("nodePort")) > 0:
+            text = f"{port.get('port', 0)}:{port.get('nodePort')}/{port.get('protocol', '')}"
+        ports.append(text)
+    return [
+        _name(obj),
+        str(spec.get("type", "")),
+        internal,
+        _service_external_ip(obj),
+        ",".join(ports) or "<none>",
+        _age(obj, now),
+        format_labels(spec.get("selector")),
+    ]
+
+
+def _format_endpoints(obj: Obj) -> str:
+    subsets = [s for s in _list(obj.get("subsets")) if isinstance(s, Mapping)]
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    more = False
+    count = 0
+    limit = 3
+    for subset in subsets:
+        addresses = [a for a in _list(subset.get("addresses")) if isinstance(a, Mapping)]
+        ports = [p for p in _list(subset.get("ports")) if isinstance(p, Mapping)]
+        if not ports:
+            count += len(addresses)
+            for address in addresses:
+                if len(shown) == limit:
+                    more = True
+                    break
+                shown.append(str(address.get("ip", "")))
+            continue
+        for port in ports:
+            count += len(addresses)
+            for address in addresses:
+                if len(shown) == limit:
+                    more = True
+                    break
+                ip = str(address.get("ip", ""))
+                host = f"[{ip}]" if ":" in ip else ip
+                shown.append(f"{host}:{_int(port.get('port'))}")
+    text = ",".join(shown)
+    return f"{text} + {count - limit} more..." if more else text
+
+
+def _print_endpoints(obj: Obj, now: datetime) -> list[Any]:
+    return [_name(obj), _format_endpoints(obj), _age(obj, now)]
+
+
+def _terminated_reason(state: Mapping[str, Any], prefix: str = "") -> str:
+    reason = str(state.get("reason") or "")
+    if reason:
+        return prefix + reason
+    signal = _int(state.get("signal"))
+    if signal:
+        return f"{prefix}Signal:{signal}"
+    return f"{prefix}ExitCode:{_int(state.get('exitCode'))}"
+
+
+def _condition_true(conditions: Any, kind: str) -> bool:
+    return any(
+        isinstance(c, Mapping) and c.get("type") == kind and c.get("status") == "True"
+        for c in _list(conditions)
+    )
+
+
+def _print_pod(obj: Obj, now: datetime) -> list[Any]:
+    """``printPod``: readiness, the aggregate status, restarts, and the wide columns."""
+    spec, status = _spec(obj), _status(obj)
+    containers = [c for c in _list(spec.get("containers")) if isinstance(c, Mapping)]
+    init_containers = {
+        str(c.get("name")): c for c in _list(spec.get("initContainers")) if isinstance(c, Mapping)
+    }
+
+    def restartable(name: str) -> bool:
+        return init_containers.get(name, {}).get("restartPolicy") == "Always"
+
+    total = len(containers) + sum(1 for name in init_containers if restartable(name))
+    ready = 0
+    restarts = 0
+    sidecar_restarts = 0
+    last_restart = ""
+    sidecar_last_restart = ""
+    phase = str(status.get("phase") or "")
+    reason = str(status.get("reason") or phase)
+    for condition in _list(status.get("conditions")):
+        if (
+            isinstance(condition, Mapping)
+            and condition.get("type") == "PodScheduled"
+            and condition.get("reason") == "SchedulingGated"
+        ):
+            reason = "SchedulingGated"
+
+    def finished(container: Mapping[str, Any]) -> str:
+        terminated = _map(_map(container.get("lastState")).get("terminated"))
+        return str(terminated.get("finishedAt") or "") if terminated else ""
+
+    initializing = False
+    init_statuses = [
+        s for s in _list(status.get("initContainerStatuses")) if isinstance(s, Mapping)
+    ]
+    for index, container in enumerate(init_statuses):
+        restarts += _int(container.get("restartCount"))
+        last_restart = max(last_restart, finished(container))
+        name = str(container.get("name"))
+        if restartable(name):
+            sidecar_restarts += _int(container.get("restartCount"))
+            sidecar_last_restart = max(sidecar_last_restart, finished(container))
+        state = _map(container.get("state"))
+        terminated = _map(state.get("terminated"))
+        waiting = _map(state.get("waiting"))
+        if terminated and _int(terminated.get("exitCode")) == 0:
+            continue
+        if restartable(name) and container.get("started") is True:
+            if container.get("ready"):
+                ready += 1
+            continue
+        if terminated:
+            reason = _terminated_reason(terminated, "Init:")
+        elif waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            reason = f"Init:{waiting.get('reason')}"
+        else:
+            reason = f"Init:{index}/{len(init_containers)}"
+        initializing = True
+        break
+    if not initializing or _condition_true(status.get("conditions"), "Initialized"):
+        restarts = sidecar_restarts
+        last_restart = sidecar_last_restart
+        has_running = False
+        statuses = [s for s in _list(status.get("containerStatuses")) if isinstance(s, Mapping)]
+        for container in reversed(statuses):
+            restarts += _int(container.get("restartCount"))
+            last_restart = max(last_restart, finished(container))
+            state = _map(container.get("state"))
+            waiting, terminated = _map(state.get("waiting")), _map(state.get("terminated"))
+            if waiting.get("reason"):
+                reason = str(waiting.get("reason"))
+            elif terminated:
+                reason = _terminated_reason(terminated)
+            elif container.get("ready") and state.get("running") is not None:
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            reason = "Running" if _condition_true(status.get("conditions"), "Ready") else "NotReady"
+    deleting = bool(_meta(obj).get("deletionTimestamp"))
+    if deleting and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif deleting and phase not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    restarts_text = str(restarts)
+    if restarts and last_restart:
+        restarts_text = f"{restarts} ({_since(last_restart, now)} ago)"
+    pod_ips = [p for p in _list(status.get("podIPs")) if isinstance(p, Mapping)]
+    pod_ip = str(pod_ips[0].get("ip") or "") if pod_ips else ""
+    gates = [g for g in _list(spec.get("readinessGates")) if isinstance(g, Mapping)]
+    gates_text = "<none>"
+    if gates:
+        by_type = {
+            c.get("type"): c.get("status")
+            for c in reversed(_list(status.get("conditions")))
+            if isinstance(c, Mapping)
+        }
+        passing = sum(1 for gate in gates if by_type.get(gate.get("conditionType")) == "True")
+        gates_text = f"{passing}/{len(gates)}"
+    return [
+        _name(obj),
+        f"{ready}/{total}",
+        reason,
+        restarts_text,
+        _age(obj, now),
+        pod_ip or "<none>",
+        str(spec.get("nodeName") or "") or "<none>",
+        str(status.get("nominatedNodeName") or "") or "<none>",
+        gates_text,
+    ]
+
+
+def _print_service_account(obj: Obj, now: datetime) -> list[Any]:
+    return [_name(obj), _age(obj, now)]
+
+
+def _access_modes(modes: Any) -> str:
+    present = {str(mode) for mode in _list(modes)}
+    return ",".join(short for mode, short in _ACCESS_MODES if mode in present)
+
+
+def _print_claim(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = _spec(obj), _status(obj)
+    phase = "Terminating" if _meta(obj).get("deletionTimestamp") else str(status.get("phase", ""))
+    capacity = access = ""
+    if spec.get("volumeName"):
+        access = _access_modes(status.get("accessModes"))
+        capacity = str(_map(status.get("capacity")).get("storage", ""))
+    annotations = _map(_meta(obj).get("annotations"))
+    storage_class = annotations.get("volume.beta.kubernetes.io/storage-class")
+    if storage_class is None:
+        storage_class = spec.get("storageClassName") or ""
+    return [
+        _name(obj),
+        phase,
+        str(spec.get("volumeName") or ""),
+        capacity,
+        access,
+        str(storage_class),
+        str(spec.get("volumeAttributesClassName") or "<unset>"),
+        _age(obj, now),
+        str(spec.get("volumeMode") or "<unset>"),
+    ]
+
+
+def _event_fields(obj: Obj) -> dict[str, Any]:
+    """A core/v1 or events.k8s.io/v1 Event read as core/v1 (the printer prints the internal type)."""
+    if "regarding" in obj or "note" in obj or "deprecatedCount" in obj:
+        return {
+            "involvedObject": _map(obj.get("regarding")),
+            "message": obj.get("note", ""),
+            "firstTimestamp": obj.get("deprecatedFirstTimestamp"),
+            "lastTimestamp": obj.get("deprecatedLastTimestamp"),
+            "count": obj.get("deprecatedCount"),
+            "source": _map(obj.get("deprecatedSource")),
+            "reportingComponent": obj.get("reportingController", ""),
+            "reportingInstance": obj.get("reportingInstance", ""),
+        }
+    return {
+        "involvedObject": _map(obj.get("involvedObject")),
+        "message": obj.get("message", ""),
+        "firstTimestamp": obj.get("firstTimestamp"),
+        "lastTimestamp": obj.get("lastTimestamp"),
+        "count": obj.get("count"),
+        "source": _map(obj.get("source")),
+        "reportingComponent": obj.get("reportingComponent", ""),
+        "reportingInstance": obj.get("reportingInstance", ""),
+    }
+
+
+def _print_event(obj: Obj, now: datetime) -> list[Any]:
+    fields = _event_fields(obj)
+    first = (
+        _since(fields["firstTimestamp"], now)
+        if fields["firstTimestamp"]
+        else _since(obj.get("eventTime"), now)
+    )
+    last = _since(fields["lastTimestamp"], now) if fields["lastTimestamp"] else first
+    count = _int(fields["count"])
+    series = obj.get("series")
+    if isinstance(series, Mapping):
+        last = _since(series.get("lastObservedTime"), now)
+        count = _int(series.get("count"))
+    elif count == 0:
+        count = 1
+    involved = fields["involvedObject"]
+    kind = str(involved.get("kind", "")).lower()
+    target = f"{kind}/{involved.get('name')}" if involved.get("name") else kind
+    source = fields["source"]
+    component = str(source.get("component") or fields["reportingComponent"] or "")
+    instance = str(source.get("host") or fields["reportingInstance"] or "")
+    return [
+        last,
+        str(obj.get("type", "")),
+        str(obj.get("reason", "")),
+        target,
+        str(involved.get("fieldPath", "")),
+        f"{component}, {instance}" if instance else component,
+        str(fields["message"] or "").strip(),
+        first,
+        count,
+        _name(obj),
+    ]
+
+
+def _print_node(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = _spec(obj), _status(obj)
+    states: list[str] = []
+    for condition in _list(status.get("conditions")):
+        if isinstance(condition, Mapping) and condition.get("type") == "Ready":
+            states = ["Ready" if condition.get("status") == "True" else "NotReady"]
+    states = states or ["Unknown"]
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles = set()
+    for key, value in _map(_meta(obj).get("labels")).items():
+        if key.startswith(_NODE_ROLE_PREFIX) and key[len(_NODE_ROLE_PREFIX) :]:
+            roles.add(key[len(_NODE_ROLE_PREFIX) :])
+        elif key == _NODE_ROLE_LABEL and value:
+            roles.add(str(value))
+    info = _map(status.get("nodeInfo"))
+
+    def address(kind: str) -> str:
+        for item in _list(status.get("addresses")):
+            if isinstance(item, Mapping) and item.get("type") == kind:
+                return str(item.get("address", ""))
+        return "<none>"
+
+    return [
+        _name(obj),
+        ",".join(states),
+        ",".join(sorted(roles)) or "<none>",
+        _age(obj, now),
+        str(info.get("kubeletVersion", "")),
+        address("InternalIP"),
+        address("ExternalIP"),
+        str(info.get("osImage") or "<unknown>"),
+        str(info.get("kernelVersion") or "<unknown>"),
+        str(info.get("containerRuntimeVersion") or "<unknown>"),
+    ]
+
+
+def _print_stateful_set(obj: Obj, now: datetime) -> list[Any]:
+    ready = _int(_status(obj).get("readyReplicas"))
+    desired = _int(_spec(obj).get("replicas"))
+    return [
+        _name(obj),
+        f"{ready}/{desired}",
+        _age(obj, now),
+        *_containers_cells(_template_spec(obj)),
+    ]
+
+
+def _print_deployment(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = _spec(obj), _status(obj)
+    return [
+        _name(obj),
+        f"{_int(status.get('readyReplicas'))}/{_int(spec.get('replicas'))}",
+        _int(status.get("updatedReplicas")),
+        _int(status.get("availableReplicas")),
+        _age(obj, now),
+        *_containers_cells(_template_spec(obj)),
+        selector_string(spec.get("selector")),
+    ]
+
+
+def _print_daemon_set(obj: Obj, now: datetime) -> list[Any]:
+    status = _status(obj)
+    return [
+        _name(obj),
+        _int(status.get("desiredNumberScheduled")),
+        _int(status.get("currentNumberScheduled")),
+        _int(status.get("numberReady")),
+        _int(status.get("updatedNumberScheduled")),
+        _int(status.get("numberAvailable")),
+        format_labels(_template_spec(obj).get("nodeSelector")),
+        _age(obj, now),
+        *_containers_cells(_template_spec(obj)),
+        format_label_selector(_spec(obj).get("selector")),
+    ]
+
+
+def _print_replica_set(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = _spec(obj), _status(obj)
+    return [
+        _name(obj),
+        _int(spec.get("replicas")),
+        _int(status.get("replicas")),
+        _int(status.get("readyReplicas")),
+        _age(obj, now),
+        *_containers_cells(_template_spec(obj)),
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+def _int_or_string(value: Any) -> str:
+    if value is None:
+        return "N/A"
+    return str(value)
+
+
+def _print_disruption_budget(obj: Obj, now: datetime) -> list[Any]:
+    spec = _spec(obj)
+    return [
+        _name(obj),
+        _int_or_string(spec.get("minAvailable")),
+        _int_or_string(spec.get("maxUnavailable")),
+        _int(_status(obj).get("disruptionsAllowed")),
+        _age(obj, now),
+    ]
+
+
+def _print_binding(obj: Obj, now: datetime) -> list[Any]:
+    role = _map(obj.get("roleRef"))
+    users: list[str] = []
+    groups: list[str] = []
+    accounts: list[str] = []
+    for subject in _list(obj.get("subjects")):
+        if not isinstance(subject, Mapping):
+            continue
+        kind, name = subject.get("kind"), str(subject.get("name", ""))
+        if kind == "User":
+            users.append(name)
+        elif kind == "Group":
+            groups.append(name)
+        elif kind == "ServiceAccount":
+            namespace = str(subject.get("namespace") or "")
+            accounts.append(f"{namespace}/{name}" if namespace else name)
+    return [
+        _name(obj),
+        f"{role.get('kind', '')}/{role.get('name', '')}",
+        _age(obj, now),
+        ", ".join(users),
+        ", ".join(groups),
+        ", ".join(accounts),
+    ]
+
+
+def _print_webhook_configuration(obj: Obj, now: datetime) -> list[Any]:
+    return [_name(obj), len(_list(obj.get("webhooks"))), _age(obj, now)]
+
+
+def _print_crd(obj: Obj, now: datetime) -> list[Any]:
+    spec = _spec(obj)
+    names = _map(spec.get("names"))
+    versions = [
+        str(v.get("name", "")) + ("(storage)" if v.get("storage") else "")
+        for v in _list(spec.get("versions"))
+        if isinstance(v, Mapping) and v.get("served")
+    ]
+    established = _condition_true(_status(obj).get("conditions"), "Established")
+    return [
+        _name(obj),
+        str(spec.get("scope", "")),
+        ",".join(versions),
+        _meta(obj).get("creationTimestamp"),
+        str(spec.get("group", "")),
+        str(names.get("kind", "")),
+        ",".join(str(s) for s in _list(names.get("shortNames"))),
+        established,
+    ]
+
+
+def _print_lease(obj: Obj, now: datetime) -> list[Any]:
+    return [_name(obj), str(_spec(obj).get("holderIdentity") or ""), _age(obj, now)]
+
+
+def _print_default(obj: Obj, now: datetime) -> list[Any]:
+    return [_name(obj), _meta(obj).get("creationTimestamp")]
+
+
+_PRINTERS: dict[tuple[str, str], Printer] = {
+    ("", "namespaces"): _print_namespace,
+    ("", "secrets"): _print_secret,
+    ("", "configmaps"): _print_config_map,
+    ("", "services"): _print_service,
+    ("", "endpoints"): _print_endpoints,
+    ("", "pods"): _print_pod,
+    ("", "serviceaccounts"): _print_service_account,
+    ("", "persistentvolumeclaims"): _print_claim,
+    ("", "events"): _print_event,
+    ("events.k8s.io", "events"): _print_event,
+    ("", "nodes"): _print_node,
+    ("apps", "statefulsets"): _print_stateful_set,
+    ("apps", "deployments"): _print_deployment,
+    ("apps", "daemonsets"): _print_daemon_set,
+    ("apps", "replicasets"): _print_replica_set,
+    ("policy", "poddisruptionbudgets"): _print_disruption_budget,
+    ("rbac.authorization.k8s.io", "rolebindings"): _print_binding,
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): _print_binding,
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): (
+        _print_webhook_configuration
+    ),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): (
+        _print_webhook_configuration
+    ),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): _print_crd,
+    ("coordination.k8s.io", "leases"): _print_lease,
+}
+
+
+# -- custom resources -------------------------------------------------------------------------
 
 
 def _string_cell(value: Any) -> str:
@@ -132,7 +1206,12 @@ def _typed_cell(column_type: str, value: Any, now: datetime) -> Any:
     if column_type == "string":
         return _string_cell(value)
     if column_type == "date":
-        return _age_cell(value, now)
+        if not isinstance(value, str):
+            return None
+        timestamp = parse_time(value)
+        return (
+            "<invalid>" if timestamp is None else human_duration((now - timestamp).total_seconds())
+        )
     if column_type == "integer" and isinstance(value, int | float) and not isinstance(value, bool):
         return int(value)
     if column_type == "number" and isinstance(value, int | float) and not isinstance(value, bool):
@@ -142,33 +1221,55 @@ def _typed_cell(column_type: str, value: Any, now: datetime) -> Any:
     return None
 
 
+def _column(name: str, kind: str, priority: int, description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "type": kind,
+        "format": "name" if name == "Name" else "",
+        "description": description,
+        "priority": priority,
+    }
+
+
 def column_definitions(rt: ResourceType) -> list[dict[str, Any]]:
-    """The Table columns for a kind: Name + Created At (built-ins), Name + printer columns or Age (CRs)."""
+    """The Table columns of a kind: its printer's, the default ones, or a CRD's printer columns."""
     if not rt.custom:
-        return [dict(_NAME_COLUMN), dict(_CREATED_AT_COLUMN)]
+        columns = _BUILTIN_COLUMNS.get((rt.group, rt.plural))
+        if columns is None:
+            return [
+                _column("Name", "string", 0, _NAME_DESCRIPTION),
+                _column("Created At", "date", 0, _CREATED_DESCRIPTION),
+            ]
+        return [_column(*column) for column in columns]
+    defined = [_column("Name", "string", 0, _NAME_DESCRIPTION)]
     if not rt.printer_columns:
-        return [dict(_NAME_COLUMN), dict(_AGE_COLUMN)]
-    columns = [dict(_NAME_COLUMN)]
+        return [*defined, _column("Age", "date", 0, _AGE_DESCRIPTION)]
     for column in rt.printer_columns:
-        columns.append(
+        # Without a description the server describes where the cells come from.
+        description = str(column.get("description") or "") or (
+            f"Custom resource definition column (in JSONPath format): {column.get('jsonPath', '')}"
+        )
+        defined.append(
             {
                 "name": str(column.get("name", "")),
                 "type": str(column.get("type", "string")),
                 "format": str(column.get("format", "")),
-                "description": str(column.get("description", "")),
+                "description": description,
                 "priority": int(column.get("priority", 0)),
             }
         )
-    return columns
+    return defined
 
 
 def _cells(rt: ResourceType, obj: Mapping[str, Any], now: datetime) -> list[Any]:
-    meta = obj.get("metadata") or {}
-    created = meta.get("creationTimestamp")
     if not rt.custom:
-        return [meta.get("name", ""), created]
+        printer = _PRINTERS.get((rt.group, rt.plural), _print_default)
+        if (rt.group, rt.plural) in _DEFAULT_TABLE_KINDS:
+            printer = _print_default
+        return printer(obj, now)
+    meta = _meta(obj)
     if not rt.printer_columns:
-        return [meta.get("name", ""), _age_cell(created, now)]
+        return [meta.get("name", ""), _typed_cell("date", meta.get("creationTimestamp"), now)]
     cells: list[Any] = [meta.get("name", "")]
     for column in rt.printer_columns:
         found, value = json_path_value(obj, str(column.get("jsonPath", "")))
@@ -177,14 +1278,23 @@ def _cells(rt: ResourceType, obj: Mapping[str, Any], now: datetime) -> list[Any]
     return cells
 
 
+#: Annotations that exist only in a kind's versioned form (the internal type holds a field
+#: instead): the metadata of a row, taken from the internal object, lacks them.
+_VERSIONED_ONLY_ANNOTATIONS = {("apps", "daemonsets"): "deprecated.daemonset.template.generation"}
+
+
 def _row_object(rt: ResourceType, obj: Mapping[str, Any], include_object: str) -> Any:
     if include_object == "Object":
         return dict(obj)
-    return {
-        "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": dict(obj.get("metadata") or {}),
-    }
+    metadata = dict(obj.get("metadata") or {})
+    hidden = _VERSIONED_ONLY_ANNOTATIONS.get((rt.group, rt.plural))
+    if hidden and not rt.custom and hidden in (metadata.get("annotations") or {}):
+        annotations = {k: v for k, v in metadata["annotations"].items() if k != hidden}
+        if annotations:
+            metadata["annotations"] = annotations
+        else:
+            del metadata["annotations"]
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata}
 
 
 def to_table(
@@ -199,22 +1309,22 @@ def to_table(
     """A ``meta.k8s.io/v1`` Table of ``objects``.
 
     ``include_object`` is ``Metadata`` (PartialObjectMetadata rows), ``Object`` (full objects) or
-    ``None`` (no ``object`` in rows). ``with_columns=False`` leaves out the column definitions
+    ``None`` (``object: null`` in rows). ``with_columns=False`` sends ``columnDefinitions: null``
     (watch events after the first). ``now`` is the reference time for age cells (default: now).
     """
     moment = now or datetime.now(UTC)
     rows: list[dict[str, Any]] = []
     for obj in objects:
         row: dict[str, Any] = {"cells": _cells(rt, obj, moment)}
-        if include_object != "None":
-            row["object"] = _row_object(rt, obj, include_object)
+        # includeObject=None leaves the row's object null (the field is still written).
+        row["object"] = None if include_object == "None" else _row_object(rt, obj, include_object)
         rows.append(row)
     table: dict[str, Any] = {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": dict(list_meta),
     }
-    if with_columns:
-        table["columnDefinitions"] = column_definitions(rt)
+    # Watch events after the first carry no column definitions: null, as the real server.
+    table["columnDefinitions"] = column_definitions(rt) if with_columns else None
     table["rows"] = rows
     return table

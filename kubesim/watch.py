@@ -142,6 +142,8 @@ class Watch:
     label_selector: LabelMatcher | None
     field_selector: FieldMatcher | None
     start_rv: int
+    #: Changes up to this resourceVersion are not delivered (a watch from a future RV).
+    min_rv: int = 0
     hub: WatchHub | None = None
     queue: asyncio.Queue[WatchEvent | None] = field(default_factory=asyncio.Queue)
     closed: bool = False
@@ -164,7 +166,7 @@ class Watch:
 
     def offer(self, entry: HistoryEntry) -> None:
         """Queue the event this change means for the watch, if any (selector transitions)."""
-        if self.closed:
+        if self.closed or entry.rv <= self.min_rv:
             return
         event = self.translate(entry)
         if event is not None:

@@ -27,6 +27,8 @@ from kubesim.selectors import FieldSelector, LabelSelector
 from kubesim.watch import Watch, WatchEvent, bookmark_event, event_line
 
 log = logging.getLogger("kubesim.watch_http")
+#: How long before its timeout a watch gets its last bookmark (the real watch cache's 2 s).
+PRE_TIMEOUT_BOOKMARK_SECONDS = 2.0
 
 
 def start_point(options: ListOptions, current: int) -> tuple[int | None, bool]:
@@ -42,11 +44,7 @@ def start_point(options: ListOptions, current: int) -> tuple[int | None, bool]:
         return (wanted if wanted else current), False
     if not wanted:
         return None, True
-    if wanted > current:
-        raise errors.timeout(
-            f"Too large resource version: {wanted}, current: {current}",
-            cause_reason="ResourceVersionTooLarge",
-        )
+    # A resourceVersion ahead of the store waits for the changes after it (no error).
     return wanted, False
 
 
@@ -133,6 +131,10 @@ async def serve_watch(
                 ),
                 bookmark=(lambda: backend.store.bookmark(rt)) if options.allow_bookmarks else None,
                 bookmark_interval=streams.bookmark_interval_seconds,
+                # As the real watch cache: a last bookmark 2 s before the stream times out.
+                pre_timeout_bookmark=timeout - PRE_TIMEOUT_BOOKMARK_SECONDS
+                if timeout > PRE_TIMEOUT_BOOKMARK_SECONDS
+                else None,
             )
     except TimeoutError:
         pass
@@ -210,13 +212,20 @@ async def _pump(
     initial_end: dict[str, Any] | None,
     bookmark: Callable[[], dict[str, Any]] | None,
     bookmark_interval: float,
+    pre_timeout_bookmark: float | None = None,
 ) -> None:
     """Copy events from the watch queue to the response until the watch or the server ends.
 
     Events already queued are sent together in one write; the pump waits only on an empty
-    queue. With ``bookmark`` set, an idle stream gets a BOOKMARK every ``bookmark_interval``
-    seconds (only when the queue is empty, so every change up to the bookmark's RV has been sent).
+    queue. With ``bookmark`` set, the stream gets a BOOKMARK every ``bookmark_interval`` seconds,
+    and one ``pre_timeout_bookmark`` seconds after it started (shortly before its timeout), each
+    sent when the queue is empty, so every change up to the bookmark's RV has been sent.
     """
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    next_bookmark = started + bookmark_interval
+    if pre_timeout_bookmark is not None:
+        next_bookmark = min(next_bookmark, started + pre_timeout_bookmark)
     encoder = StreamEncoder(renderer=renderer, initial_count=initial_count, initial_end=initial_end)
     opening = encoder.opening()
     if opening:
@@ -236,13 +245,14 @@ async def _pump(
                 done, _ = await asyncio.wait(
                     {getter, closing_wait},
                     return_when=asyncio.FIRST_COMPLETED,
-                    timeout=bookmark_interval if bookmark is not None else None,
+                    timeout=max(0.0, next_bookmark - loop.time()) if bookmark is not None else None,
                 )
                 if closing_wait in done:
                     return
                 if getter not in done:
                     if bookmark is not None and not encoder.awaiting_initial_end:
                         await response.write(dumps(bookmark()) + b"\n")
+                    next_bookmark = loop.time() + bookmark_interval
                     continue
                 ready = [getter.result(), *watch.take_ready()]
                 getter = None

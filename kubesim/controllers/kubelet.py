@@ -2,6 +2,11 @@
 
 Deterministic: the delay is a ``loop.call_later`` timer counted by the work tracker, so
 ``Controllers.settle()`` waits for it. Tests can force readiness with :meth:`Kubelet.force_ready`.
+
+As on a real cluster, a pod runs only on a node that exists: the scheduler skips pods with
+scheduling gates (condition ``PodScheduled=False``, ``SchedulingGated``) and leaves pods whose
+``nodeSelector`` no simulated node matches unscheduled (``Unschedulable``); a pod bound by its
+creator to a node that does not exist stays Pending, since no kubelet runs it.
 """
 
 from __future__ import annotations
@@ -29,6 +34,28 @@ def node_name(index: int) -> str:
 def node_for_pod(pod_name: str, *, nodes: int) -> str:
     """A stable node choice for a pod (the fake scheduler)."""
     return node_name(zlib.crc32(pod_name.encode()) % max(nodes, 1))
+
+
+def unscheduled_status(reason: str, message: str, *, now: str) -> dict[str, Any]:
+    """The status the scheduler leaves on a pod it cannot (or may not yet) schedule."""
+    return {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": now,
+                "reason": reason,
+                "message": message,
+            }
+        ],
+    }
+
+
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, Any]) -> bool:
+    """Whether a pod's ``nodeSelector`` matches a node's labels."""
+    return all(labels.get(key) == value for key, value in (selector or {}).items())
 
 
 def pod_ip(index: int) -> str:
@@ -141,6 +168,65 @@ class Kubelet:
             self._timers.pop(key).cancel()
             self._tracker.done()
 
+    def _nodes_by_name(self) -> dict[str, Mapping[str, Any]] | None:
+        """The simulated nodes (None when the registry serves no nodes: every pod may run)."""
+        nodes = type_for(self._registry, "", "nodes")
+        if nodes is None:
+            return None
+        items, _ = self._store.list(nodes, None)
+        return {name_of(node): node for node in items}
+
+    def _node_exists(self, name: str) -> bool:
+        known = self._nodes_by_name()
+        return known is None or name in known
+
+    def _schedule(self, pod_name: str, spec: Mapping[str, Any]) -> str | dict[str, Any]:
+        """The node for a pod, or the status saying why it stays unscheduled."""
+        now = now_rfc3339()
+        if spec.get("schedulingGates"):
+            return unscheduled_status(
+                "SchedulingGated",
+                "Scheduling is blocked due to non-empty scheduling gates",
+                now=now,
+            )
+        preferred = node_for_pod(pod_name, nodes=self._nodes)
+        known = self._nodes_by_name()
+        if known is None:
+            return preferred
+        selector = spec.get("nodeSelector")
+        fitting = sorted(
+            name
+            for name, node in known.items()
+            if selector_matches(selector, (node.get("metadata") or {}).get("labels") or {})
+        )
+        if preferred in fitting:
+            return preferred
+        if fitting:
+            return fitting[0]
+        count = len(known)
+        return unscheduled_status(
+            "Unschedulable",
+            f"0/{count} nodes are available: {count} node(s) didn't match Pod's node "
+            f"affinity/selector. preemption: 0/{count} nodes are available: {count} Preemption is "
+            "not helpful for scheduling.",
+            now=now,
+        )
+
+    def _report_unscheduled(
+        self, pods: Any, key: PodKey, pod: dict[str, Any], wanted: dict[str, Any]
+    ) -> None:
+        status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+        assert isinstance(status, dict)
+        previous = {c.get("type"): c for c in status.get("conditions") or []}.get("PodScheduled")
+        condition = wanted["conditions"][0]
+        if previous and all(
+            previous.get(k) == condition.get(k) for k in ("status", "reason", "message")
+        ):
+            return
+        status.update({"phase": "Pending", "conditions": wanted["conditions"]})
+        pod["status"] = status
+        self._store.update(pods, pod, namespace=key[0], name=key[1], subresource="status")
+
     def _forget(self, key: PodKey) -> None:
         self._forced.pop(key, None)
         self._due.discard(key)
@@ -165,11 +251,21 @@ class Kubelet:
         if pod is None or is_deleting(pod):
             return
         spec = pod.setdefault("spec", {})
-        if not spec.get("nodeName"):
-            spec["nodeName"] = node_for_pod(key[1], nodes=self._nodes)
-            pod = self._store.update(pods, pod, namespace=key[0], name=key[1])
         status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
         assert isinstance(status, dict)
+        if not spec.get("nodeName"):
+            verdict = self._schedule(key[1], spec)
+            if isinstance(verdict, dict):
+                self._report_unscheduled(pods, key, pod, verdict)
+                return
+            spec["nodeName"] = verdict
+            pod = self._store.update(
+                pods, pod, namespace=key[0], name=key[1], subresource="binding"
+            )
+            stored = pod.get("status")
+            status = stored if isinstance(stored, dict) else {}
+        elif not self._node_exists(str(spec["nodeName"])):
+            return
         ready: bool | None
         if key in self._forced:
             ready = self._forced[key]

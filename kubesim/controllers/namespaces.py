@@ -23,6 +23,7 @@ from kubesim.errors import StatusError
 from kubesim.meta import now_rfc3339
 from kubesim.resources import Registry
 from kubesim.store import Store
+from kubesim.store_kinds import NAMESPACE_FINALIZER
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,10 @@ class NamespaceController:
             return
         namespace = get_or_none(self._store, ns_type, None, name)
         if namespace is None or not is_deleting(namespace):
+            return
+        if NAMESPACE_FINALIZER not in ((namespace.get("spec") or {}).get("finalizers") or []):
+            # Not (or no longer) this controller's to finalize: the real controller leaves such
+            # a namespace Terminating until a second DELETE removes it.
             return
         remaining: dict[str, list[dict[str, Any]]] = {}
         for rt in namespaced_types(self._registry):

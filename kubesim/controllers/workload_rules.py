@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -215,6 +216,17 @@ def max_unavailable(deploy: Mapping[str, Any]) -> int:
     if isinstance(value, str) and value.endswith("%"):
         return replicas_of(deploy) * int(value[:-1]) // 100
     return int(value)
+
+
+def max_surge(deploy: Mapping[str, Any]) -> int:
+    """``maxSurge`` of a rolling Deployment in pods (a percentage of replicas, rounded up)."""
+    strategy = spec_of(deploy).get("strategy") or {}
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return 0
+    surge = (strategy.get("rollingUpdate") or {}).get("maxSurge", "25%")
+    if isinstance(surge, str) and surge.endswith("%"):
+        return math.ceil(replicas_of(deploy) * int(surge[:-1]) / 100)
+    return int(surge or 0)
 
 
 def deployment_status(

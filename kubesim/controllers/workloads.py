@@ -23,7 +23,7 @@ from kubesim.controllers.base import (
     owner_reference,
     template_hash,
 )
-from kubesim.controllers.kubelet import node_name
+from kubesim.controllers.kubelet import node_name, selector_matches
 from kubesim.controllers.store_access import get_or_none, list_objects, type_for
 from kubesim.controllers.workload_rules import (
     REVISION_ANNOTATION,
@@ -32,6 +32,7 @@ from kubesim.controllers.workload_rules import (
     bound_claim_status,
     daemonset_status,
     deployment_status,
+    max_surge,
     pod_from_template,
     replicas_of,
     replicaset_status,
@@ -136,7 +137,11 @@ class _OwnerController:
                 raise
 
     def _write_status(self, rt: Any, owner: dict[str, Any], status: dict[str, Any]) -> None:
-        if owner.get("status") == status:
+        stored = self._store.get(rt, namespace_of(owner), name_of(owner))
+        unchanged_meta = (meta(stored).get("annotations") or {}) == (
+            meta(owner).get("annotations") or {}
+        )
+        if owner.get("status") == status and unchanged_meta:
             return
         owner["status"] = status
         self._store.update(
@@ -267,6 +272,13 @@ class DeploymentController(_OwnerController):
                 rs["spec"]["replicas"] = 0
                 self._store.update(rs_rt, rs, namespace=namespace_of(rs), name=name_of(rs))
         _, replica_sets = self._children(deploy)
+        current = next((rs for rs in replica_sets if name_of(rs) == new_name), None)
+        if current is not None:
+            # The real controller records the current revision with its status write (the
+            # status strategy of Deployments keeps annotations; the generation stays).
+            revision = (meta(current).get("annotations") or {}).get(REVISION_ANNOTATION)
+            if revision is not None:
+                meta(deploy).setdefault("annotations", {})[REVISION_ANNOTATION] = revision
         status, conditions = deployment_status(deploy, replica_sets, new_rs=new_name)
         previous = (deploy.get("status") or {}).get("conditions") or []
         by_type = {c.get("type"): c for c in previous if isinstance(c, dict)}
@@ -300,8 +312,11 @@ class DeploymentController(_OwnerController):
                 "namespace": namespace_of(deploy),
                 "labels": template_meta["labels"],
                 "annotations": {
-                    REVISION_ANNOTATION: str(revision),
                     "deployment.kubernetes.io/desired-replicas": str(replicas_of(deploy)),
+                    "deployment.kubernetes.io/max-replicas": str(
+                        replicas_of(deploy) + max_surge(deploy)
+                    ),
+                    REVISION_ANNOTATION: str(revision),
                 },
                 "ownerReferences": [self._ref(deploy)],
             },
@@ -332,8 +347,8 @@ class DaemonSetController(_OwnerController):
         revision = template_hash(template)
         by_node = {str(spec_of(p).get("nodeName", "")): p for p in pods if not is_deleting(p)}
         changed = False
-        for index in range(self._nodes):
-            node = node_name(index)
+        eligible = self._eligible_nodes((template.get("spec") or {}).get("nodeSelector"))
+        for node in eligible:
             pod = by_node.get(node)
             if pod is not None and (meta(pod).get("labels") or {}).get(REVISION_LABEL) != revision:
                 self._delete(pods_rt, namespace_of(pod), name_of(pod))
@@ -351,4 +366,18 @@ class DaemonSetController(_OwnerController):
                 changed = True
         if changed:
             _, pods = self._children(ds)
-        self._write_status(rt, ds, daemonset_status(ds, pods, nodes=self._nodes, revision=revision))
+        self._write_status(
+            rt, ds, daemonset_status(ds, pods, nodes=len(eligible), revision=revision)
+        )
+
+    def _eligible_nodes(self, selector: Any) -> list[str]:
+        """The simulated nodes the pod template's ``nodeSelector`` matches."""
+        nodes_rt = type_for(self._registry, "", "nodes")
+        names = [node_name(index) for index in range(self._nodes)]
+        if nodes_rt is None:
+            return names
+        labels = {
+            name_of(node): (meta(node).get("labels") or {})
+            for node in list_objects(self._store, nodes_rt, None)
+        }
+        return [name for name in names if selector_matches(selector, labels.get(name, {}))]

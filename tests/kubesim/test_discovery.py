@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kubesim import discovery
 from kubesim.discovery import (
     aggregated_discovery,
     api_group,
@@ -161,9 +162,11 @@ def test_aggregated_discovery_groups() -> None:
     apps = body["items"][0]["versions"][0]
     assert apps["freshness"] == "Current"
     deployments = next(r for r in apps["resources"] if r["resource"] == "deployments")
+    # As the real server: a built-in's responseKind leaves out the group version it is listed
+    # under, and subresources come sorted by name.
     assert deployments == {
         "resource": "deployments",
-        "responseKind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "responseKind": {"group": "", "version": "", "kind": "Deployment"},
         "scope": "Namespaced",
         "singularResource": "deployment",
         "verbs": ALL_VERBS,
@@ -171,16 +174,22 @@ def test_aggregated_discovery_groups() -> None:
         "categories": ["all"],
         "subresources": [
             {
-                "subresource": "status",
-                "responseKind": {"group": "apps", "version": "v1", "kind": "Deployment"},
-                "verbs": SUB_VERBS,
-            },
-            {
                 "subresource": "scale",
                 "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
                 "verbs": SUB_VERBS,
             },
+            {
+                "subresource": "status",
+                "responseKind": {"group": "", "version": "", "kind": "Deployment"},
+                "verbs": SUB_VERBS,
+            },
         ],
+    }
+    widget_resources = widgets["versions"][0]["resources"]
+    assert widget_resources[0]["responseKind"] == {
+        "group": "example.com",
+        "version": "v1",
+        "kind": "Widget",
     }
 
 
@@ -193,7 +202,7 @@ def test_aggregated_discovery_core() -> None:
     assert resources["nodes"]["scope"] == "Cluster"
     assert resources["configmaps"]["responseKind"] == {
         "group": "",
-        "version": "v1",
+        "version": "",
         "kind": "ConfigMap",
     }
 
@@ -300,14 +309,13 @@ def test_builtin_table() -> None:
     )
     assert (table["kind"], table["apiVersion"]) == ("Table", "meta.k8s.io/v1")
     assert table["metadata"] == {"resourceVersion": "7"}
+    # The ConfigMap printer of the real server: Name, Data (the number of keys), Age.
     assert [(c["name"], c["type"], c["format"]) for c in table["columnDefinitions"]] == [
         ("Name", "string", "name"),
-        ("Created At", "date", ""),
+        ("Data", "string", ""),
+        ("Age", "string", ""),
     ]
-    assert [row["cells"] for row in table["rows"]] == [
-        ["a", "2026-01-01T11:55:00Z"],
-        ["b", "2026-01-01T11:55:00Z"],
-    ]
+    assert [row["cells"] for row in table["rows"]] == [["a", 0, "5m"], ["b", 0, "5m"]]
     assert table["rows"][0]["object"] == {
         "kind": "PartialObjectMetadata",
         "apiVersion": "meta.k8s.io/v1",
@@ -321,17 +329,19 @@ def test_builtin_table() -> None:
 
 @pytest.mark.parametrize(
     ("include_object", "expected"),
-    [("Object", "full"), ("None", "absent"), ("Metadata", "partial")],
+    [("Object", "full"), ("None", "null"), ("Metadata", "partial")],
 )
 def test_table_include_object(include_object: str, expected: str) -> None:
     rt = _rt(Registry.builtin(), "", "v1", "configmaps")
     obj = _obj("a", data={"k": "v"})
     row = to_table(rt, [obj], include_object=include_object, list_meta={}, now=NOW)["rows"][0]
-    shown = {"full": obj, "absent": None, "partial": "PartialObjectMetadata"}[expected]
+    shown = {"full": obj, "null": None, "partial": "PartialObjectMetadata"}[expected]
     if expected == "partial":
         assert row["object"]["kind"] == shown
     else:
-        assert row.get("object") == shown
+        # includeObject=None still writes the field, as null (as the real server).
+        assert "object" in row
+        assert row["object"] == shown
 
 
 def test_table_without_columns() -> None:
@@ -339,7 +349,7 @@ def test_table_without_columns() -> None:
     table = to_table(
         rt, [_obj("a")], include_object="Metadata", list_meta={}, with_columns=False, now=NOW
     )
-    assert "columnDefinitions" not in table
+    assert table["columnDefinitions"] is None  # written as null, as the real server
     assert len(table["rows"]) == 1
 
 
@@ -419,3 +429,31 @@ def test_human_duration(seconds: int, text: str) -> None:
 def test_json_path_value(path: str, found: bool, value: Any) -> None:
     doc = {"a": {"b": 1}, "l": [{"x": "w"}, {"x": "y"}]}
     assert json_path_value(doc, path) == (found, value)
+
+
+def _protobuf_fields(data: bytes) -> dict[int, bytes]:
+    """The length-delimited fields of a protobuf message (all this document has)."""
+    fields: dict[int, bytes] = {}
+    index = 0
+    while index < len(data):
+        tag = data[index]
+        index += 1
+        assert tag & 0x07 == 2, "only length-delimited fields are expected"
+        length = data[index]
+        index += 1
+        fields[tag >> 3] = data[index : index + length]
+        index += length
+    return fields
+
+
+def test_openapi_v2_protobuf_is_an_empty_gnostic_document() -> None:
+    # kubectl reads /openapi/v2 only as protobuf (openapi_v2.Document of gnostic), to validate
+    # the items of a `kind: List` client-side; no definitions leaves validation to the server.
+    document = _protobuf_fields(discovery.openapi_v2_protobuf())
+    assert document[1] == b"2.0"  # swagger
+    info = _protobuf_fields(document[2])
+    assert info[1] == b"Kubernetes"
+    assert info[2] == discovery.GIT_VERSION.encode()
+    assert document[8] == b""  # paths: present and empty
+    assert discovery.openapi_v2_document()["paths"] == {}
+    assert discovery.OPENAPI_V2_PROTOBUF.endswith("+protobuf")

@@ -61,7 +61,7 @@ def test_label_selector_parses_to_canonical_text(text: str, canonical: str) -> N
         ("a=b c", "found 'c', expected: ',' or 'end of string'"),
         ("!a=b", "found '=', expected: ',' or 'end of string'"),
         (",a", "found ',', expected: !, identifier, or 'end of string'"),
-        ("a x", "unable to parse requirement: found 'x', expected: in, notin, =, ==, !=, >, <"),
+        ("a x", "unable to parse requirement: found 'x', expected: in, notin, =, ==, !=, gt, lt"),
         ("a=(b)", "unable to parse requirement: found '(', expected: identifier"),
         ("!", "unable to parse requirement: found '', expected: identifier"),
         (

@@ -137,7 +137,8 @@ def test_create_sets_server_fields_and_returns_copies() -> None:
     assert m["uid"] != "mine"
     assert len(m["uid"]) == 36
     assert m["namespace"] == "default"
-    assert "generation" not in m
+    # ConfigMaps track no generation: the real server keeps what the client sent.
+    assert m["generation"] == 9
     assert "deletionTimestamp" not in m
     assert m["creationTimestamp"].endswith("Z")
     assert len(m["creationTimestamp"]) == 20
@@ -273,9 +274,13 @@ def test_noop_update_keeps_rv_and_sends_no_event() -> None:
             "the name of the object (other) does not match the name on the URL (c)",
         ),
         (
+            # As the real server: another uid fails the storage's uid precondition.
             {"name": "c", "uid": "changed"},
-            422,
-            'ConfigMap "c" is invalid: metadata.uid: Invalid value: "changed": field is immutable',
+            409,
+            'Operation cannot be fulfilled on configmaps "c": StorageError: invalid object, '
+            "Code: 4, Key: /registry/configmaps/default/c, ResourceVersion: 0, "
+            "AdditionalErrorMsg: Precondition failed: UID in precondition: changed, "
+            "UID in object meta: {uid}",
         ),
         (
             {"name": "c", "deletionTimestamp": "2020-01-01T00:00:00Z"},
@@ -286,11 +291,11 @@ def test_noop_update_keeps_rv_and_sends_no_event() -> None:
 )
 def test_update_rejections(body_meta: dict[str, Any], code: int, message: str) -> None:
     sim = Sim()
-    sim.make_cm()
+    created = sim.make_cm()
     err = raises(
         code, sim.store.update, sim.cm, {"metadata": body_meta}, namespace="default", name="c"
     )
-    assert err.message == message
+    assert err.message == message.replace("{uid}", created["metadata"]["uid"])
 
 
 def test_builtin_update_without_rv_is_unconditional_but_cr_needs_one() -> None:
@@ -309,8 +314,9 @@ def test_builtin_update_without_rv_is_unconditional_but_cr_needs_one() -> None:
     )
     assert (
         err.message
-        == 'Widget.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update'
+        == 'widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update'
     )
+    assert err.details == {"name": "w", "group": "example.com", "kind": "widgets"}
 
 
 def test_update_of_missing_object_is_not_found() -> None:
@@ -354,7 +360,8 @@ def test_generation_rules(
     body = {"metadata": {"name": "o"}, "spec": {"replicas": 1}, "status": {"ignored": True}}
     created = sim.store.create(rt, body, namespace="default")
     assert created["metadata"]["generation"] == 1
-    assert "status" not in created  # status subresource: create drops status
+    # Status subresource: create drops the client's status (built-ins get their initial one).
+    assert "ignored" not in (created.get("status") or {})
     updated = sim.store.update(
         rt, _change(created, path, value), namespace="default", name="o", subresource=subresource
     )
@@ -472,11 +479,21 @@ def test_delete_preconditions() -> None:
     sim = Sim()
     created = sim.make_cm()
     err = raises(409, sim.store.delete, sim.cm, "default", "c", preconditions={"uid": "other"})
+    # The storage layer names the Kind, as the real server does.
     assert err.message == (
-        f'Operation cannot be fulfilled on configmaps "c": Precondition failed: UID in precondition: other, '
-        f"UID in object meta: {created['metadata']['uid']}"
+        'Operation cannot be fulfilled on ConfigMap "c": the UID in the precondition (other) does '
+        f"not match the UID in record ({created['metadata']['uid']}). The object might have been "
+        "deleted and then recreated"
     )
-    raises(409, sim.store.delete, sim.cm, "default", "c", preconditions={"resourceVersion": "1"})
+    assert err.details == {"name": "c", "kind": "ConfigMap"}
+    stale = raises(
+        409, sim.store.delete, sim.cm, "default", "c", preconditions={"resourceVersion": "1"}
+    )
+    assert stale.message == (
+        'Operation cannot be fulfilled on ConfigMap "c": the ResourceVersion in the precondition '
+        f"(1) does not match the ResourceVersion in record ({created['metadata']['resourceVersion']})"
+        ". The object might have been modified"
+    )
     assert (
         sim.store.delete(sim.cm, "default", "c", preconditions={"uid": created["metadata"]["uid"]})
         is None
@@ -515,8 +532,10 @@ def test_namespace_lifecycle() -> None:
     assert marked is not None
     assert marked["status"]["phase"] == "Terminating"
     assert marked["metadata"]["deletionTimestamp"]
-    err = raises(409, sim.store.delete, sim.ns, None, "t1")
-    assert err.message.endswith("this namespace will automatically be purged by the system.")
+    # A repeated delete while the namespace is emptied answers it as it is (as the real server).
+    again = sim.store.delete(sim.ns, None, "t1")
+    assert again is not None
+    assert again["metadata"]["resourceVersion"] == marked["metadata"]["resourceVersion"]
 
     err = raises(403, sim.store.create, sim.cm, {"metadata": {"name": "d"}}, namespace="t1")
     assert (
@@ -546,7 +565,7 @@ def test_finalize_waits_for_metadata_finalizers() -> None:
     sim.store.delete(sim.ns, None, "t2")
     kept = sim.store.finalize_namespace("t2")
     assert kept is not None
-    assert kept["spec"]["finalizers"] == []
+    assert "finalizers" not in kept["spec"]  # an empty list is left out (omitempty)
     final = sim.store.update(
         sim.ns, _change(kept, "metadata.finalizers", []), namespace=None, name="t2"
     )
@@ -611,7 +630,24 @@ def test_watch_from_expired_rv_is_410() -> None:
     sim.store.watch(sim.cm, None, since_rv=5)
     err = raises(410, sim.store.watch, sim.cm, None, since_rv=2)
     assert (err.reason, err.message) == ("Expired", "too old resource version: 2 (5)")
-    raises(504, sim.store.watch, sim.cm, None, since_rv=99)
+
+
+def test_watch_from_a_future_rv_waits_for_it() -> None:
+    # As the real server: no error, the changes after the requested RV are delivered.
+    sim = Sim()
+    ahead = sim.store.resource_version + 2
+    watch = sim.store.watch(sim.cm, None, since_rv=ahead)
+    for name in ("a", "b", "c"):
+        sim.make_cm(name)
+    events = watch.take_ready()
+    assert [e["object"]["metadata"]["name"] for e in events if e is not None] == ["c"]
+
+
+def test_watch_does_not_replay_the_default_namespaces() -> None:
+    # A real server's watch cache starts after its bootstrap: RV 1 is too old.
+    sim = Sim()
+    err = raises(410, sim.store.watch, sim.ns, None, since_rv=1)
+    assert err.reason == "Expired"
 
 
 def test_watch_selector_transitions() -> None:
@@ -703,7 +739,14 @@ def test_crd_name_clash_is_not_served() -> None:
     clash["metadata"]["name"] = "gadgets.example.com"
     clash["spec"]["names"] = {"plural": "gadgets", "kind": "Widget"}
     created = sim.store.create(sim.crd, clash, namespace=None)
-    conditions = {c["type"]: c["status"] for c in created["status"]["conditions"]}
+    # The create answers the CRD before its controllers looked at it, as the real server.
+    assert created["status"] == {
+        "conditions": None,
+        "acceptedNames": {"plural": "", "kind": ""},
+        "storedVersions": ["v1"],
+    }
+    stored = sim.store.get(sim.crd, None, "gadgets.example.com")
+    conditions = {c["type"]: c["status"] for c in stored["status"]["conditions"]}
     assert conditions == {"NamesAccepted": "False", "Established": "False"}
     assert sim.registry.lookup("example.com", "v1", "gadgets") is None
 
