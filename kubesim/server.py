@@ -219,7 +219,13 @@ class KubeSimServer:
             if document is None:
                 raise errors.unknown_resource()
             return json_response(document)
-        if path == "/openapi/v2" or path.startswith("/openapi/"):
+        if path == "/openapi/v2":
+            # kubectl reads it (as protobuf only) to validate the items of a `kind: List`.
+            return web.Response(
+                body=discovery.openapi_v2_protobuf(),
+                headers={"Content-Type": discovery.OPENAPI_V2_PROTOBUF},
+            )
+        if path.startswith("/openapi/"):
             raise errors.unknown_resource()
         segments = path.strip("/").split("/")
         if segments[0] == "api" and len(segments) == 2:

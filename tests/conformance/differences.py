@@ -195,19 +195,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         "change.",
     ),
     Difference(
-        "kubectl-apply-list",
-        (
-            "apply -f list*",
-            "apply -f list again*",
-            "apply --server-side -f list*",
-            "get the applied*",
-        ),
-        "kubectl validates the items of a `kind: List` client-side against /openapi/v2, read "
-        "only as protobuf. kubesim/discovery.py now has the document (openapi_v2_protobuf, "
-        "checked with kubectl), but kubesim/server.py still answers /openapi/v2 with 404: it "
-        "has to route GET /openapi/v2 to it (Content-Type OPENAPI_V2_PROTOBUF).",
-    ),
-    Difference(
         "namespace-contents",
         ("serviceaccounts.body*", "configmaps.body*"),
         "kubesim runs no ServiceAccount controller nor root-CA publisher: a new namespace holds "
@@ -292,6 +279,9 @@ DIFFERENCES: tuple[Difference, ...] = (
 )
 
 FIXED: dict[str, str] = {
+    "kubectl-apply-list": "kubectl apply -f of a `kind: List` (what `kubectl get -o yaml` "
+    "writes) validates its items against /openapi/v2, which kubesim answered 404: it now serves "
+    "the document, in the protobuf kubectl asks for (kubesim/discovery.py, kubesim/server.py).",
     "kubectl-get-pods": "Tables of the built-in kinds print the real server's columns and cells "
     "(kubesim/tables.py, from the v1.37 printers: Pods READY STATUS RESTARTS AGE IP NODE …, "
     "Deployments, ReplicaSets, StatefulSets, DaemonSets, Services, Secrets, ConfigMaps, "
