@@ -35,8 +35,10 @@ $(PROTO_STAMP): kubesim/proto_build.py kubesim/proto_json.py $(STAMP)
 
 proto: $(PROTO_STAMP)
 
-dev: $(STAMP) proto
-	$(BIN)/stackflow dev
+# `make dev CLUSTER=apiserver` runs it on the real control plane (built first by `make tools`).
+CLUSTER ?= kubesim
+dev: $(STAMP) proto $(if $(filter apiserver,$(CLUSTER)),tools)
+	$(BIN)/stackflow dev --cluster $(CLUSTER)
 
 test: $(STAMP) proto
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
