@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -40,9 +41,11 @@ OPERATOR_SERVICE_ACCOUNT = "stackflow"
 def apiserver_unavailable() -> str | None:
     """Why the apiserver tier cannot run here, or None when it can."""
     missing = tools_missing()
-    if missing:
-        return f"apiserver tier skipped: {', '.join(missing)} not built in {tools_bin()} (run `make tools`)"
-    return None
+    if not missing:
+        return None
+    if shutil.which("go") is None:
+        return "apiserver tier skipped: Go is not installed, so `make tools` cannot build the control plane"
+    return f"apiserver tier skipped: {', '.join(missing)} not built in {tools_bin()} (run `make tools`)"
 
 
 def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None, check: bool = True) -> str:
