@@ -90,9 +90,15 @@ async def test_a_new_elasticsearch_costs_at_most_two_signals(
         reasons = [f"{trigger.reason.value}: {trigger.detail}" for trigger in received]
         assert received[0].reason.value == "Created", reasons
         # Whatever the timing, no signal is an echo of the Elasticsearch controller's own writes:
-        # only the StatefulSet (its status is the StatefulSet controller's, or kubesim's) and the
-        # license controller's Secret change by another hand.
-        others = ("StatefulSet ", "Pod ", "Secret team-echo/quickstart-es-license ")
+        # only the StatefulSet and the PodDisruptionBudget (their status is the StatefulSet and
+        # disruption controllers', or kubesim's) and the license controller's Secret change by
+        # another hand.
+        others = (
+            "StatefulSet ",
+            "PodDisruptionBudget ",
+            "Pod ",
+            "Secret team-echo/quickstart-es-license ",
+        )
         echoes = [reason for reason in reasons[1:] if not any(o in reason for o in others)]
         assert echoes == [], reasons
         if stack.cluster.name == KUBESIM:

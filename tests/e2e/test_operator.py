@@ -116,6 +116,9 @@ async def test_dynamic_scope_end_to_end(
         async def team_b_green() -> bool:
             return await health("team-b") == "green"
 
-        await eventually(team_b_green, what="team-b Elasticsearch green after the restart")
+        # The new operator first waits out the killed one's Lease (15 s), then resyncs.
+        await eventually(
+            team_b_green, within=120, what="team-b Elasticsearch green after the restart"
+        )
     finally:
         assert await operator.stop() == 0, (tmp_path / "operator.log").read_text()[-3000:]
