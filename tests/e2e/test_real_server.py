@@ -126,7 +126,7 @@ async def all_green(stack: Stack) -> None:
         return all([await health(stack, kind, name) == "green" for kind, name in DOCUMENTED])
 
     try:
-        await eventually(green, within=240, what="every documented object green")
+        await eventually(green, within=420, what="every documented object green")
     except AssertionError as error:
         states = {f"{kind}/{name}": await health(stack, kind, name) for kind, name in DOCUMENTED}
         raise AssertionError(f"{error}: {states}\n{stack.operator.tail()}") from None
@@ -195,7 +195,7 @@ async def test_a_settled_operator_writes_nothing_on_a_re_reconcile(
                 return False
         return True
 
-    await eventually(re_reconciled, within=120, what="every documented object re-reconciled")
+    await eventually(re_reconciled, within=300, what="every documented object re-reconciled")
     writes = sorted(
         {
             f"{event['verb']} {event['objectRef'].get('resource')}"
@@ -279,7 +279,7 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         )
 
     try:
-        await eventually(settled, within=180, what="the changes reconciled")
+        await eventually(settled, within=300, what="the changes reconciled")
     except AssertionError as error:
         workloads = await asyncio.to_thread(
             kubectl, admin, "get", "deployments,statefulsets,pods", f"--namespace={NAMESPACE}"
