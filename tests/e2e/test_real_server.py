@@ -204,6 +204,8 @@ async def test_a_settled_operator_writes_nothing_on_a_re_reconcile(
             for event in audit.operator_requests()
             if event["verb"] in WRITES
             and event["objectRef"].get("resource") not in ("events", "leases")
+            # Children only: a status may still record progress a loaded machine made late.
+            and not event["objectRef"].get("subresource")
         }
     )
     assert writes == [], writes

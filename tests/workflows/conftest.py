@@ -24,7 +24,9 @@ DEV_SERVER = BIN / "temporal"
 async def start_time_skipping_env() -> WorkflowEnvironment:
     """The time-skipping test server from the venv (nothing downloaded), attributes registered."""
     env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=DATA_CONVERTER, test_server_existing_path=str(TEST_SERVER)
+        data_converter=DATA_CONVERTER,
+        test_server_existing_path=str(TEST_SERVER),
+        test_server_startup_timeout=DEV_SERVER_STARTUP,
     )
     await register_search_attributes(env.client)
     return env
