@@ -45,6 +45,23 @@ async def kubectl(kubeconfig: Path, cache: Path, *args: str) -> tuple[int, str]:
     return proc.returncode or 0, out.decode()
 
 
+async def demo_health(kubeconfig: Path, cache: Path, namespace: str) -> str:
+    """``status.health`` of the demo Elasticsearch in ``namespace``, read with kubectl."""
+    rc, out = await kubectl(
+        kubeconfig,
+        cache,
+        "get",
+        "elasticsearch",
+        "quickstart",
+        "-n",
+        namespace,
+        "-o",
+        "jsonpath={.status.health}",
+    )
+    assert rc == 0, out
+    return out.strip()
+
+
 async def test_dev_serves_a_demo_namespace_and_keeps_state(tmp_path: Path) -> None:
     state_dir = tmp_path / "state"
     cache = tmp_path / "kubectl-cache"
@@ -119,19 +136,7 @@ async def test_dev_operator_reconciles_only_the_visible_demo(tmp_path: Path) -> 
         kubeconfig = state_dir / "kubeconfig"
 
         async def health(namespace: str) -> str:
-            rc, out = await kubectl(
-                kubeconfig,
-                cache,
-                "get",
-                "elasticsearch",
-                "quickstart",
-                "-n",
-                namespace,
-                "-o",
-                "jsonpath={.status.health}",
-            )
-            assert rc == 0, out
-            return out.strip()
+            return await demo_health(kubeconfig, cache, namespace)
 
         async def demo_green() -> bool:
             return await health("demo") == "green"
@@ -177,19 +182,7 @@ async def test_dev_on_the_real_control_plane_as_a_newcomer_tries_it(tmp_path: Pa
         return proc, await read_until(proc.stdout, "Press Ctrl-C", deadline=180)
 
     async def health(namespace: str) -> str:
-        rc, out = await kubectl(
-            kubeconfig,
-            cache,
-            "get",
-            "elasticsearch",
-            "quickstart",
-            "-n",
-            namespace,
-            "-o",
-            "jsonpath={.status.health}",
-        )
-        assert rc == 0, out
-        return out.strip()
+        return await demo_health(kubeconfig, cache, namespace)
 
     async def stop(proc: asyncio.subprocess.Process) -> None:
         proc.send_signal(signal.SIGINT)
