@@ -174,3 +174,20 @@ def cluster_target(request: pytest.FixtureRequest) -> ClusterTarget:
     if request.param == APISERVER:
         return ClusterTarget(APISERVER, request.getfixturevalue("control_plane"))
     return ClusterTarget(KUBESIM)
+
+
+#: Tiers that run after every other: the container tier starts a Docker engine whose load would
+#: slow the real API server's end-to-end scenarios, and the browser tier drives the UI last.
+LAST_TIERS = ("container", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the container tier after every other test, and the browser tier after it."""
+
+    def tier(item: pytest.Item) -> int:
+        for rank, marker in enumerate(LAST_TIERS, start=1):
+            if item.get_closest_marker(marker) is not None:
+                return rank
+        return 0
+
+    items.sort(key=tier)  # stable: the order within each tier is kept
