@@ -21,7 +21,11 @@ from temporalio.client import Client
 from activities.licenses import OperatorLicenseReader
 from stackflow.config import OperatorConfig
 from stackflow.controllers import ControllerTable
-from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchApi
+from stackflow.elastic import (
+    AiohttpElasticsearchClient,
+    ElasticsearchApi,
+    OutOfClusterElasticsearch,
+)
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.reader import ObjectReader
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
@@ -35,7 +39,10 @@ __all__ = [
     "ElasticsearchEndpoint",
     "ObjectReader",
     "aiohttp_elasticsearch",
+    "elasticsearch_factory",
     "operator_pod_name",
+    "out_of_cluster_elasticsearch",
+    "runs_in_cluster",
 ]
 
 
@@ -69,6 +76,29 @@ def aiohttp_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
         password=endpoint.password,
         ca_pem=endpoint.ca_pem,
     )
+
+
+def out_of_cluster_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+    """The factory outside a cluster: a client that reports the cluster unreachable, never dialing."""
+    return OutOfClusterElasticsearch(endpoint.url)
+
+
+def runs_in_cluster(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process runs in a Pod: the kubelet sets ``KUBERNETES_SERVICE_HOST`` there."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("KUBERNETES_SERVICE_HOST"))
+
+
+def elasticsearch_factory(
+    config: OperatorConfig, environ: Mapping[str, str] | None = None
+) -> ElasticsearchApiFactory:
+    """The Elasticsearch client factory for ``config``: in-cluster networking (the
+    ``in-cluster-networking`` key; unset, on exactly when the operator runs in a Pod) dials the
+    clusters' Services, else nothing is dialled (their names resolve only inside the cluster)."""
+    dial = config.in_cluster_networking
+    if dial is None:
+        dial = runs_in_cluster(environ)
+    return aiohttp_elasticsearch if dial else out_of_cluster_elasticsearch
 
 
 @dataclass

@@ -195,6 +195,11 @@ class OperatorConfig(BaseModel):
     #: the replay tier run them sandboxed, which is where its non-determinism guard pays off.
     temporal_workflow_sandbox: bool = False
     license_public_key: Path | None = None
+    #: Dial the clusters' in-cluster Service addresses (``<es>-es-internal-http.<ns>.svc``).
+    #: Unset (the default): on when the operator runs in a Pod, off outside a cluster, where
+    #: those names do not resolve; off, each cluster's API is reported not reachable and its
+    #: health is derived from its Pods, and no name is looked up.
+    in_cluster_networking: bool | None = None
 
     @field_validator(
         "temporal_tls_cert",
@@ -202,6 +207,7 @@ class OperatorConfig(BaseModel):
         "temporal_tls_ca",
         "temporal_api_key",
         "license_public_key",
+        "in_cluster_networking",
         mode="before",
     )
     @classmethod

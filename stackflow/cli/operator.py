@@ -26,7 +26,12 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.binding import ControllerActivities
-from activities.context import ControllerContext, ObjectReader, operator_pod_name
+from activities.context import (
+    ControllerContext,
+    ObjectReader,
+    elasticsearch_factory,
+    operator_pod_name,
+)
 from activities.licenses import OperatorLicenseReader, read_public_keys
 from activities.registry import IMPLEMENTATIONS, build_activities
 from stackflow.cli.sizing import SANDBOX_RESTRICTIONS, sticky_cache_size
@@ -250,6 +255,7 @@ def _controller_context(
         temporal_client=temporal,
         task_queue=config.temporal_task_queue,
         cache=cache,
+        elasticsearch=elasticsearch_factory(config),
     )
 
 

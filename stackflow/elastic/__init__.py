@@ -11,6 +11,7 @@ from stackflow.elastic.client import (
     ElasticsearchError,
     ElasticsearchUnavailable,
     FileSettingsState,
+    OutOfClusterElasticsearch,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "ElasticsearchError",
     "ElasticsearchUnavailable",
     "FileSettingsState",
+    "OutOfClusterElasticsearch",
 ]

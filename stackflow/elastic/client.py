@@ -264,3 +264,56 @@ class AiohttpElasticsearchClient:
             version=int(version) if version is not None else None,
             errors=file_settings.get("errors"),
         )
+
+
+class OutOfClusterElasticsearch:
+    """:class:`ElasticsearchApi` for an operator running outside the cluster: never dials.
+
+    A cluster's address is its in-cluster Service name (``<es>-es-internal-http.<ns>.svc``), which
+    only the cluster's DNS resolves. Outside a Pod, asking the machine's resolver for it leaks
+    lookups to whatever name server the machine has and, where that server is slow, stalls every
+    reconcile behind the resolver's timeouts. Every call answers "unavailable" at once instead, so
+    the cluster is reported not reachable and its health is derived from its Pods.
+    """
+
+    def __init__(self, url: str) -> None:
+        """Remember the address that is not dialled (for the message)."""
+        self._reason = f"{url} is an in-cluster address and in-cluster networking is off"
+
+    def _unavailable(self, path: str) -> ElasticsearchUnavailable:
+        return ElasticsearchUnavailable(f"{path}: {self._reason}")
+
+    async def cluster_health(self) -> ClusterHealth:
+        """Unavailable."""
+        raise self._unavailable("GET /_cluster/health")
+
+    async def get_license(self) -> dict[str, Any]:
+        """Unavailable."""
+        raise self._unavailable("GET /_license")
+
+    async def start_trial(self) -> dict[str, Any]:
+        """Unavailable."""
+        raise self._unavailable("POST /_license/start_trial")
+
+    async def put_license(self, license_: Mapping[str, Any]) -> dict[str, Any]:
+        """Unavailable."""
+        raise self._unavailable("PUT /_license")
+
+    async def create_api_key(
+        self,
+        *,
+        name: str,
+        role_descriptors: Mapping[str, Any],
+        expiration: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> ApiKey:
+        """Unavailable."""
+        raise self._unavailable("POST /_security/api_key")
+
+    async def invalidate_api_key(self, *, ids: Sequence[str] = (), name: str | None = None) -> int:
+        """Unavailable."""
+        raise self._unavailable("DELETE /_security/api_key")
+
+    async def file_settings_state(self) -> FileSettingsState:
+        """Unavailable."""
+        raise self._unavailable("GET /_cluster/state")
