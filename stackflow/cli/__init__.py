@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
 
@@ -15,6 +16,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stackflow",
         description="Stackflow: the Elastic Stack on Kubernetes, orchestrated by Temporal.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {version()}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser(
@@ -29,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("license", help="create license keys and signed licenses", add_help=False)
     sub.add_parser("crds", help="print the CustomResourceDefinitions", add_help=False)
     return parser
+
+
+def version() -> str:
+    """The installed ``stackflow`` distribution's version (its package metadata)."""
+    return importlib.metadata.version("stackflow")
 
 
 def _subcommand(command: str) -> Callable[[list[str]], int] | None:
@@ -56,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         parser.print_help()
         return 0 if args else 2
+    if args[0] == "--version":
+        print(f"{parser.prog} {version()}")
+        return 0
     command, rest = args[0], args[1:]
     entry = _subcommand(command)
     if entry is not None:
