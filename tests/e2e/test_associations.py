@@ -38,7 +38,7 @@ ES_CONF = "association.k8s.elastic.co/es-conf"
 FS_CONF = "association.k8s.elastic.co/fs-conf"
 ASSOCIATION_EVENT_REASONS = {"AssociationStatusChange", "AssociationError"}
 #: A healthy app workload reaches green within this many seconds on a loaded 2-core machine.
-WITHIN = 90.0
+WITHIN = 240.0
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")

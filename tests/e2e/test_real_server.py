@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,11 @@ from temporalio.service import RPCError
 from controlplane import ControlPlane
 from stackflow.api.kinds import kind_resource
 from stackflow.controllers import CONTROLLERS
+from stackflow.models.kinds import SECRETS
+from stackflow.stack.elasticsearch.names import file_realm_secret_name
+from stackflow.stack.elasticsearch.users import parse_users_file
+from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, TYPE_LABEL
+from stackflow.stack.objects import decode_secret_data
 from tests.clusters import APISERVER, REPO, ClusterTarget, kubectl, render_chart
 from tests.e2e.harness import ES, Stack, create_namespace, manifest, operator_stack
 from tests.polling import eventually
@@ -73,10 +78,11 @@ class AuditLog:
         """Forget everything logged so far."""
         self.offset = self.path.stat().st_size
 
-    def operator_requests(self) -> Iterator[dict[str, Any]]:
-        """The operator's requests since the mark (one event per request, its final stage)."""
+    def operator_requests(self, since: int | None = None) -> Iterator[dict[str, Any]]:
+        """The operator's requests since the mark, or since the byte offset ``since`` (one event
+        per request, its final stage)."""
         with self.path.open() as log:
-            log.seek(self.offset)
+            log.seek(self.offset if since is None else since)
             for line in log:
                 event = json.loads(line)
                 if event["user"]["username"] != OPERATOR:
@@ -126,10 +132,59 @@ async def all_green(stack: Stack) -> None:
         return all([await health(stack, kind, name) == "green" for kind, name in DOCUMENTED])
 
     try:
-        await eventually(green, within=420, what="every documented object green")
+        await eventually(green, within=420, interval=1, what="every documented object green")
     except AssertionError as error:
         states = {f"{kind}/{name}": await health(stack, kind, name) for kind, name in DOCUMENTED}
         raise AssertionError(f"{error}: {states}\n{stack.operator.tail()}") from None
+
+
+def child_writes(events: Iterable[dict[str, Any]]) -> list[str]:
+    """The operator's writes of children (``verb resource name``) among audit ``events``: events
+    and the Lease are its bookkeeping, and a status may still record progress made late."""
+    return sorted(
+        {
+            f"{event['verb']} {event['objectRef'].get('resource')} {event['objectRef'].get('name')}"
+            for event in events
+            if event["verb"] in WRITES
+            and event["objectRef"].get("resource") not in ("events", "leases")
+            and not event["objectRef"].get("subresource")
+        }
+    )
+
+
+async def file_realm_complete(stack: Stack) -> bool:
+    """Whether the cluster's file realm holds every association user: the Elasticsearch
+    reconciled after the last association made its user Secret."""
+    listed = await stack.kube.list(
+        SECRETS,
+        namespace=NAMESPACE,
+        label_selector=f"{TYPE_LABEL}=user,{ES_CLUSTER_NAME_LABEL}=quickstart",
+    )
+    wanted = {decode_secret_data(item).get("name", b"").decode() for item in listed["items"]}
+    realm = await stack.kube.get(
+        SECRETS, namespace=NAMESPACE, name=file_realm_secret_name("quickstart")
+    )
+    users = parse_users_file(decode_secret_data(realm).get("users", b"").decode())
+    return wanted <= set(users)
+
+
+async def settled(stack: Stack, audit: AuditLog) -> None:
+    """Wait until the operator has nothing left to do: every documented object green, every one
+    of their workflows idle, the file realm complete, and no child written between two looks."""
+    await all_green(stack)
+    looked: dict[str, int] = {}
+
+    async def quiet() -> bool:
+        offset = audit.path.stat().st_size
+        if "offset" not in looked:  # the first look only marks where the next one reads from
+            looked["offset"] = offset
+            return False
+        written = child_writes(audit.operator_requests(since=looked["offset"]))
+        looked["offset"] = offset
+        idle = all([(await reconciles(stack, kind, name))[1] for kind, name in DOCUMENTED])
+        return not written and idle and await file_realm_complete(stack)
+
+    await eventually(quiet, within=300, interval=3, what="the operator settled")
 
 
 async def reconciles(stack: Stack, kind: str, name: str) -> tuple[int, bool]:
@@ -173,7 +228,7 @@ async def test_a_settled_operator_writes_nothing_on_a_re_reconcile(
     stack: Stack, audit: AuditLog, target: ClusterTarget
 ) -> None:
     assert target.plane is not None
-    await all_green(stack)
+    await settled(stack, audit)
     before = {f"{k}/{n}": (await reconciles(stack, k, n))[0] for k, n in DOCUMENTED}
     audit.mark()
     for kind, name in DOCUMENTED:
@@ -195,19 +250,10 @@ async def test_a_settled_operator_writes_nothing_on_a_re_reconcile(
                 return False
         return True
 
-    await eventually(re_reconciled, within=300, what="every documented object re-reconciled")
-    writes = sorted(
-        {
-            f"{event['verb']} {event['objectRef'].get('resource')}"
-            f"{'/' + event['objectRef']['subresource'] if event['objectRef'].get('subresource') else ''}"
-            f" {event['objectRef'].get('name')}"
-            for event in audit.operator_requests()
-            if event["verb"] in WRITES
-            and event["objectRef"].get("resource") not in ("events", "leases")
-            # Children only: a status may still record progress a loaded machine made late.
-            and not event["objectRef"].get("subresource")
-        }
+    await eventually(
+        re_reconciled, within=300, interval=1, what="every documented object re-reconciled"
     )
+    writes = child_writes(audit.operator_requests())
     assert writes == [], writes
 
 
@@ -267,7 +313,7 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
 
     seen: dict[str, Any] = {}
 
-    async def settled() -> bool:
+    async def changes_reconciled() -> bool:
         seen["daemonsets"] = await asyncio.to_thread(
             kubectl, admin, "get", "daemonsets", f"--namespace={NAMESPACE}", "-o", "name"
         )
@@ -281,7 +327,7 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         )
 
     try:
-        await eventually(settled, within=300, what="the changes reconciled")
+        await eventually(changes_reconciled, within=300, interval=1, what="the changes reconciled")
     except AssertionError as error:
         workloads = await asyncio.to_thread(
             kubectl, admin, "get", "deployments,statefulsets,pods", f"--namespace={NAMESPACE}"
