@@ -37,6 +37,7 @@ from activities.registry import IMPLEMENTATIONS, build_activities
 from stackflow.cli.sizing import SANDBOX_RESTRICTIONS, sticky_cache_size
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
+from stackflow.kube.backoff import Backoff
 from stackflow.kube.client import close_api_client, make_api_client
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
@@ -53,9 +54,19 @@ from watchers.signals import Signaller
 from watchers.sources import Watchers
 from workflows import WORKFLOWS
 
-__all__ = ["OperatorOptions", "run_operator", "workflow_runner"]
+__all__ = [
+    "TEMPORAL_RETRY",
+    "OperatorOptions",
+    "connect_temporal_when_reachable",
+    "run_operator",
+    "workflow_runner",
+]
 
 _log = structlog.get_logger("stackflow.cli.operator")
+
+#: Retries while Temporal is unreachable at start-up: a compose stack or a Pod often starts the
+#: operator before the server listens; waiting (and saying so) beats a silent crash loop.
+TEMPORAL_RETRY = Backoff(initial=0.5, maximum=15.0, jitter=0.2)
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,39 @@ def workflow_runner(*, sandboxed: bool) -> WorkflowRunner:
         # The pure modules the workflows import are shared, not re-imported per run (memory).
         return SandboxedWorkflowRunner(restrictions=SANDBOX_RESTRICTIONS)
     return UnsandboxedWorkflowRunner()
+
+
+async def connect_temporal_when_reachable(
+    config: OperatorConfig,
+    stop: asyncio.Event,
+    *,
+    connect: Callable[[OperatorConfig], Awaitable[Client]] = connect_client,
+    backoff: Backoff = TEMPORAL_RETRY,
+) -> Client | None:
+    """Connect to Temporal, retrying with ``backoff`` while it is unreachable; None on ``stop``.
+
+    Every failed attempt logs ``temporal.waiting`` with the address, so an operator started
+    before its server says what it waits for instead of crash-looping. Only connection failures
+    are retried (the SDK reports them as RuntimeError); anything else propagates.
+    """
+    attempt = 0
+    while not stop.is_set():
+        try:
+            return await connect(config)
+        except (RuntimeError, OSError, TimeoutError) as error:
+            delay = backoff.delay(attempt)
+            _log.warning(
+                "temporal.waiting",
+                address=config.temporal_address,
+                namespace=config.temporal_namespace,
+                attempt=attempt + 1,
+                retry_in_seconds=round(delay, 2),
+                error=str(error) or repr(error),
+            )
+            attempt += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=delay)
+    return None
 
 
 def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
@@ -144,7 +188,9 @@ async def run_operator(
         running.push_async_callback(namespaces.stop)
         if not await _until_or_stop(namespaces.wait_synced(), stop):
             return 0
-        temporal = await connect_client(config)
+        temporal = await connect_temporal_when_reachable(config, stop)
+        if temporal is None:
+            return 0
         added = await register_search_attributes(temporal)
         if added:
             _log.info("temporal.search_attributes_registered", names=added)
