@@ -25,3 +25,167 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
+
+{{/* Selector labels of the operator's Pods (a subset of the labels, stable across upgrades). */}}
+{{- define "stackflow.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* The image, its tag defaulting to the chart's appVersion. */}}
+{{- define "stackflow.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The port of /healthz, /readyz and /metrics (`stackflow run --health-port`, default 8081). */}}
+{{- define "stackflow.healthPort" -}}8081{{- end -}}
+
+{{/* Where the operator's files are mounted in its container (side by side: a mount inside the
+   ConfigMap's read-only volume could not be made). */}}
+{{- define "stackflow.configDir" -}}/etc/stackflow{{- end -}}
+{{- define "stackflow.temporalTLSDir" -}}/etc/temporal-tls{{- end -}}
+{{- define "stackflow.licenseKeyDir" -}}/etc/stackflow-license{{- end -}}
+
+{{/*
+Every grant the operator needs, as YAML (`rules:`); each rule says whether its resources are
+namespaced. The roles are cut from this one table:
+- the ClusterRole of the all-namespaces and selector modes takes every rule whole;
+- in the static-list mode the ClusterRole keeps the list and watch verbs (the informers list and
+  watch cluster-wide) and the namespaces rule, and a Role in each managed namespace (and the
+  operator's) takes the other verbs of the namespaced rules.
+*/}}
+{{- define "stackflow.rules" -}}
+rules:
+  # Scope: the namespace selector is evaluated live over Namespace labels (an informer).
+  - {apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"], namespaced: false}
+  # Secrets: children, soft-owned and association Secrets (deleted when orphaned), the license
+  # and trial Secrets (patched).
+  - apiGroups: [""]
+    resources: ["secrets"]
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+    namespaced: true
+  # Children made and kept as desired.
+  - apiGroups: [""]
+    resources: ["configmaps", "services"]
+    verbs: ["get", "list", "watch", "create", "update"]
+    namespaced: true
+  - apiGroups: ["policy"]
+    resources: ["poddisruptionbudgets"]
+    verbs: ["get", "list", "watch", "create", "update"]
+    namespaced: true
+  # Workloads; one of another kind is deleted when an application switches (daemonSet → deployment).
+  - apiGroups: ["apps"]
+    resources: ["statefulsets", "deployments", "daemonsets"]
+    verbs: ["get", "list", "watch", "create", "update", "delete"]
+    namespaced: true
+  # Pods are only read (readiness, unicast hosts).
+  - {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], namespaced: true}
+  - {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"], namespaced: true}
+  # The stack resources: read, given a status, and owners of their children (whose blocking
+  # ownerReferences clusters running the OwnerReferencesPermissionEnforcement admission plugin,
+  # such as OpenShift and our test cluster, allow only to whoever may update the owner's
+  # finalizers). The kinds with associations are annotated with their association's
+  # configuration; Elasticsearch with the trial it started.
+  {{- range list
+      (list "elasticsearch.k8s.elastic.co" "elasticsearches" true)
+      (list "kibana.k8s.elastic.co" "kibanas" true)
+      (list "apm.k8s.elastic.co" "apmservers" true)
+      (list "enterprisesearch.k8s.elastic.co" "enterprisesearches" true)
+      (list "beat.k8s.elastic.co" "beats" true)
+      (list "agent.k8s.elastic.co" "agents" true)
+      (list "maps.k8s.elastic.co" "elasticmapsservers" true)
+      (list "logstash.k8s.elastic.co" "logstashes" true)
+      (list "packageregistry.k8s.elastic.co" "packageregistries" false) }}
+  - apiGroups: [{{ index . 0 | quote }}]
+    resources: [{{ index . 1 | quote }}]
+    verbs: ["get", "list", "watch"{{ if index . 2 }}, "patch"{{ end }}]
+    namespaced: true
+  - apiGroups: [{{ index . 0 | quote }}]
+    resources: [{{ printf "%s/status" (index . 1) | quote }}]
+    verbs: ["patch"]
+    namespaced: true
+  - apiGroups: [{{ index . 0 | quote }}]
+    resources: [{{ printf "%s/finalizers" (index . 1) | quote }}]
+    verbs: ["update"]
+    namespaced: true
+  {{- end }}
+{{- end -}}
+
+{{/*
+The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut" CUT), CUT one of
+  whole      every rule, every verb (the ClusterRole of the all-namespaces and selector modes);
+  watch      the list and watch verbs of every rule (the ClusterRole of the static-list mode);
+  namespace  the other verbs of the namespaced rules (the Roles of the static-list mode).
+*/}}
+{{- define "stackflow.cutRules" -}}
+{{- $cut := .cut -}}
+{{- range (include "stackflow.rules" .root | fromYaml).rules }}
+{{- $verbs := list -}}
+{{- range .verbs -}}
+{{- $watching := has . (list "list" "watch") -}}
+{{- if or (eq $cut "whole") (and (eq $cut "watch") $watching) (and (eq $cut "namespace") (not $watching)) -}}
+{{- $verbs = append $verbs . -}}
+{{- end -}}
+{{- end -}}
+{{- if and $verbs (or .namespaced (ne $cut "namespace")) }}
+- apiGroups: {{ toJson .apiGroups }}
+  resources: {{ toJson .resources }}
+  verbs: {{ toJson $verbs }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The operator's namespaces of the static-list mode: the listed ones and its own, once each. */}}
+{{- define "stackflow.roleNamespaces" -}}
+{{- $names := list (include "stackflow.operatorNamespace" .) -}}
+{{- range .Values.managedNamespaces -}}
+{{- $names = append $names . -}}
+{{- end -}}
+{{- toJson ($names | uniq) -}}
+{{- end -}}
+
+{{/* The operator's configuration file (`stackflow run --config`), as a YAML mapping. */}}
+{{- define "stackflow.operatorConfig" -}}
+{{- $config := dict
+    "operator-namespace" (include "stackflow.operatorNamespace" .)
+    "enable-webhook" .Values.webhook.enabled
+    "webhook-port" .Values.webhook.port
+    "manage-webhook-certs" .Values.webhook.manageCerts
+    "metrics-port" .Values.config.metricsPort
+    "enable-leader-election" .Values.config.enableLeaderElection
+    "disable-telemetry" .Values.config.disableTelemetry
+    "telemetry-interval" .Values.config.telemetryInterval
+    "log-verbosity" .Values.config.logVerbosity
+    "temporal-address" .Values.temporal.address
+    "temporal-namespace" .Values.temporal.namespace
+    "temporal-task-queue" .Values.temporal.taskQueue
+    "temporal-workflow-sandbox" .Values.config.temporalWorkflowSandbox -}}
+{{- with .Values.managedNamespaces }}
+{{- $_ := set $config "namespaces" . }}
+{{- end }}
+{{- with .Values.managedNamespaceSelector }}
+{{- $_ := set $config "namespace-selector" . }}
+{{- end }}
+{{- if not (kindIs "invalid" .Values.config.temporalMaxCachedWorkflows) }}
+{{- $_ := set $config "temporal-max-cached-workflows" .Values.config.temporalMaxCachedWorkflows }}
+{{- end }}
+{{- if not (kindIs "invalid" .Values.config.inClusterNetworking) }}
+{{- $_ := set $config "in-cluster-networking" .Values.config.inClusterNetworking }}
+{{- end }}
+{{- with .Values.temporal.tls }}
+{{- if .enabled }}
+{{- $dir := include "stackflow.temporalTLSDir" $ }}
+{{- range $key, $file := dict "temporal-tls-ca" .caKey "temporal-tls-cert" .certKey "temporal-tls-key" .keyKey }}
+{{- if $file }}
+{{- $_ := set $config $key (printf "%s/%s" $dir $file) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with .Values.config.licensePublicKey }}
+{{- if .existingSecret }}
+{{- $_ := set $config "license-public-key" (printf "%s/%s" (include "stackflow.licenseKeyDir" $) .key) }}
+{{- end }}
+{{- end }}
+{{- toYaml $config }}
+{{- end -}}
