@@ -128,6 +128,17 @@ def resource_search_attributes(ref: ResourceRef) -> TypedSearchAttributes:
     )
 
 
+def resource_static_details(ref: ResourceRef) -> str:
+    """The workflow's static details in the Temporal UI (Markdown): kind, object, controller."""
+    return "\n".join(
+        [
+            f"* kind: {ref.kind} ({ref.api_version})",
+            f"* object: {ref.namespace}/{ref.name}",
+            f"* controller: {ref.controller}",
+        ]
+    )
+
+
 async def signal_with_start(
     client: Client,
     *,
@@ -150,5 +161,6 @@ async def signal_with_start(
         start_signal_args=[argument],
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         static_summary=ref.summary,
+        static_details=resource_static_details(ref),
         search_attributes=resource_search_attributes(ref),
     )
