@@ -2,7 +2,8 @@
 
 On kubesim each test gets a fresh emulator. The real control plane starts once per test session
 (``control_plane`` fixture in tests/conftest.py); each test gets it with the ECK CRDs, the operator
-namespace with the operator's own RBAC (rendered by the real helm from ``deploy/stackflow``) and a
+namespace with the chart ``deploy/stackflow`` installed by the real helm (release ``stackflow``, no
+operator Pod: ``replicaCount=0``, so the operator's RBAC, ServiceAccount and ConfigMap) and a
 ServiceAccount token for the operator, and leaves it as it found it: every namespace the test made
 is deleted, and gone, before the next test starts.
 """
@@ -14,7 +15,7 @@ import contextlib
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +81,51 @@ def render_chart(*, namespace: str, values: dict[str, str] | None = None) -> str
     )
     if done.returncode != 0:
         raise AssertionError(f"helm template failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+#: The release the apiserver tier installs the chart as.
+RELEASE = "stackflow"
+
+
+def install_chart(
+    plane: ControlPlane,
+    *,
+    namespace: str,
+    values: Mapping[str, str] | None = None,
+) -> str:
+    """``helm upgrade --install`` the chart as ``RELEASE`` into ``namespace`` (which must exist) on
+    the control plane, without an operator Pod (``replicaCount=0``: kwok runs no container) and
+    without the CRDs (the session installed them); ``values`` are more ``--set``. Its output, or
+    an AssertionError with helm's stderr.
+
+    Objects left by an earlier release of the session (a test's namespaces are deleted, its
+    release record with them, but not the cluster-scoped objects) are taken over.
+    """
+    sets = [
+        f"--set={key}={value}" for key, value in {"replicaCount": "0", **(values or {})}.items()
+    ]
+    done = subprocess.run(
+        [
+            str(helm()),
+            "upgrade",
+            "--install",
+            RELEASE,
+            str(CHART),
+            f"--kubeconfig={plane.admin_kubeconfig}",
+            f"--namespace={namespace}",
+            "--skip-crds",
+            "--take-ownership",
+            "--reset-values",
+            *sets,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"helm upgrade --install failed: {done.stderr.strip()}")
     return done.stdout
 
 
@@ -169,9 +215,12 @@ async def kube_cluster(
     plane: ControlPlane | None = None,
     operator_namespace: str = "elastic-system",
     pod_ready_delay: float = 0.2,
+    chart_values: Mapping[str, str] | None = None,
+    namespaces: Sequence[str] = (),
 ) -> AsyncIterator[KubeCluster]:
     """The cluster ``name`` with the ECK CRDs and the operator namespace (and, on the real API
-    server, the operator's RBAC and token); cleaned up after."""
+    server, the chart installed with ``chart_values`` and the operator's token; ``namespaces`` are
+    created before, for a chart that makes objects in them); cleaned up after."""
     if name == KUBESIM:
         async with KubeSim(pod_ready_delay=pod_ready_delay) as sim:
             apply_crds(sim, CRDS)
@@ -190,10 +239,10 @@ async def kube_cluster(
     api_client = await make_api_client(kubeconfig=plane.admin_kubeconfig, context=None, timeout=30)
     kube = ResourceClient(api_client)
     try:
-        await ensure_namespace(kube, operator_namespace)
-        rbac = render_chart(namespace=operator_namespace)
+        for namespace in (operator_namespace, *namespaces):
+            await ensure_namespace(kube, namespace)
         await asyncio.to_thread(
-            kubectl, plane.admin_kubeconfig, "apply", "--server-side", "--filename=-", stdin=rbac
+            install_chart, plane, namespace=operator_namespace, values=chart_values
         )
         operator_kubeconfig = await asyncio.to_thread(
             plane.token_kubeconfig,
