@@ -73,9 +73,9 @@ async def test_the_ui_shows_why_the_demo_elasticsearch_is_where_it_is(
     browser: Browser, tmp_path: Path
 ) -> None:
     dev = await start_dev(tmp_path / "state", "--crds", str(REPO / "deploy" / "crds"), deadline=120)
-    ui = urlsplit(dev.ui_url)
     try:
         dev.follow()
+        ui = urlsplit(dev.ui_url)
         await look_at_the_demo(dev, browser, tmp_path)
     finally:
         stopped = await stop_dev(dev, sig=signal.SIGTERM, within=60)
