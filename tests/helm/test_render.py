@@ -517,6 +517,21 @@ def test_the_default_config_is_the_operator_default(tmp_path: Path) -> None:
             },
             {"dynamic_namespaces_enabled": True},
         ),
+        (
+            # Typed as `helm --set` types them: label values and names must still be strings.
+            {
+                "managedNamespaceSelector": {
+                    "matchLabels": {"eck-visible": True},
+                    "matchExpressions": [{"key": "tier", "operator": "In", "values": [1, True]}],
+                },
+                "temporal": {"namespace": 123, "taskQueue": 7},
+            },
+            {
+                "namespace_selector_text": "eck-visible=true,tier in (1,true)",
+                "temporal_namespace": "123",
+                "temporal_task_queue": "7",
+            },
+        ),
         ({}, {"scope_mode": ScopeMode.ALL_NAMESPACES, "operator_namespace": "elastic-system"}),
         ({"replicaCount": 3}, {"enable_leader_election": True}),
         (
@@ -545,7 +560,15 @@ def test_the_default_config_is_the_operator_default(tmp_path: Path) -> None:
             },
         ),
     ],
-    ids=["static-list", "selector", "selector-expressions", "defaults", "replicas", "every-key"],
+    ids=[
+        "static-list",
+        "selector",
+        "selector-expressions",
+        "typed-by-set",
+        "defaults",
+        "replicas",
+        "every-key",
+    ],
 )
 def test_the_operator_loads_the_rendered_config(
     values: Mapping[str, Any], expected: Mapping[str, Any], tmp_path: Path
@@ -555,6 +578,9 @@ def test_the_operator_loads_the_rendered_config(
     for name in expected:
         if name == "scope_mode":
             seen[name] = config.scope().mode
+        elif name == "namespace_selector_text":
+            assert config.namespace_selector is not None
+            seen[name] = config.namespace_selector.to_string()
         elif name == "telemetry_interval_seconds":
             seen[name] = config.telemetry_interval.total_seconds()
         else:

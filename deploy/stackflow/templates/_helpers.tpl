@@ -154,17 +154,37 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
     "metrics-port" .Values.config.metricsPort
     "enable-leader-election" .Values.config.enableLeaderElection
     "disable-telemetry" .Values.config.disableTelemetry
-    "telemetry-interval" .Values.config.telemetryInterval
+    "telemetry-interval" (toString .Values.config.telemetryInterval)
     "log-verbosity" .Values.config.logVerbosity
-    "temporal-address" .Values.temporal.address
-    "temporal-namespace" .Values.temporal.namespace
-    "temporal-task-queue" .Values.temporal.taskQueue
+    "temporal-address" (toString .Values.temporal.address)
+    "temporal-namespace" (toString .Values.temporal.namespace)
+    "temporal-task-queue" (toString .Values.temporal.taskQueue)
     "temporal-workflow-sandbox" .Values.config.temporalWorkflowSandbox -}}
 {{- with .Values.managedNamespaces }}
-{{- $_ := set $config "namespaces" . }}
+{{- $_ := set $config "namespaces" (toStrings .) }}
 {{- end }}
+{{- /* Label values are strings: `--set ...matchLabels.eck-visible=true` gives a boolean. */}}
 {{- with .Values.managedNamespaceSelector }}
-{{- $_ := set $config "namespace-selector" . }}
+{{- $selector := deepCopy . }}
+{{- with .matchLabels }}
+{{- $labels := dict }}
+{{- range $key, $value := . }}
+{{- $_ := set $labels $key (toString $value) }}
+{{- end }}
+{{- $_ := set $selector "matchLabels" $labels }}
+{{- end }}
+{{- with .matchExpressions }}
+{{- $expressions := list }}
+{{- range . }}
+{{- $expression := deepCopy . }}
+{{- with .values }}
+{{- $_ := set $expression "values" (toStrings .) }}
+{{- end }}
+{{- $expressions = append $expressions $expression }}
+{{- end }}
+{{- $_ := set $selector "matchExpressions" $expressions }}
+{{- end }}
+{{- $_ := set $config "namespace-selector" $selector }}
 {{- end }}
 {{- if not (kindIs "invalid" .Values.config.temporalMaxCachedWorkflows) }}
 {{- $_ := set $config "temporal-max-cached-workflows" .Values.config.temporalMaxCachedWorkflows }}
