@@ -260,7 +260,7 @@ CASES = [
         "image",
         {
             "image": {
-                "repository": "registry.example/stackflow",
+                "repository": "example.test/stackflow",
                 "tag": "dev",
                 "pullPolicy": "Always",
             }
@@ -268,7 +268,7 @@ CASES = [
         BASE,
         paths={
             ("Deployment/elastic-system/stackflow", "spec.template.spec.containers.0.image"): (
-                "registry.example/stackflow:dev"
+                "example.test/stackflow:dev"
             ),
             (
                 "Deployment/elastic-system/stackflow",
