@@ -67,3 +67,14 @@ test-apiserver: tools $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+.PHONY: image docker-stop
+
+# The container image stackflow:<version> (+ :latest), built by tools/image.py on the Docker engine
+# that answers, or on a private dockerd under .tools/docker that it starts when root.
+image:
+	@python3 tools/image.py build
+
+# Stops that private dockerd (a no-op when none runs).
+docker-stop:
+	@python3 tools/image.py stop
