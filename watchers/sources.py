@@ -19,6 +19,7 @@ leadership is acquired) sends a ``Startup`` trigger to every in-scope primary an
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -153,6 +154,25 @@ class Watchers:
         self._echoes.inc(kind=resource.kind)
         return True
 
+    def _unless_echo(
+        self,
+        resource: Kind,
+        event_type: EventType,
+        new: dict[str, Any] | None,
+        *,
+        controller: str,
+        deliver: Callable[[], object],
+    ) -> None:
+        """Run ``deliver`` unless the event is the echo of ``controller``'s own write; while a
+        write of ours to the object is in flight, decide once it has returned."""
+
+        def decide() -> None:
+            if not self._echo(resource, event_type, new, controller=controller):
+                deliver()
+
+        if not self.own_writes.defer(resource, new, decide):
+            decide()
+
     def primary(self, controller: str) -> ScopedInformer:
         """The scoped primary informer of a controller."""
         return self._primaries[controller]
@@ -207,14 +227,18 @@ class Watchers:
             obj = new if new is not None else old
             if trigger is None or obj is None:
                 return
-            if self._echo(resource, event_type, new, controller=controller.name):
-                return
             ref = controller.ref_of(obj)
             if trigger.reason is TriggerReason.DELETED:
                 # A gone resource needs no new workflow: tell the running one, if any.
                 self.signaller.submit_running(ref.workflow_id, trigger)
-            else:
-                self.signaller.submit(ref, trigger=trigger)
+                return
+            self._unless_echo(
+                resource,
+                event_type,
+                new,
+                controller=controller.name,
+                deliver=lambda: self.signaller.submit(ref, trigger=trigger),
+            )
 
         return handler
 
@@ -229,18 +253,22 @@ class Watchers:
             owners = child_owners(event_type, old, new, child.owners)
             if not owners or not self.is_leader:
                 return
-            if self._echo(child.kind, event_type, new, controller=controller.name):
-                return
             primaries = self._primaries[controller.name]
             trigger = child_trigger(event_type, old, new, source=source)
-            # The owner may live in another namespace than the child (an association's Secrets
-            # in the target's namespace): only the owner's own namespace must be in scope.
-            for namespace, name in owners:
-                if primaries.get(namespace=namespace, name=name) is None:
-                    continue  # the owner is gone or out of scope: nothing to reconcile
-                self.signaller.submit(
-                    controller.ref(namespace=namespace, name=name), trigger=trigger
-                )
+
+            def deliver() -> None:
+                # The owner may live in another namespace than the child (an association's
+                # Secrets in the target's namespace): only the owner's namespace must be in scope.
+                for namespace, name in owners:
+                    if primaries.get(namespace=namespace, name=name) is None:
+                        continue  # the owner is gone or out of scope: nothing to reconcile
+                    self.signaller.submit(
+                        controller.ref(namespace=namespace, name=name), trigger=trigger
+                    )
+
+            self._unless_echo(
+                child.kind, event_type, new, controller=controller.name, deliver=deliver
+            )
 
         return handler
 
@@ -268,10 +296,14 @@ class Watchers:
                 controller = self.controllers.get(controller_name)
                 if controller is None or not self.matcher.name_matches(ref_namespace):
                     continue
-                if self._echo(resource, event_type, new, controller=controller_name):
-                    continue
                 ref = controller.ref(namespace=ref_namespace, name=ref_name)
-                self.signaller.submit(ref, trigger=trigger)
+                self._unless_echo(
+                    resource,
+                    event_type,
+                    new,
+                    controller=controller_name,
+                    deliver=functools.partial(self.signaller.submit, ref, trigger=trigger),
+                )
 
         return handler
 

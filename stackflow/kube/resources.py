@@ -6,6 +6,7 @@ JSON, and returns plain dicts. Every call goes through ``errors.translate_errors
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -78,6 +79,14 @@ class ResourceClient:
         """
         self.api_client = api_client
         self.own_writes = own_writes
+
+    def _writing(
+        self, resource: Kind, namespace: str | None, name: str
+    ) -> contextlib.AbstractContextManager[None]:
+        """Mark a write of ours to the object as in flight while it is made (see OwnWrites)."""
+        if self.own_writes is None:
+            return contextlib.nullcontext()
+        return self.own_writes.writing(resource, namespace=namespace, name=name)
 
     def _written(self, resource: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         if self.own_writes is not None:
@@ -171,13 +180,15 @@ class ResourceClient:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         """POST a new object; raises ``AlreadyExists`` when the name is taken."""
-        created = await self._call(
-            "POST",
-            resource.collection_path(namespace or _namespace_of(body)),
-            query=_query(fieldManager=field_manager),
-            body=dict(body),
-        )
-        return self._written(resource, created)
+        target = namespace or _namespace_of(body)
+        with self._writing(resource, target, str((body.get("metadata") or {}).get("name") or "")):
+            created = await self._call(
+                "POST",
+                resource.collection_path(target),
+                query=_query(fieldManager=field_manager),
+                body=dict(body),
+            )
+            return self._written(resource, created)
 
     async def replace(
         self,
@@ -189,10 +200,10 @@ class ResourceClient:
         subresource: str | None = None,
     ) -> dict[str, Any]:
         """PUT the object (its ``metadata.resourceVersion`` makes it optimistic)."""
-        path = resource.object_path(
-            namespace or _namespace_of(body), name or _name_of(body), subresource
-        )
-        return self._written(resource, await self._call("PUT", path, body=dict(body)))
+        target, object_name = namespace or _namespace_of(body), name or _name_of(body)
+        path = resource.object_path(target, object_name, subresource)
+        with self._writing(resource, target, object_name):
+            return self._written(resource, await self._call("PUT", path, body=dict(body)))
 
     async def merge_patch(
         self,
@@ -205,14 +216,15 @@ class ResourceClient:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         """PATCH with an RFC 7386 merge patch (``null`` deletes a key)."""
-        patched = await self._call(
-            "PATCH",
-            resource.object_path(namespace, name, subresource),
-            query=_query(fieldManager=field_manager),
-            body=dict(patch),
-            content_type=_MERGE_PATCH,
-        )
-        return self._written(resource, patched)
+        with self._writing(resource, namespace, name):
+            patched = await self._call(
+                "PATCH",
+                resource.object_path(namespace, name, subresource),
+                query=_query(fieldManager=field_manager),
+                body=dict(patch),
+                content_type=_MERGE_PATCH,
+            )
+            return self._written(resource, patched)
 
     async def patch_status(
         self,
@@ -238,15 +250,17 @@ class ResourceClient:
         subresource: str | None = None,
     ) -> dict[str, Any]:
         """Server-side apply ``body`` (a full intent, with apiVersion/kind/metadata.name)."""
-        path = resource.object_path(namespace or _namespace_of(body), _name_of(body), subresource)
-        applied = await self._call(
-            "PATCH",
-            path,
-            query=_query(fieldManager=field_manager, force=force),
-            body=dict(body),
-            content_type=_APPLY_PATCH,
-        )
-        return self._written(resource, applied)
+        target, object_name = namespace or _namespace_of(body), _name_of(body)
+        path = resource.object_path(target, object_name, subresource)
+        with self._writing(resource, target, object_name):
+            applied = await self._call(
+                "PATCH",
+                path,
+                query=_query(fieldManager=field_manager, force=force),
+                body=dict(body),
+                content_type=_APPLY_PATCH,
+            )
+            return self._written(resource, applied)
 
     async def delete(
         self,

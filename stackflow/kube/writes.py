@@ -11,14 +11,20 @@ one extra reconcile, which then writes nothing.
 
 The writer is whoever ``writing_as`` names around the write (the activities name their controller);
 a write outside one (Events, the leader Lease) is nobody's echo.
+
+The watch and the write are two connections: the event of a write may arrive before the write's
+own answer (a loaded API server sends both at once). So while a write of ours to an object is in
+flight, an event about that object is held (``defer``) and decided once the write has returned and
+its version is known.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from stackflow.models.kinds import Kind
@@ -30,6 +36,8 @@ DEFAULT_CAPACITY = 50_000
 #: Versions kept per object: a reconcile may write one object twice (create, then status) before
 #: the first event arrives.
 VERSIONS_PER_OBJECT = 4
+
+logger = logging.getLogger(__name__)
 
 _Key = tuple[str, str, str, str]
 _WRITER: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -56,6 +64,10 @@ def _key(resource: Kind, metadata: Mapping[str, Any]) -> _Key:
     )
 
 
+def _object_key(resource: Kind, *, namespace: str | None, name: str) -> _Key:
+    return (resource.group, resource.plural, namespace or "", name)
+
+
 class OwnWrites:
     """A bounded memory of (object, resourceVersion, writer) this process wrote."""
 
@@ -63,6 +75,46 @@ class OwnWrites:
         """Remember at most ``capacity`` objects."""
         self.capacity = capacity
         self._versions: OrderedDict[_Key, tuple[tuple[str, str], ...]] = OrderedDict()
+        self._in_flight: dict[_Key, int] = {}
+        self._held: dict[_Key, list[Callable[[], None]]] = {}
+
+    @contextlib.contextmanager
+    def writing(self, resource: Kind, *, namespace: str | None, name: str) -> Iterator[None]:
+        """Mark a write to the object in flight; events held meanwhile are decided at its end.
+
+        Only writes with a writer (``writing_as``) count: nobody else's write has echoes.
+        """
+        if _WRITER.get() is None or not name or self.capacity == 0:
+            yield
+            return
+        key = _object_key(resource, namespace=namespace, name=name)
+        self._in_flight[key] = self._in_flight.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._in_flight.pop(key) - 1
+            if left:
+                self._in_flight[key] = left
+            else:
+                for decide in self._held.pop(key, []):
+                    try:
+                        decide()
+                    except Exception:  # one watcher's failure must not fail the write
+                        logger.exception("deciding a held watch event failed")
+
+    def defer(
+        self, resource: Kind, obj: Mapping[str, Any] | None, decide: Callable[[], None]
+    ) -> bool:
+        """Hold ``decide`` until the write of ours to ``obj`` in flight returns; False (and
+        nothing held) when none is in flight, so the caller decides now."""
+        metadata = obj.get("metadata") if obj is not None else None
+        if not isinstance(metadata, Mapping):
+            return False
+        key = _key(resource, metadata)
+        if key not in self._in_flight:
+            return False
+        self._held.setdefault(key, []).append(decide)
+        return True
 
     def record(self, resource: Kind, written: Mapping[str, Any]) -> None:
         """Remember the version of an object as a write of ours returned it, with its writer."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -84,3 +85,64 @@ def test_the_least_recently_written_objects_are_forgotten_first() -> None:
 def test_a_status_answer_is_not_recorded() -> None:
     writes = written({"kind": "Status", "status": "Success"})
     assert len(writes) == 0
+
+
+def decisions(
+    writes: OwnWrites, event: dict[str, Any], *, returned: dict[str, Any] | None
+) -> list[str]:
+    """What a watcher decides about ``event`` arriving while the writer's write of object ``a``
+    is in flight, the write then returning ``returned`` (None: it failed)."""
+    decided: list[str] = []
+
+    def decide() -> None:
+        decided.append("echo" if echo(writes, "MODIFIED", event) else "signal")
+
+    with (
+        writing_as(WRITER),
+        contextlib.suppress(RuntimeError),
+        writes.writing(CONFIGMAPS, namespace="team-a", name="a"),
+    ):
+        assert writes.defer(CONFIGMAPS, event, decide)
+        assert decided == []  # held while the write is in flight
+        if returned is None:
+            raise RuntimeError("the write failed")
+        writes.record(CONFIGMAPS, returned)
+    return decided
+
+
+@pytest.mark.parametrize(
+    ("event", "returned", "expected"),
+    [
+        # The event of our own write, arriving before the write's answer: an echo after all.
+        (obj("a", "7"), obj("a", "7"), ["echo"]),
+        # Someone else's version seen during our write: still news.
+        (obj("a", "6"), obj("a", "7"), ["signal"]),
+        # The write failed: whatever the event shows is someone else's.
+        (obj("a", "7"), None, ["signal"]),
+    ],
+)
+def test_an_event_during_a_write_is_decided_once_the_write_returned(
+    event: dict[str, Any], returned: dict[str, Any] | None, expected: list[str]
+) -> None:
+    assert decisions(OwnWrites(), event, returned=returned) == expected
+
+
+@pytest.mark.parametrize(
+    ("event", "in_flight"),
+    [
+        (obj("a", "7"), "b"),  # another object is being written
+        (obj("a", "7", namespace="team-b"), "a"),  # same name, another namespace
+    ],
+)
+def test_nothing_is_held_without_a_write_of_that_object_in_flight(
+    event: dict[str, Any], in_flight: str
+) -> None:
+    writes = OwnWrites()
+    with writing_as(WRITER), writes.writing(CONFIGMAPS, namespace="team-a", name=in_flight):
+        assert not writes.defer(CONFIGMAPS, event, lambda: None)
+
+
+def test_a_write_with_no_writer_holds_nothing() -> None:
+    writes = OwnWrites()
+    with writes.writing(CONFIGMAPS, namespace="team-a", name="a"):
+        assert not writes.defer(CONFIGMAPS, obj("a", "7"), lambda: None)
