@@ -37,6 +37,8 @@ SKIPPED_DIRECTORIES = frozenset(
         ".hypothesis",
         ".import_linter_cache",
         ".stackflow",
+        ".tools",
+        "test-artifacts",
         "__pycache__",
         "node_modules",
         "build",
