@@ -24,7 +24,19 @@ from tests.containers.docker import REPO, Docker, load_image_tool
 
 TEMPORAL_BINARY = Path(sys.executable).parent / "temporal"
 TEMPORAL_TEST_IMAGE = "stackflow-test-temporal"
-BINARY_DIGEST_LABEL = "dev.stackflow.temporal-binary-sha256"
+BINARY_DIGEST_LABEL = "dev.stackflow.temporal-image-sha256"
+TEMPORAL_DOCKERFILE = """\
+FROM {base}
+USER root
+COPY temporal /usr/local/bin/temporal
+# A fresh named volume on /data takes this ownership: the dev server's SQLite file.
+RUN mkdir -p /data && chown 10001:10001 /data
+USER 10001:10001
+# The server's resource detection asks for the user name; without cgo only $USER answers.
+ENV HOME=/tmp USER=temporal
+ENTRYPOINT ["temporal"]
+CMD []
+"""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -82,7 +94,13 @@ def temporal_image(docker: Docker, stackflow_image: str) -> str:
     """A Temporal CLI image (entrypoint ``temporal``, writable /data) from our own base."""
     if not TEMPORAL_BINARY.is_file():
         pytest.skip(f"container tier: no Temporal CLI at {TEMPORAL_BINARY} (make venv)")
-    digest = hashlib.sha256(TEMPORAL_BINARY.read_bytes()).hexdigest()
+    tool = load_image_tool()
+    # Our own Debian base when tools/image.py made one, else the image just built on its base.
+    base = tool.LOCAL_BASE_IMAGE
+    if docker.run("image", "inspect", base, check=False).returncode != 0:
+        base = stackflow_image
+    dockerfile = TEMPORAL_DOCKERFILE.format(base=base)
+    digest = hashlib.sha256(TEMPORAL_BINARY.read_bytes() + dockerfile.encode()).hexdigest()
     reference = f"{TEMPORAL_TEST_IMAGE}:{digest[:12]}"
     found = docker.run(
         "image",
@@ -94,24 +112,9 @@ def temporal_image(docker: Docker, stackflow_image: str) -> str:
     )
     if found.returncode == 0 and found.stdout.strip() == digest:
         return reference
-    tool = load_image_tool()
-    # Our own Debian base when tools/image.py made one, else the image just built on its base.
-    base = tool.LOCAL_BASE_IMAGE
-    if docker.run("image", "inspect", base, check=False).returncode != 0:
-        base = stackflow_image
     with tempfile.TemporaryDirectory(prefix="temporal-image-") as context:
         shutil.copy2(TEMPORAL_BINARY, Path(context) / "temporal")
-        (Path(context) / "Dockerfile").write_text(
-            f"FROM {base}\n"
-            "USER root\n"
-            "COPY temporal /usr/local/bin/temporal\n"
-            # A fresh named volume on /data takes this ownership: the dev server's SQLite file.
-            "RUN mkdir -p /data && chown 10001:10001 /data\n"
-            "USER 10001:10001\n"
-            "ENV HOME=/tmp\n"
-            'ENTRYPOINT ["temporal"]\n'
-            "CMD []\n"
-        )
+        (Path(context) / "Dockerfile").write_text(dockerfile)
         docker.run(
             "build",
             "--network=host",
@@ -122,4 +125,8 @@ def temporal_image(docker: Docker, stackflow_image: str) -> str:
             context,
             timeout=900,
         )
+    # vfs keeps each image in full: drop the test images of earlier binaries or recipes.
+    tags = docker.run("images", TEMPORAL_TEST_IMAGE, "--format", "{{.Tag}}").stdout.split()
+    for stale in {f"{TEMPORAL_TEST_IMAGE}:{tag}" for tag in tags} - {reference}:
+        docker.run("rmi", stale, check=False)
     return reference

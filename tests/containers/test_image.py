@@ -9,6 +9,9 @@ import pytest
 
 from tests.containers.docker import REPO, Docker
 
+#: The first test builds the image (minutes on a cold engine): beyond the suite's 120 s default.
+pytestmark = pytest.mark.timeout(1800)
+
 #: How the image is meant to run: read-only root, a tmpfs for the one writable place.
 HARDENED = ("--read-only", "--tmpfs", "/tmp", "--network", "host")
 
