@@ -15,7 +15,15 @@ from typing import Any
 
 from temporalio import activity
 
-from activities import apps, associations, elasticsearch, generic, license, trial
+from activities import (
+    apps,
+    associations,
+    elasticsearch,
+    generic,
+    license,
+    license_condition,
+    trial,
+)
 from activities.binding import Compensation, ControllerActivities, FlipTargets
 from activities.context import ControllerContext
 from activities.errors import translated_errors
@@ -51,6 +59,7 @@ from stackflow.models.engine import (
     SignalResourcesResult,
 )
 from stackflow.stack.associations.table import ASSOCIATIONS
+from workflows.decisions import ACT_LICENSE_CONDITION, LicenseConditionInput, LicenseConditionResult
 
 __all__ = ["IMPLEMENTATIONS", "BindingError", "build_activities"]
 
@@ -123,6 +132,11 @@ def _generic_activities(
     async def invalid_spec_notice(request: InvalidSpecNoticeInput) -> InvalidSpecNoticeResult:
         return await generic.invalid_spec_notice(context, request)
 
+    @activity.defn(name=ACT_LICENSE_CONDITION)
+    @translated_errors
+    async def license_wait_condition(request: LicenseConditionInput) -> LicenseConditionResult:
+        return await license_condition.license_condition(context, request)
+
     @activity.defn(name=ACT_FLIP_TARGETS)
     @translated_errors
     async def flip_targets(request: FlipTargetsInput) -> FlipTargetsResult:
@@ -139,6 +153,7 @@ def _generic_activities(
         ACT_LICENSE_CHECK: license_check,
         ACT_LICENSE_WAIT_NOTICE: license_wait_notice,
         ACT_INVALID_SPEC_NOTICE: invalid_spec_notice,
+        ACT_LICENSE_CONDITION: license_wait_condition,
         ACT_FLIP_TARGETS: flip_targets,
         ACT_SIGNAL_RESOURCES: signal_resources,
     }

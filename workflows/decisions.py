@@ -9,19 +9,51 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from stackflow.models.engine import (
     LICENSE_RECHECK_SECONDS,
     RETRY_CEILING_SECONDS,
     CarriedState,
     CompensationStep,
+    Model,
     Phase,
     ReconcileResult,
     ResourceRef,
+    StepVerdict,
     Trigger,
 )
 
 LICENSE_RECHECK_SUMMARY = "license recheck in 5m"
+
+#: The activity that writes or removes the resource's why-not-reconciled condition. Its input and
+#: result live here, next to the decision that calls it, because the workflow imports them.
+ACT_LICENSE_CONDITION = "stackflow.license_condition"
+
+
+class LicenseConditionChange(StrEnum):
+    """What the license-wait condition on the resource should become."""
+
+    #: The resource entered the license wait: write the condition naming the missing license.
+    WAITING = "Waiting"
+    #: The resource reconciled again after a wait (or after being out of scope, where a stale
+    #: condition may have been left): remove the condition.
+    CLEARED = "Cleared"
+
+
+class LicenseConditionInput(Model):
+    """Write (``WAITING``) or remove (``CLEARED``) the license-wait condition on the resource."""
+
+    ref: ResourceRef
+    change: LicenseConditionChange
+    #: Why the license check failed (the license reader's reason), for the condition's message.
+    reason: str = ""
+
+
+class LicenseConditionResult(Model):
+    """Whether the resource's status was patched (False: already so, gone, or out of scope)."""
+
+    written: bool
 
 
 @dataclass(frozen=True)
@@ -158,6 +190,22 @@ def after_unlicensed(state: CarriedState, reason: str) -> UnlicensedDecision:
         }
     )
     return UnlicensedDecision(state=new_state, notify=not state.license_warned)
+
+
+def license_condition_change(before: Phase, verdict: StepVerdict) -> LicenseConditionChange | None:
+    """Whether a step's verdict writes or removes the license-wait condition (None: neither).
+
+    ``before`` is the phase before the step. Entering the wait writes it once; reconciling again
+    (or finding the spec invalid, which also means the gates let the step through) after a wait
+    removes it. After ``OutOfScope`` the condition is removed too: a resource whose namespace left
+    scope during a wait is never written, so its condition may still be there when it returns.
+    """
+    if verdict is StepVerdict.UNLICENSED:
+        return None if before is Phase.WAITING_FOR_LICENSE else LicenseConditionChange.WAITING
+    passed_the_gates = verdict in (StepVerdict.RECONCILED, StepVerdict.INVALID_SPEC)
+    if passed_the_gates and before in (Phase.WAITING_FOR_LICENSE, Phase.OUT_OF_SCOPE):
+        return LicenseConditionChange.CLEARED
+    return None
 
 
 def in_scope(state: CarriedState) -> CarriedState:

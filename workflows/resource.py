@@ -72,6 +72,8 @@ with workflow.unsafe.imports_passed_through():
 LOCAL_GATE_CHECKS_PATCH = "local-gate-checks"
 #: Runs started before this patch keep the gate checks and the reconcile apart (three activities).
 RECONCILE_STEP_PATCH = "reconcile-step"
+#: Runs started before this patch never write the license-wait condition on their resource.
+LICENSE_CONDITION_PATCH = "license-wait-condition"
 
 
 def _invalid_spec_message(error: ActivityError) -> str | None:
@@ -203,6 +205,22 @@ class ResourceWorkflow:
         """The gates and the reconcile in one step: a local activity (one history event per
         reconcile) or, for a controller whose reconcile may be slow, an activity."""
         step = await self._run_step(ReconcileStepInput(ref=self._ref, triggers=triggers))
+        before = self._state.phase
+        gone = await self._fold_step(step)
+        change = decisions.license_condition_change(before, step.verdict)
+        # `patched` is asked only where a change is due, so a history recorded before the patch
+        # (no marker at that point) replays without the activity, and keeps doing so for the run.
+        if change is not None and workflow.patched(LICENSE_CONDITION_PATCH):
+            await self._activity(
+                decisions.ACT_LICENSE_CONDITION,
+                decisions.LicenseConditionInput(ref=self._ref, change=change, reason=step.reason),
+                result_type=decisions.LicenseConditionResult,
+                summary=f"license-wait condition: {change.value.lower()}",
+            )
+        return gone
+
+    async def _fold_step(self, step: ReconcileStepResult) -> bool:
+        """Act on the step's verdict; True when the resource is deleted."""
         if step.verdict is StepVerdict.DELETED:
             await self._finalize()
             return True

@@ -47,6 +47,7 @@ from stackflow.models.engine import (
     reconcile_activity,
     reconcile_step_activity,
 )
+from workflows.decisions import ACT_LICENSE_CONDITION, LicenseConditionInput, LicenseConditionResult
 
 CONTROLLER = "elasticsearch"
 RELEASE_OBSERVER = f"{CONTROLLER}.release_observer"
@@ -131,6 +132,11 @@ class FakeEngine:
             engine.calls.append((ACT_INVALID_SPEC_NOTICE, request))
             return InvalidSpecNoticeResult(recorded=True)
 
+        @activity.defn(name=ACT_LICENSE_CONDITION)
+        async def license_condition(request: LicenseConditionInput) -> LicenseConditionResult:
+            engine.calls.append((ACT_LICENSE_CONDITION, request))
+            return LicenseConditionResult(written=True)
+
         @activity.defn(name=reconcile_activity(CONTROLLER))
         async def reconcile(request: ReconcileInput) -> ReconcileResult:
             engine.calls.append((reconcile_activity(CONTROLLER), request))
@@ -179,6 +185,7 @@ class FakeEngine:
             license_check,
             license_wait_notice,
             invalid_spec_notice,
+            license_condition,
             reconcile,
             step,
             finalize,
