@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from stackflow.kube import errors
-from stackflow.kube.scoped import ScopedClient
+from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import ResourceRef
 from stackflow.models.kinds import SECRETS, Kind
 from stackflow.models.objects import view
@@ -177,11 +177,15 @@ async def apply_object(client: ScopedClient, resource: Kind, desired: Mapping[st
     return Applied(updated, ApplyOutcome.UPDATED)
 
 
-async def delete_soft_owned_secrets(client: ScopedClient, owner: ResourceRef) -> tuple[str, ...]:
+async def delete_soft_owned_secrets(
+    client: ScopedClient | UnscopedClient, owner: ResourceRef
+) -> tuple[str, ...]:
     """Delete the Secrets soft-owned by ``owner`` (they carry labels, not an ownerReference).
 
-    Read through the scoped client, so nothing is deleted in a namespace that is out of scope;
-    answers ``Secret ns/name`` for each one deleted.
+    With the scoped client nothing is deleted in a namespace that is out of scope; a finalizer
+    passes the unscoped one, because its owner is gone and the Secrets are the operator's own
+    (ECK deletes them on deletion whatever the scope). Answers ``Secret ns/name`` for each one
+    deleted.
     """
     selector = ",".join(
         (

@@ -182,12 +182,13 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
 
 
 async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
-    """Delete the soft-owned Secrets of a deleted application (``-http-certs-public``).
+    """Delete the soft-owned Secrets of a deleted application (``-http-certs-public``); every
+    other child goes with its ownerReference.
 
-    Read through the scoped client, so nothing is deleted in a namespace that is out of scope;
-    every other child goes with its ownerReference.
+    Listed unscoped: the application is gone (the scope check read it unscoped), and its
+    soft-owned Secrets are the operator's own, deleted whatever the namespace's scope (as ECK).
     """
-    return FinalizeResult(deleted=await delete_soft_owned_secrets(context.scoped, request.ref))
+    return FinalizeResult(deleted=await delete_soft_owned_secrets(context.unscoped, request.ref))
 
 
 IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {

@@ -1,7 +1,8 @@
 """Event sources: informers of every controller's kinds, wired to the Signaller.
 
-* primary kinds (scoped informers): create, generation change, label/annotation change, delete
-  → the resource's workflow; the raw (unscoped) informer also keeps the reference index;
+* primary kinds (scoped informers): create, generation change, label/annotation change → the
+  resource's workflow; the raw (unscoped) informer keeps the reference index and delivers deletes
+  to the running workflow whatever the namespace's scope (its finalizer must still run);
 * children (scoped) → their owner's workflow, if the owner is a cached, in-scope primary;
 * referenced objects (scoped) → the workflows whose spec references them (``ReferenceIndex``):
   Secrets and ConfigMaps, and every ``reference_kinds`` of the table (an association's target,
@@ -184,6 +185,10 @@ class Watchers:
         selector = controller.primary_label_selector
         raw = self.informers.informer(resource, label_selector=selector)
         raw.add_handler(self._index_handler(controller))
+        # Deletions come from the raw informer: the scoped one drops the DELETED event of a
+        # namespace out of scope, and the workflow would wait OutOfScope forever, its
+        # soft-owned Secrets left behind.
+        raw.add_handler(self._deletion_handler(controller))
         scoped = self.informers.scoped(resource, label_selector=selector)
         scoped.add_handler(self._primary_handler(controller))
         self._primaries[controller.name] = scoped
@@ -227,11 +232,9 @@ class Watchers:
             obj = new if new is not None else old
             if trigger is None or obj is None:
                 return
-            ref = controller.ref_of(obj)
             if trigger.reason is TriggerReason.DELETED:
-                # A gone resource needs no new workflow: tell the running one, if any.
-                self.signaller.submit_running(ref.workflow_id, trigger)
-                return
+                return  # told by the deletion handler, whatever the namespace's scope
+            ref = controller.ref_of(obj)
             self._unless_echo(
                 resource,
                 event_type,
@@ -239,6 +242,25 @@ class Watchers:
                 controller=controller.name,
                 deliver=lambda: self.signaller.submit(ref, trigger=trigger),
             )
+
+        return handler
+
+    def _deletion_handler(
+        self, controller: Controller
+    ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
+        """Tell a deleted primary's running workflow, in or out of scope (it then finalizes)."""
+        source = f"watch {controller.primary.kind}"
+
+        def handler(
+            event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+        ) -> None:
+            if event_type != "DELETED" or old is None:
+                return
+            trigger = primary_trigger(event_type, old, new, source=source)
+            if trigger is None:
+                return
+            # A gone resource needs no new workflow: tell the running one, if any.
+            self.signaller.submit_running(controller.ref_of(old).workflow_id, trigger)
 
         return handler
 
