@@ -108,6 +108,14 @@ async def resource_lifecycle_step_activity(
     return await _lifecycle(env, engine, make_ref("lifecycle-step-activity"), local_step=False)
 
 
+async def resource_lifecycle_license_condition(
+    env: WorkflowEnvironment, engine: FakeEngine
+) -> WorkflowHistory:
+    """The lifecycle after the ``license-wait-condition`` patch: the wait writes the condition on
+    the resource and the step through the gates after it removes it."""
+    return await _lifecycle(env, engine, make_ref("lifecycle-license-condition"))
+
+
 async def resource_retry_backoff(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
     """A reconcile that keeps asking for a retry with the same outcome: the waits double (10 s,
     20 s, 40 s), a trigger cuts one short, and a different outcome ends the backoff."""
@@ -256,6 +264,7 @@ SCENARIOS: dict[str, Scenario] = {
     "resource_lifecycle_local_checks": resource_lifecycle_local_checks,
     "resource_lifecycle_step": resource_lifecycle_step,
     "resource_lifecycle_step_activity": resource_lifecycle_step_activity,
+    "resource_lifecycle_license_condition": resource_lifecycle_license_condition,
     "resource_retry_backoff": resource_retry_backoff,
     "resource_continue_as_new": resource_continue_as_new,
     "namespace_flip": namespace_flip,
