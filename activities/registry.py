@@ -19,6 +19,7 @@ from activities import (
     apps,
     associations,
     elasticsearch,
+    garbage,
     generic,
     license,
     license_condition,
@@ -247,5 +248,6 @@ def build_activities(
     return {
         **_retired_compensations(context),
         **_generic_activities(context, flip_mappers),
+        **garbage.build_garbage_activities(context),
         **built,
     }

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from workflows.flip import NamespaceFlipWorkflow
 from workflows.resource import ResourceWorkflow
+from workflows.sweep import GarbageSweepWorkflow
 
-__all__ = ["WORKFLOWS", "NamespaceFlipWorkflow", "ResourceWorkflow"]
+__all__ = ["WORKFLOWS", "GarbageSweepWorkflow", "NamespaceFlipWorkflow", "ResourceWorkflow"]
 
 #: Every workflow class a Worker (and the Replayer) must know.
-WORKFLOWS: tuple[type, ...] = (ResourceWorkflow, NamespaceFlipWorkflow)
+WORKFLOWS: tuple[type, ...] = (ResourceWorkflow, NamespaceFlipWorkflow, GarbageSweepWorkflow)

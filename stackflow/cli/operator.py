@@ -52,6 +52,7 @@ from stackflow.temporal import connect_client, register_search_attributes
 from watchers.informers import InformerSet
 from watchers.signals import Signaller
 from watchers.sources import Watchers
+from watchers.sweep import ensure_sweep_schedule
 from workflows import WORKFLOWS
 
 __all__ = [
@@ -322,6 +323,9 @@ async def _lead(
         leading.set(1)
         queued = await watchers.resync()
         _log.info("leader.resync", queued=queued)
+        # The leader keeps the garbage sweep's Schedule and runs it once now: what was
+        # deleted while no operator ran is collected at start, not an interval later.
+        await ensure_sweep_schedule(watchers.temporal, task_queue=config.temporal_task_queue)
 
     def stopped() -> None:
         leading.set(0)
