@@ -1,4 +1,4 @@
-"""The ``stackflow`` command line: ``kubesim``, ``dev``, ``run``, ``replay``, ``reconcile``, ``license``, ``crds``."""
+"""The ``stackflow`` command line: ``kubesim``, ``dev``, ``run``, ``replay``, ``reconcile``, ``status``, ``license``, ``crds``."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("run", help="run the operator", add_help=False)
     sub.add_parser("replay", help="replay workflow histories against this code", add_help=False)
     sub.add_parser("reconcile", help="reconcile one resource now", add_help=False)
+    sub.add_parser("status", help="why one resource is, or is not, reconciled", add_help=False)
     sub.add_parser("license", help="create license keys and signed licenses", add_help=False)
     sub.add_parser("crds", help="print the CustomResourceDefinitions", add_help=False)
     return parser
@@ -49,6 +50,7 @@ def _subcommand(command: str) -> Callable[[list[str]], int] | None:
         "run": "stackflow.cli.run",
         "replay": "stackflow.cli.replay",
         "reconcile": "stackflow.cli.reconcile",
+        "status": "stackflow.cli.status",
         "license": "stackflow.cli.license",
         "crds": "stackflow.cli.crds",
     }
