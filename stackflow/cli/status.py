@@ -441,7 +441,8 @@ async def _status(args: argparse.Namespace, ref: ResourceRef) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``stackflow status``; returns the exit status."""
+    """Entry point of ``stackflow status``: returns 2 for a bad target; once it has looked (a
+    Temporal client was made) it ends the process with the exit status."""
     args = build_parser().parse_args(argv)
     from temporalio.service import RPCError
 
@@ -451,13 +452,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         ref = resolve_target(args.target, CONTROLLERS)
-        return asyncio.run(_status(args, ref))
-    except (BadInputError, ValueError) as exc:
+    except ValueError as exc:
         print(f"stackflow status: {exc}", file=sys.stderr)
         return EXIT_BAD_ARGS
+    try:
+        status = asyncio.run(_status(args, ref))
+    except (BadInputError, ValueError) as exc:
+        print(f"stackflow status: {exc}", file=sys.stderr)
+        status = EXIT_BAD_ARGS
     except ConfigError as exc:
         print(f"stackflow status: invalid configuration: {exc}", file=sys.stderr)
-        return EXIT_BAD_ARGS
+        status = EXIT_BAD_ARGS
     except (OSError, RuntimeError, RPCError, KubeError) as exc:
         print(f"stackflow status: cannot reach Temporal or the API server: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
+        status = EXIT_UNREACHABLE
+    # temporalio#300: interpreter teardown after a Temporal client can abort in PyGILState_Release.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
