@@ -23,6 +23,7 @@ from activities import (
     generic,
     license,
     license_condition,
+    telemetry,
     trial,
 )
 from activities.binding import Compensation, ControllerActivities, FlipTargets
@@ -249,5 +250,6 @@ def build_activities(
         **_retired_compensations(context),
         **_generic_activities(context, flip_mappers),
         **garbage.build_garbage_activities(context),
+        **telemetry.report_activities(context),
         **built,
     }

@@ -22,9 +22,11 @@ from prometheus_client.metrics_core import Metric
 __all__ = [
     "CONTENT_TYPE",
     "DEFAULT_BUCKETS",
+    "LICENSE_LEVELS",
     "Counter",
     "Gauge",
     "Histogram",
+    "LicenseGauges",
     "Registry",
 ]
 
@@ -254,3 +256,35 @@ class Registry:
     def render(self) -> str:
         """Every metric in the text exposition format 0.0.4 (empty when nothing is declared)."""
         return prometheus_client.generate_latest(_WithoutCreated(self.collector_registry)).decode()
+
+
+#: The levels ``stackflow_license_level`` always reports (0 or 1), so a change of level shows as
+#: one series going to 0 and another to 1 rather than a series disappearing.
+LICENSE_LEVELS = ("basic", "enterprise", "enterprise_trial")
+
+
+class LicenseGauges:
+    """The licensing usage gauges: the license level and the enterprise resource units in use."""
+
+    def __init__(self, registry: Registry) -> None:
+        """Declare the gauges in ``registry``."""
+        self.level = registry.gauge(
+            "stackflow_license_level",
+            "1 for the operator's current license level (basic without an enterprise license).",
+            ("level",),
+        )
+        self.enterprise_resource_units = registry.gauge(
+            "stackflow_enterprise_resource_units",
+            "Enterprise resource units in use: ceil(managed memory / 64 GiB), as ECK reports.",
+        )
+        self.max_enterprise_resource_units = registry.gauge(
+            "stackflow_max_enterprise_resource_units",
+            "Enterprise resource units the current license allows (0 when it sets no limit).",
+        )
+
+    def record(self, *, level: str, units: int, max_units: int) -> None:
+        """Show one licensing usage report."""
+        for known in {*LICENSE_LEVELS, level}:
+            self.level.set(1 if known == level else 0, level=known)
+        self.enterprise_resource_units.set(units)
+        self.max_enterprise_resource_units.set(max_units)

@@ -20,8 +20,9 @@ from temporalio.worker import (
     Interceptor,
 )
 
-from stackflow.metrics import CONTENT_TYPE, Registry
+from stackflow.metrics import CONTENT_TYPE, LicenseGauges, Registry
 from stackflow.models.engine import ACT_LICENSE_WAIT_NOTICE, ACT_SCOPE_CHECK
+from stackflow.models.telemetry import ACT_LICENSE_USAGE
 
 __all__ = ["ActivityMetrics", "ProbeServer"]
 
@@ -68,6 +69,7 @@ class ActivityMetrics(Interceptor):
             "stackflow_out_of_scope_total",
             "Scope checks that found a resource out of scope (one per out-of-scope wake).",
         )
+        self.license = LicenseGauges(registry)
 
     def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
         """Wrap every activity."""
@@ -90,6 +92,13 @@ class ActivityMetrics(Interceptor):
             and not getattr(result, "in_scope", True)
         ):
             self.out_of_scope.inc()
+        elif activity_name == ACT_LICENSE_USAGE and not failed:
+            # The licensing usage report runs as an activity; its figures become gauges here.
+            self.license.record(
+                level=str(getattr(result, "level", "")),
+                units=int(getattr(result, "enterprise_resource_units", 0)),
+                max_units=int(getattr(result, "max_enterprise_resource_units", 0)),
+            )
 
 
 class ProbeServer:

@@ -34,6 +34,7 @@ from activities.context import (
 )
 from activities.licenses import OperatorLicenseReader, read_public_keys
 from activities.registry import IMPLEMENTATIONS, build_activities
+from stackflow.cli.reports import schedule_reports
 from stackflow.cli.sizing import SANDBOX_RESTRICTIONS, sticky_cache_size
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
@@ -326,6 +327,8 @@ async def _lead(
         # The leader keeps the garbage sweep's Schedule and runs it once now: what was
         # deleted while no operator ran is collected at start, not an interval later.
         await ensure_sweep_schedule(watchers.temporal, task_queue=config.temporal_task_queue)
+        # Only the leader keeps the report Schedules (licensing usage, telemetry) as configured.
+        await schedule_reports(watchers.temporal, config)
 
     def stopped() -> None:
         leading.set(0)

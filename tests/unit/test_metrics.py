@@ -172,6 +172,18 @@ def test_activity_metrics_exposition() -> None:
             "counter",
             "Scope checks that found a resource out of scope (one per out-of-scope wake).",
         ),
+        "stackflow_enterprise_resource_units": (
+            "gauge",
+            "Enterprise resource units in use: ceil(managed memory / 64 GiB), as ECK reports.",
+        ),
+        "stackflow_max_enterprise_resource_units": (
+            "gauge",
+            "Enterprise resource units the current license allows (0 when it sets no limit).",
+        ),
+        "stackflow_license_level": (
+            "gauge",
+            "1 for the operator's current license level (basic without an enterprise license).",
+        ),
     }
     assert sorted(parsed["stackflow_reconciles"][2], key=str) == [
         ("stackflow_reconciles_total", {"controller": "elasticsearch", "outcome": "Ready"}, 1),
