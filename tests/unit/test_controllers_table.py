@@ -27,6 +27,7 @@ from stackflow.models.engine import (
     CompensationStep,
     ObjectKey,
 )
+from stackflow.models.telemetry import ACT_LICENSE_USAGE, ACT_TELEMETRY_REPORT
 
 NS = FlipStrategy.NAMESPACE_OBJECTS
 OWN = FlipStrategy.CONTROLLER
@@ -195,6 +196,9 @@ def test_build_activities_registers_every_contract_name() -> None:
             ACT_INVALID_SPEC_NOTICE,
             ACT_FLIP_TARGETS,
             ACT_SIGNAL_RESOURCES,
+            # The leader's periodic reports (licensing usage, telemetry).
+            ACT_LICENSE_USAGE,
+            ACT_TELEMETRY_REPORT,
             *(
                 f"{controller}.{step}"
                 for controller in ("elasticsearch", "license", "trial")
