@@ -28,6 +28,7 @@ from stackflow.models.engine import (
     ObjectKey,
 )
 from stackflow.models.telemetry import ACT_LICENSE_USAGE, ACT_TELEMETRY_REPORT
+from workflows.decisions import ACT_LICENSE_CONDITION
 
 NS = FlipStrategy.NAMESPACE_OBJECTS
 OWN = FlipStrategy.CONTROLLER
@@ -196,6 +197,8 @@ def test_build_activities_registers_every_contract_name() -> None:
             ACT_INVALID_SPEC_NOTICE,
             ACT_FLIP_TARGETS,
             ACT_SIGNAL_RESOURCES,
+            # The license-wait condition on a waiting resource.
+            ACT_LICENSE_CONDITION,
             # The leader's periodic reports (licensing usage, telemetry).
             ACT_LICENSE_USAGE,
             ACT_TELEMETRY_REPORT,
