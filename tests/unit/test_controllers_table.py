@@ -27,6 +27,7 @@ from stackflow.models.engine import (
     CompensationStep,
     ObjectKey,
 )
+from stackflow.models.garbage import ACT_SWEEP_SECRETS, ACT_SWEEP_WORKFLOWS
 from stackflow.models.telemetry import ACT_LICENSE_USAGE, ACT_TELEMETRY_REPORT
 from workflows.decisions import ACT_LICENSE_CONDITION
 
@@ -202,6 +203,9 @@ def test_build_activities_registers_every_contract_name() -> None:
             # The leader's periodic reports (licensing usage, telemetry).
             ACT_LICENSE_USAGE,
             ACT_TELEMETRY_REPORT,
+            # The garbage sweep (workflows of gone resources, orphaned soft-owned Secrets).
+            ACT_SWEEP_WORKFLOWS,
+            ACT_SWEEP_SECRETS,
             *(
                 f"{controller}.{step}"
                 for controller in ("elasticsearch", "license", "trial")
