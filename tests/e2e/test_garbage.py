@@ -87,8 +87,17 @@ async def test_deleting_out_of_scope_leaves_nothing_behind(
 
         await eventually(completed, what="the workflow completed", within=60)
         assert not await _secret_exists(kube, namespace, "a-es-elastic-user"), stack.operator.tail()
-        # The namespace coming back starts nothing for the gone resource.
+        # The namespace coming back starts no new run for the gone resource.
         await set_in_scope(kube, namespace, True)
+
+        async def flipped_back() -> bool:
+            query = (
+                "WorkflowType='NamespaceFlipWorkflow' AND ExecutionStatus='Completed'"
+                f" AND WorkflowId STARTS_WITH 'flip/{namespace}/'"
+            )
+            return (await client.count_workflows(query)).count >= 2
+
+        await eventually(flipped_back, what="the flips out of and back into scope done", within=60)
         assert await _status(client, workflow_id) == WorkflowExecutionStatus.COMPLETED
 
 
