@@ -1,0 +1,4 @@
+"""ECK's validating webhooks.
+
+* :mod:`stackflow.webhooks.admission` — ECK's webhook table and ``review`` (pure).
+"""

@@ -1,0 +1,281 @@
+"""ECK's validating webhooks as pure functions: an AdmissionReview in, the HTTP answer out.
+
+One table row per webhook ECK registers (its name, path, group, version, kind and plural). The
+rules themselves are the reconciles' validators (``validate_elasticsearch``,
+``validate_application``): the webhook and the reconcile share one definition of each rule, so a
+spec the webhook admits is one the reconcile accepts.
+
+``review(path, body, is_managed)`` decides: a body that is not an AdmissionReview v1 is a 400
+with an AdmissionReview error; an object in a namespace the operator does not manage is allowed
+untouched (ECK's pre-check); otherwise the kind's rules allow it or deny it with ECK's wording,
+``<Kind>.<group> "<name>" is invalid: <field>: Invalid value: <value>: <rule>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stackflow.api.kinds import kind_info
+from stackflow.stack.apps.validation import application_warnings, validate_application
+from stackflow.stack.elasticsearch.validation import validate_elasticsearch
+
+FieldError = tuple[str, str]
+Validator = Callable[[str, Mapping[str, Any]], list[FieldError]]
+
+ADMISSION_API_VERSION = "admission.k8s.io/v1"
+VALIDATED_OPERATIONS = ("CREATE", "UPDATE")
+
+
+def _elasticsearch_rules(_kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
+    return validate_elasticsearch(obj)
+
+
+def _no_rules(_kind: str, _obj: Mapping[str, Any]) -> list[FieldError]:
+    # Kinds whose reconcile has no validator yet: served (so the configuration can name every
+    # path ECK's does) and always allowed, never denied by a rule only the webhook would know.
+    return []
+
+
+def _no_warnings(_kind: str, _obj: Mapping[str, Any]) -> list[FieldError]:
+    return []
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """One of ECK's validating webhooks: where it is served and which rules it applies."""
+
+    short: str
+    group: str
+    version: str
+    kind: str
+    plural: str
+    path: str
+    rules: Validator
+    warnings: Validator = _no_warnings
+
+    @property
+    def name(self) -> str:
+        """ECK's webhook name, ``elastic-<short>-validation-<version>.k8s.elastic.co``."""
+        return f"elastic-{self.short}-validation-{self.version}.k8s.elastic.co"
+
+
+def _webhook(
+    short: str,
+    kind: str,
+    version: str,
+    path: str,
+    rules: Validator = validate_application,
+    warnings: Validator = _no_warnings,
+) -> Webhook:
+    info = kind_info(kind)
+    return Webhook(short, info.group, version, kind, info.plural, path, rules, warnings)
+
+
+_V1 = "/validate-{}-k8s-elastic-co-v1-{}"
+_V1BETA1 = "/validate-{}-k8s-elastic-co-v1beta1-{}"
+_V1ALPHA1 = "/validate-{}-k8s-elastic-co-v1alpha1-{}"
+
+# §9 of ECK's webhook table: one row per (kind, version) ECK validates, with ECK's paths.
+WEBHOOKS: tuple[Webhook, ...] = (
+    _webhook(
+        "agent",
+        "Agent",
+        "v1alpha1",
+        _V1ALPHA1.format("agent", "agent"),
+        warnings=application_warnings,
+    ),
+    _webhook("apm", "ApmServer", "v1", _V1.format("apm", "apmserver")),
+    _webhook("apm", "ApmServer", "v1beta1", _V1BETA1.format("apm", "apmserver")),
+    _webhook(
+        "autoops",
+        "AutoOpsAgentPolicy",
+        "v1alpha1",
+        _V1ALPHA1.format("autoops", "autoopsagentpolicies"),
+        _no_rules,
+    ),
+    _webhook("beat", "Beat", "v1beta1", _V1BETA1.format("beat", "beat")),
+    _webhook("ems", "ElasticMapsServer", "v1alpha1", _V1ALPHA1.format("ems", "mapsservers")),
+    _webhook("ent", "EnterpriseSearch", "v1", _V1.format("enterprisesearch", "enterprisesearch")),
+    _webhook(
+        "ent",
+        "EnterpriseSearch",
+        "v1beta1",
+        _V1BETA1.format("enterprisesearch", "enterprisesearch"),
+    ),
+    _webhook("epr", "PackageRegistry", "v1alpha1", _V1ALPHA1.format("epr", "packageregistry")),
+    _webhook(
+        "es",
+        "Elasticsearch",
+        "v1",
+        _V1.format("elasticsearch", "elasticsearch"),
+        _elasticsearch_rules,
+    ),
+    _webhook(
+        "es",
+        "Elasticsearch",
+        "v1beta1",
+        _V1BETA1.format("elasticsearch", "elasticsearch"),
+        _elasticsearch_rules,
+    ),
+    _webhook(
+        "esa",
+        "ElasticsearchAutoscaler",
+        "v1alpha1",
+        _V1ALPHA1.format("autoscaling", "elasticsearchautoscaler"),
+        _no_rules,
+    ),
+    _webhook("kb", "Kibana", "v1", _V1.format("kibana", "kibana")),
+    _webhook("kb", "Kibana", "v1beta1", _V1BETA1.format("kibana", "kibana")),
+    _webhook("logstash", "Logstash", "v1alpha1", _V1ALPHA1.format("logstash", "logstash")),
+    _webhook(
+        "scp",
+        "StackConfigPolicy",
+        "v1alpha1",
+        _V1ALPHA1.format("scp", "stackconfigpolicies"),
+        _no_rules,
+    ),
+)
+WEBHOOKS_BY_PATH: Mapping[str, Webhook] = {webhook.path: webhook for webhook in WEBHOOKS}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server sends back: an HTTP status and an AdmissionReview body."""
+
+    status: int
+    body: dict[str, Any]
+
+
+class MalformedReviewError(ValueError):
+    """The body is not an AdmissionReview v1 with a request this webhook can decide."""
+
+
+def _review(response: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "response": response}
+
+
+def malformed(message: str, *, uid: str = "") -> Answer:
+    """The 400 answer to a body that cannot be decided: an AdmissionReview naming the problem."""
+    return Answer(
+        400,
+        _review({"uid": uid, "allowed": False, "status": {"code": 400, "message": message}}),
+    )
+
+
+def allowed(uid: str, *, warnings: list[str] | None = None) -> Answer:
+    """The answer that admits the object (with admission warnings when there are any)."""
+    response: dict[str, Any] = {"uid": uid, "allowed": True}
+    if warnings:
+        response["warnings"] = warnings
+    return Answer(200, _review(response))
+
+
+def denied(uid: str, message: str) -> Answer:
+    """The answer that refuses the object with ECK's message (a 403 Forbidden status inside)."""
+    status = {"code": 403, "reason": "Forbidden", "message": message}
+    return Answer(200, _review({"uid": uid, "allowed": False, "status": status}))
+
+
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def field_value(obj: Mapping[str, Any], path: str) -> object:
+    """The value at a field path such as ``spec.nodeSets[0].name``, or None when absent."""
+    current: object = obj
+    for name, index in _SEGMENT.findall(path):
+        if name and isinstance(current, Mapping):
+            current = current.get(name)
+        elif index and isinstance(current, list) and int(index) < len(current):
+            current = current[int(index)]
+        else:
+            return None
+    return current
+
+
+def _field_error(obj: Mapping[str, Any], path: str, rule: str) -> str:
+    # Kubernetes' field.Error wording: a scalar is quoted as Go's %#v would; a missing value is
+    # "Required value", a structured one is named without being printed in full.
+    value = field_value(obj, path)
+    if value is None or value == "" or value == [] or value == {}:
+        return f"{path}: Required value: {rule}"
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return f"{path}: Invalid value: {json.dumps(value)}: {rule}"
+    return f"{path}: Invalid value: {type(value).__name__}: {rule}"
+
+
+def denial_message(webhook: Webhook, obj: Mapping[str, Any], problems: list[FieldError]) -> str:
+    """ECK's message for a refused object: apierrors.NewInvalid over every field error."""
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    name = str((metadata or {}).get("name") or "")
+    errors = [_field_error(obj, path, rule) for path, rule in problems]
+    listed = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    return f'{webhook.kind}.{webhook.group} "{name}" is invalid: {listed}'
+
+
+def _parse_request(body: object) -> dict[str, Any]:
+    if not isinstance(body, Mapping):
+        raise MalformedReviewError("the body is not a JSON object")
+    if body.get("apiVersion") != ADMISSION_API_VERSION or body.get("kind") != "AdmissionReview":
+        raise MalformedReviewError(
+            f"expected an AdmissionReview of {ADMISSION_API_VERSION}, got "
+            f"apiVersion={body.get('apiVersion')!r} kind={body.get('kind')!r}"
+        )
+    request = body.get("request")
+    if not isinstance(request, Mapping):
+        raise MalformedReviewError("the AdmissionReview has no request")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise MalformedReviewError("the AdmissionReview request has no uid")
+    return dict(request)
+
+
+def _namespace_of(request: Mapping[str, Any], obj: Mapping[str, Any]) -> str:
+    namespace = request.get("namespace")
+    if isinstance(namespace, str) and namespace:
+        return namespace
+    metadata = obj.get("metadata")
+    return str(metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
+
+
+def review(path: str, body: object, is_managed: Callable[[str], bool]) -> Answer:
+    """Decide one AdmissionReview sent to ``path``.
+
+    ``is_managed(namespace)`` is the operator's namespace matcher: an object outside the managed
+    namespaces is allowed without a look at its spec, as ECK's common pre-check does.
+    """
+    try:
+        request = _parse_request(body)
+    except MalformedReviewError as error:
+        return malformed(str(error))
+    uid = str(request["uid"])
+    webhook = WEBHOOKS_BY_PATH.get(path)
+    if webhook is None:
+        return malformed(f"no validating webhook is served at {path!r}", uid=uid)
+    if request.get("operation") not in VALIDATED_OPERATIONS:
+        return allowed(uid)
+    obj = request.get("object")
+    if not isinstance(obj, Mapping):
+        return malformed("the AdmissionReview request has no object", uid=uid)
+    if not is_managed(_namespace_of(request, obj)):
+        return allowed(uid)
+    kind = obj.get("kind")
+    if kind is not None and kind != webhook.kind:
+        return malformed(f"{webhook.path} validates {webhook.kind}, not {kind!r}", uid=uid)
+    problems = webhook.rules(webhook.kind, obj)
+    if problems:
+        return denied(uid, denial_message(webhook, obj, problems))
+    notes = [f"{path}: {message}" for path, message in webhook.warnings(webhook.kind, obj)]
+    return allowed(uid, warnings=notes)
+
+
+def review_bytes(path: str, raw: bytes, is_managed: Callable[[str], bool]) -> Answer:
+    """Decide a raw request body: JSON that cannot be parsed is a 400, never an exception."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        return malformed(f"the body is not JSON: {error}")
+    return review(path, body, is_managed)
