@@ -173,19 +173,25 @@ class InformerSet:
                 label_selector=label_selector,
                 backoff=self.backoff,
                 projection=projection,
+                # A static list: one namespaced watch per listed namespace (and the operator's),
+                # as ECK's multi-namespace cache; the RBAC need not grant cluster-wide watches.
+                namespaces=self.matcher.watched_namespaces,
             )
         elif projection is Projection.WHOLE:
             informer.projection = Projection.WHOLE
         return informer
 
-    def _synced(self, resource: Kind, label_selector: str | None) -> Informer | None:
-        """The synced, cluster-wide informer of whole objects of that selector, if any."""
+    def _synced(
+        self, resource: Kind, label_selector: str | None, namespace: str | None
+    ) -> Informer | None:
+        """The synced informer of whole objects of that selector covering ``namespace`` (None:
+        every namespace), if any; a static list's informers know only the listed namespaces."""
         key = (resource.group, resource.version, resource.plural, label_selector or "")
         informer = self._informers.get(key)
         if (
             informer is None
             or not informer.has_synced
-            or informer.namespace is not None
+            or not informer.covers(namespace if resource.namespaced else None)
             or informer.projection is not Projection.WHOLE
         ):
             return None
@@ -199,7 +205,7 @@ class InformerSet:
         Only the informer of every object can say "absent": a label-filtered one lacks the
         objects its selector leaves out. A projected informer never answers.
         """
-        informer = self._synced(resource, None)
+        informer = self._synced(resource, None, namespace)
         if informer is None:
             return UNKNOWN
         return informer.cache.get(namespace=namespace if resource.namespaced else None, name=name)
@@ -212,10 +218,10 @@ class InformerSet:
         From the informer of exactly that selector, else from the unfiltered informer when the
         selector is equality-only; only informers of whole objects answer.
         """
-        informer = self._synced(resource, label_selector)
+        informer = self._synced(resource, label_selector, namespace)
         if informer is not None:
             return informer.cache.list(namespace=namespace)
-        informer = self._synced(resource, None)
+        informer = self._synced(resource, None, namespace)
         required = equality_selector(label_selector)
         if informer is None or required is None:
             return UNKNOWN

@@ -1,6 +1,8 @@
 """Informers: list, then watch, keeping an ``ObjectCache`` and calling handlers in order.
 
-One informer per (resource, optional namespace). The loop:
+One informer per (resource, optional namespace) — or per resource over a fixed set of namespaces
+(``namespaces``: one namespaced list and watch per namespace feeding one cache, as ECK's
+multi-namespace cache does for a static ``namespaces`` list). The loop, per watched namespace:
 
 1. LIST (all pages); diff against the cache and apply the differences as synthetic events
    (the first list is all ADDED; a relist emits only what changed, so nothing is lost or
@@ -11,8 +13,9 @@ One informer per (resource, optional namespace). The loop:
    wait (exponential backoff, capped) and re-watch from the last resourceVersion (or relist
    when the list itself failed).
 
-Only the informer's task mutates its cache, and handlers run in that task one after the
-other, so a handler sees events of each object in resourceVersion order. A slow handler slows
+Only the informer's tasks mutate its cache, and handlers run one after the other (the
+namespaces' tasks take turns through a lock), so a handler sees events of each object in
+resourceVersion order. A slow handler slows
 the informer: hand work off to a queue rather than doing I/O inline.
 
 Every listed or watched object is turned into the informer's ``projection``
@@ -82,15 +85,25 @@ class Informer:
         watch_timeout_seconds: int = 300,
         backoff: Backoff | None = None,
         projection: Projection = Projection.WHOLE,
+        namespaces: tuple[str, ...] | None = None,
     ) -> None:
         """Configure the informer; nothing runs until ``start()``.
 
         ``projection`` is what the cache keeps of each object (and what handlers receive); it
-        may be changed until the informer starts.
+        may be changed until the informer starts. ``namespaces`` (of a namespaced kind, without
+        ``namespace``) watches each of those namespaces instead of the whole cluster.
         """
         self.client = client
         self.resource = resource
         self.namespace = namespace if resource.namespaced else None
+        self.namespaces = (
+            tuple(sorted(set(namespaces)))
+            if namespaces is not None and resource.namespaced and namespace is None
+            else None
+        )
+        # The resourceVersion each watched namespace resumes from (a multi-namespace informer).
+        self._namespace_versions: dict[str, str | None] = {}
+        self._dispatching = asyncio.Lock()
         self.label_selector = label_selector
         self._projection = projection
         self.watch_timeout_seconds = watch_timeout_seconds
@@ -150,6 +163,7 @@ class Informer:
             or self._source is not None
             or source.resource != self.resource
             or source.namespace != self.namespace
+            or source.namespaces != self.namespaces
             or source.projection is not self._projection
             or self._began
             or source._began
@@ -208,29 +222,50 @@ class Informer:
         """Stop the informer."""
         await self.stop()
 
+    def covers(self, namespace: str | None) -> bool:
+        """Whether this informer's cache can tell about objects of ``namespace`` (None: all the
+        namespaces the operator may see, which a multi-namespace informer watches every one of,
+        as ECK's multi-namespace cache answers a cluster-wide list); a namespaced informer only
+        knows its own."""
+        if self.namespace is not None:
+            return namespace == self.namespace
+        if self.namespaces is not None:
+            return namespace is None or namespace in self.namespaces
+        return True
+
     async def _run(self) -> None:
+        if self.namespaces is None:
+            await self._run_one(self.namespace)
+            return
+        async with asyncio.TaskGroup() as group:
+            for namespace in self.namespaces:
+                group.create_task(self._run_one(namespace, multi=True))
+
+    async def _run_one(self, namespace: str | None, *, multi: bool = False) -> None:
         # A restarted informer resumes watching from where it stopped; if that is too old
         # the server answers 410 and the relist below reconciles the cache.
-        must_list = self.resource_version is None
+        must_list = self._version_of(namespace, multi=multi) is None
         attempt = 0
         while True:
             try:
                 if must_list:
-                    await self._relist()
+                    await self._relist(namespace, multi=multi)
                     must_list = False
                     attempt = 0
                 async for raw_event in self.client.watch(
                     self.resource,
-                    namespace=self.namespace,
-                    resource_version=self.resource_version,
+                    namespace=namespace,
+                    resource_version=self._version_of(namespace, multi=multi),
                     timeout_seconds=self.watch_timeout_seconds,
                     label_selector=self.label_selector,
                 ):
                     attempt = 0
-                    await self._on_watch_event(raw_event)
+                    await self._on_watch_event(raw_event, namespace if multi else None)
             except errors.Gone as exc:
                 self._log.info(
-                    "informer.expired", resource_version=self.resource_version, error=str(exc)
+                    "informer.expired",
+                    resource_version=self._version_of(namespace, multi=multi),
+                    error=str(exc),
                 )
                 must_list = True
             except Exception as exc:
@@ -239,29 +274,60 @@ class Informer:
                 self._log.warning("informer.retry", error=repr(exc), delay=delay, relist=must_list)
                 await asyncio.sleep(delay)
 
-    async def _relist(self) -> None:
+    def _version_of(self, namespace: str | None, *, multi: bool) -> str | None:
+        if multi:
+            return self._namespace_versions.get(namespace or "")
+        return self.resource_version
+
+    def _remember_version(self, namespace: str | None, version: str | None) -> None:
+        if namespace is None:
+            self.resource_version = version
+            return
+        self._namespace_versions[namespace] = version
+        # Non-None once anything was listed: the projection is fixed from then on.
+        self.resource_version = self.resource_version or version
+
+    async def _relist(self, namespace: str | None = None, *, multi: bool = False) -> None:
         listed = await self.client.list(
-            self.resource, namespace=self.namespace, label_selector=self.label_selector
+            self.resource,
+            namespace=namespace if multi else self.namespace,
+            label_selector=self.label_selector,
         )
-        if self.has_synced:
+        listed_before = self._listed_all() if multi else self.has_synced
+        if listed_before:
             self.relist_count += 1
         items: list[dict[str, Any]] = listed["items"]
         # In place, so each raw object is dropped as soon as its projection exists.
         for index, item in enumerate(items):
             items[index] = project(item, self._projection)
-        for event in relist_events(self.cache.snapshot(), items):
+        cached = self.cache.snapshot()
+        if multi:
+            # This namespace's list says nothing about the other namespaces' objects.
+            cached = {key: obj for key, obj in cached.items() if key[0] == namespace}
+        for event in relist_events(cached, items):
             await self._apply_and_dispatch(event)
-        self.resource_version = str(listed.get("metadata", {}).get("resourceVersion") or "") or None
-        self._synced.set()
+        version = str(listed.get("metadata", {}).get("resourceVersion") or "") or None
+        self._remember_version(namespace if multi else None, version)
+        if not multi or self._listed_all():
+            self._synced.set()
 
-    async def _on_watch_event(self, raw_event: Mapping[str, Any]) -> None:
+    def _listed_all(self) -> bool:
+        """Whether every namespace of a multi-namespace informer has listed once."""
+        return self.namespaces is not None and all(
+            namespace in self._namespace_versions for namespace in self.namespaces
+        )
+
+    async def _on_watch_event(
+        self, raw_event: Mapping[str, Any], namespace: str | None = None
+    ) -> None:
         event_type = raw_event.get("type")
         obj = raw_event.get("object")
         if not isinstance(obj, dict):
             return
         new_rv = _resource_version(obj)
         if event_type == "BOOKMARK":
-            self.resource_version = new_rv or self.resource_version
+            if new_rv:
+                self._remember_version(namespace, new_rv)
             return
         key = object_key(obj)
         cached = self.cache.get(namespace=key[0], name=key[1])
@@ -275,7 +341,7 @@ class Informer:
         elif event_type == "DELETED" and cached is not None:
             await self._apply_and_dispatch(("DELETED", cached, None))
         if new_rv:
-            self.resource_version = new_rv
+            self._remember_version(namespace, new_rv)
 
     def _on_source_event(
         self, event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
@@ -297,6 +363,14 @@ class Informer:
         return None
 
     async def _apply_and_dispatch(self, event: CacheEvent) -> None:
+        if self.namespaces is None:
+            await self._apply_and_dispatch_now(event)
+            return
+        # The namespaces' watch tasks take turns: handlers never run concurrently.
+        async with self._dispatching:
+            await self._apply_and_dispatch_now(event)
+
+    async def _apply_and_dispatch_now(self, event: CacheEvent) -> None:
         event_type, old, new = event
         if new is not None:
             self.cache.upsert(new)

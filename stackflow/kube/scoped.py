@@ -1,7 +1,9 @@
 """The one choke point for namespaced reads: the scoped client and the scoped informer.
 
-ECK's ``FilterClient`` and ``NamespacedKind`` in Python. With the namespace selector on
-(``matcher.enabled``), reads of namespaced kinds only see namespaces the matcher manages:
+ECK's ``FilterClient`` and ``NamespacedKind`` in Python. With the namespace selector on, or a
+static ``namespaces`` list (``matcher.restricts``), reads of namespaced kinds only see namespaces
+the matcher manages (in static mode the informers watch only the listed namespaces anyway, and the
+client refuses the others as ECK's multi-namespace cache does):
 
 * ``ScopedClient.get`` in a non-matching namespace raises the same ``NotFound`` the API server
   would (``configmaps "x" not found``); ``list`` drops the items of non-matching namespaces
@@ -9,7 +11,7 @@ ECK's ``FilterClient`` and ``NamespacedKind`` in Python. With the namespace sele
   writes (create, replace, patch, apply, delete) pass through unfiltered, as in ECK.
 * ``ScopedInformer`` passes a handler only the events of objects in matching namespaces.
 
-With the selector off everything calls straight through (DESIGN principle 2). The few callers
+With every namespace managed everything calls straight through (DESIGN principle 2). The few callers
 that must see de-scoped objects (flip mappers) say so with ``UnscopedClient``.
 """
 
@@ -37,6 +39,16 @@ class ScopeMatcher(Protocol):
     @property
     def enabled(self) -> bool:
         """Whether the namespace selector is on."""
+        ...
+
+    @property
+    def restricts(self) -> bool:
+        """Whether some namespaces are not managed (a selector or a static list)."""
+        ...
+
+    @property
+    def watched_namespaces(self) -> tuple[str, ...] | None:
+        """The namespaces of a static list (with the operator's); None: no static list."""
         ...
 
     def name_matches(self, name: str) -> bool:
@@ -118,12 +130,12 @@ class ScopedClient(_WrapsClient):
     """The client controllers and activities use: reads see only managed namespaces."""
 
     def __init__(self, client: ResourceClient, matcher: ScopeMatcher) -> None:
-        """Filter ``client``'s reads through ``matcher`` (inert when the selector is off)."""
+        """Filter ``client``'s reads through ``matcher`` (inert when every namespace is managed)."""
         super().__init__(client)
         self.matcher = matcher
 
     def _filters(self, resource: Kind) -> bool:
-        return self.matcher.enabled and resource.namespaced
+        return self.matcher.restricts and resource.namespaced
 
     async def get(self, resource: Kind, *, namespace: str | None, name: str) -> dict[str, Any]:
         """GET; an object in a non-matching namespace is reported as not found."""
@@ -144,6 +156,20 @@ class ScopedClient(_WrapsClient):
         # Already limited to one namespace: one decision, and no call when it fails.
         if filters and namespace and not self.matcher.name_matches(namespace):
             return _empty_list(resource)
+        watched = self.matcher.watched_namespaces if filters and not namespace else None
+        if watched is not None:
+            # A static list: one list per managed namespace, as ECK's multi-namespace cache
+            # (the operator's role may grant nothing cluster-wide).
+            merged = _empty_list(resource)
+            for each in watched:
+                listed = await self._client.list(
+                    resource,
+                    namespace=each,
+                    label_selector=label_selector,
+                    field_selector=field_selector,
+                )
+                merged["items"].extend(listed["items"])
+            return merged
         listed = await self._client.list(
             resource,
             namespace=namespace,
@@ -181,10 +207,10 @@ class ScopedInformer:
         self.matcher = matcher
 
     def _filters(self) -> bool:
-        return self.matcher.enabled and self.informer.resource.namespaced
+        return self.matcher.restricts and self.informer.resource.namespaced
 
     def add_handler(self, handler: EventHandler) -> None:
-        """Register ``handler`` behind the namespace predicate (none when selector is off)."""
+        """Register ``handler`` behind the namespace predicate (none when every namespace is managed)."""
         if not self._filters():
             self.informer.add_handler(handler)
             return
@@ -207,7 +233,7 @@ class ScopedInformer:
         return self.informer.cache.get(namespace=namespace, name=name)
 
     def list(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Cached objects of matching namespaces (all of them when the selector is off)."""
+        """Cached objects of matching namespaces (all of them when every namespace is managed)."""
         if not self._filters():
             return self.informer.cache.list(namespace=namespace)
         if namespace is not None:

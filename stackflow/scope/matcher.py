@@ -89,7 +89,9 @@ class NamespaceMatcher:
     """Answers "is this namespace managed?" for the configured scope mode.
 
     Holds no state apart from its configuration and the NamespaceSource it reads, so every
-    answer reflects the source's current contents.
+    answer reflects the source's current contents. In dynamic mode the selector can be replaced
+    while the operator runs (``reconfigure``, a live edit of the config file); every holder of
+    the matcher sees the new selector at its next question.
     """
 
     def __init__(self, scope: ScopeConfig, *, source: NamespaceSource) -> None:
@@ -110,6 +112,32 @@ class NamespaceMatcher:
     def enabled(self) -> bool:
         """Whether dynamic (selector) mode is on; off means every scoping piece calls through."""
         return self._selector is not None
+
+    def reconfigure(self, scope: ScopeConfig) -> None:
+        """Replace the selector by ``scope``'s; only dynamic mode to dynamic mode with the same
+        operator namespace (any other change needs a restart: ``ValueError``)."""
+        if (
+            self._selector is None
+            or scope.mode is not ScopeMode.DYNAMIC
+            or scope.operator_namespace != self._scope.operator_namespace
+        ):
+            raise ValueError("only the selector of dynamic mode can change while running")
+        self._scope = scope
+        self._selector = scope.namespace_selector
+
+    @property
+    def restricts(self) -> bool:
+        """Whether some namespaces are not managed (a selector or a static list): the scoped
+        client and informers filter then; only with all namespaces do they call through."""
+        return self._selector is not None or self._static is not None
+
+    @property
+    def watched_namespaces(self) -> tuple[str, ...] | None:
+        """The namespaces the informers watch one by one in static-list mode (the list and the
+        operator namespace, sorted, as ECK's multi-namespace cache); None: watch cluster-wide."""
+        if self._static is None:
+            return None
+        return tuple(sorted(self._static | {self._scope.operator_namespace}))
 
     def is_always_managed(self, name: str) -> bool:
         """Whether `name` is ``""`` or the operator namespace, which match in every mode."""

@@ -50,9 +50,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 Every grant the operator needs, as YAML (`rules:`); each rule says whether its resources are
 namespaced. The roles are cut from this one table:
 - the ClusterRole of the all-namespaces and selector modes takes every rule whole;
-- in the static-list mode the ClusterRole keeps the list and watch verbs (the informers list and
-  watch cluster-wide) and the namespaces rule, and a Role in each managed namespace (and the
-  operator's) takes the other verbs of the namespaced rules.
+- in the static-list mode the informers list and watch each managed namespace on its own (ECK's
+  multi-namespace cache), so the ClusterRole keeps only the rules of cluster-scoped resources (the
+  namespaces rule: the Namespace informer still watches them all) and a Role in each managed
+  namespace (and the operator's) takes the namespaced rules whole.
 */}}
 {{- define "stackflow.rules" -}}
 rules:
@@ -81,6 +82,11 @@ rules:
   # Pods are only read (readiness, unicast hosts).
   - {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], namespaced: true}
   - {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"], namespaced: true}
+  # Counted by the licensing usage and telemetry reports (never reconciled).
+  - apiGroups: ["stackconfigpolicy.k8s.elastic.co", "autoops.k8s.elastic.co"]
+    resources: ["stackconfigpolicies", "autoopsagentpolicies"]
+    verbs: ["list"]
+    namespaced: true
   # The stack resources: read, given a status, and owners of their children (whose blocking
   # ownerReferences clusters running the OwnerReferencesPermissionEnforcement admission plugin,
   # such as OpenShift and our test cluster, allow only to whoever may update the owner's
@@ -113,24 +119,17 @@ rules:
 
 {{/*
 The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut" CUT), CUT one of
-  whole      every rule, every verb (the ClusterRole of the all-namespaces and selector modes);
-  watch      the list and watch verbs of every rule (the ClusterRole of the static-list mode);
-  namespace  the other verbs of the namespaced rules (the Roles of the static-list mode).
+  whole      every rule (the ClusterRole of the all-namespaces and selector modes);
+  cluster    the rules of cluster-scoped resources (the ClusterRole of the static-list mode);
+  namespace  the rules of namespaced resources (the Roles of the static-list mode).
 */}}
 {{- define "stackflow.cutRules" -}}
 {{- $cut := .cut -}}
 {{- range (include "stackflow.rules" .root | fromYaml).rules }}
-{{- $verbs := list -}}
-{{- range .verbs -}}
-{{- $watching := has . (list "list" "watch") -}}
-{{- if or (eq $cut "whole") (and (eq $cut "watch") $watching) (and (eq $cut "namespace") (not $watching)) -}}
-{{- $verbs = append $verbs . -}}
-{{- end -}}
-{{- end -}}
-{{- if and $verbs (or .namespaced (ne $cut "namespace")) }}
+{{- if or (eq $cut "whole") (and (eq $cut "cluster") (not .namespaced)) (and (eq $cut "namespace") .namespaced) }}
 - apiGroups: {{ toJson .apiGroups }}
   resources: {{ toJson .resources }}
-  verbs: {{ toJson $verbs }}
+  verbs: {{ toJson .verbs }}
 {{- end }}
 {{- end }}
 {{- end -}}
