@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stackflow.scope.flip import namespace_flip_direction
+from stackflow.scope.flip import SelectorFlip, namespace_flip_direction, selector_change_flips
 from stackflow.scope.matcher import (
     MUTUALLY_EXCLUSIVE_MESSAGE,
     NamespaceMatcher,
@@ -31,9 +31,11 @@ __all__ = [
     "ScopeConfig",
     "ScopeMode",
     "SelectorError",
+    "SelectorFlip",
     "SelectorOperator",
     "equality_selector_string",
     "label_selector_from_data",
     "namespace_flip_direction",
     "parse_selector_string",
+    "selector_change_flips",
 ]

@@ -8,9 +8,21 @@ never flips, and nothing flips when dynamic mode is off (the caller does not ask
 
 from __future__ import annotations
 
-from stackflow.models.engine import FlipDirectionName
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
-__all__ = ["namespace_flip_direction"]
+from stackflow.models.engine import FlipDirectionName
+from stackflow.scope.matcher import NamespaceMatcher
+
+__all__ = ["SelectorFlip", "namespace_flip_direction", "selector_change_flips"]
+
+
+class SelectorFlip(NamedTuple):
+    """A namespace whose verdict a selector change turned: its name, resourceVersion, way."""
+
+    namespace: str
+    resource_version: str
+    direction: FlipDirectionName
 
 
 def namespace_flip_direction(
@@ -35,3 +47,31 @@ def namespace_flip_direction(
     if old_matches == new_matches:
         return None
     return FlipDirectionName.INTO_SCOPE if new_matches else FlipDirectionName.OUT_OF_SCOPE
+
+
+def selector_change_flips(
+    namespaces: Iterable[Mapping[str, object]],
+    *,
+    before: NamespaceMatcher,
+    after: NamespaceMatcher,
+) -> list[SelectorFlip]:
+    """The flips a change of the selector itself causes, sorted by namespace (pure).
+
+    The same rule as a Namespace update, with the matcher changing instead of the labels: each
+    known Namespace whose verdict differs between ``before`` and ``after`` flips.
+    """
+    flips: list[SelectorFlip] = []
+    for namespace in namespaces:
+        metadata = namespace.get("metadata")
+        if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
+            continue
+        name = str(metadata["name"])
+        direction = namespace_flip_direction(
+            "MODIFIED",
+            old_matches=before.namespace_matches(namespace),
+            new_matches=after.namespace_matches(namespace),
+            always_managed=after.is_always_managed(name),
+        )
+        if direction is not None:
+            flips.append(SelectorFlip(name, str(metadata.get("resourceVersion") or ""), direction))
+    return sorted(flips)

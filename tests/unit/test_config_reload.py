@@ -1,0 +1,169 @@
+"""The live reload of the configuration file: what each change makes the operator do (tables)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stackflow.config import ConfigError, OperatorConfig
+from stackflow.models.engine import FlipDirectionName
+from stackflow.scope import NamespaceMatcher, SelectorFlip, selector_change_flips
+from watchers.config_reload import ReloadAction, changed_keys, decide_reload
+
+DYNAMIC = {"namespace-selector": {"matchLabels": {"team": "a"}}}
+
+
+def config(**settings: Any) -> OperatorConfig:
+    """A configuration from kebab-case keys (``namespace_selector`` → ``namespace-selector``)."""
+    return OperatorConfig.model_validate({key.replace("_", "-"): v for key, v in settings.items()})
+
+
+def dynamic(labels: dict[str, str], **settings: Any) -> OperatorConfig:
+    return config(namespace_selector={"matchLabels": labels}, **settings)
+
+
+@pytest.mark.parametrize(
+    ("current", "loaded", "action", "reason_has"),
+    [
+        (dynamic({"team": "a"}), dynamic({"team": "a"}), ReloadAction.KEEP, "no effective change"),
+        (dynamic({"team": "a"}), dynamic({"team": "b"}), ReloadAction.APPLY_SELECTOR, "selector"),
+        (
+            dynamic({"team": "a"}),
+            config(namespace_selector={"matchExpressions": [{"key": "t", "operator": "Exists"}]}),
+            ReloadAction.APPLY_SELECTOR,
+            "namespace-selector changed",
+        ),
+        (config(), config(namespace_selector={}), ReloadAction.KEEP, "no effective change"),
+        (config(), dynamic({"team": "a"}), ReloadAction.RESTART, "all-namespaces to dynamic"),
+        (dynamic({"team": "a"}), config(), ReloadAction.RESTART, "dynamic to all-namespaces"),
+        (
+            dynamic({"team": "a"}),
+            config(namespaces=["a"]),
+            ReloadAction.RESTART,
+            "dynamic to static-list",
+        ),
+        (config(namespaces=["a"]), dynamic({"t": "a"}), ReloadAction.RESTART, "static-list to"),
+        (
+            config(namespaces=["a"]),
+            config(namespaces=["a", "b"]),
+            ReloadAction.RESTART,
+            "namespaces",
+        ),
+        (config(namespaces=["a"]), config(namespaces=["a"]), ReloadAction.KEEP, "no effective"),
+        (
+            dynamic({"team": "a"}),
+            dynamic({"team": "b"}, log_verbosity=1),
+            ReloadAction.RESTART,
+            "log-verbosity changed",
+        ),
+        (
+            dynamic({"team": "a"}),
+            dynamic({"team": "a"}, operator_namespace="other"),
+            ReloadAction.RESTART,
+            "operator-namespace changed",
+        ),
+        (config(), config(temporal_address="x:1"), ReloadAction.RESTART, "temporal-address"),
+        (
+            dynamic({"team": "a"}),
+            ConfigError('namespace-selector: invalid selector "a=="'),
+            ReloadAction.REJECT,
+            "namespace-selector",
+        ),
+    ],
+)
+def test_decide_reload(
+    current: OperatorConfig,
+    loaded: OperatorConfig | ConfigError,
+    action: ReloadAction,
+    reason_has: str,
+) -> None:
+    decision = decide_reload(current, loaded)
+    assert decision.action is action
+    assert reason_has in decision.reason
+    assert "\n" not in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("current", "loaded", "keys"),
+    [
+        (config(), config(), []),
+        (config(), config(namespace_selector={}), []),
+        (config(), config(metrics_port=9000, log_verbosity=2), ["metrics-port", "log-verbosity"]),
+        (dynamic({"a": "b"}), dynamic({"a": "c"}), ["namespace-selector"]),
+    ],
+)
+def test_changed_keys(current: OperatorConfig, loaded: OperatorConfig, keys: list[str]) -> None:
+    assert changed_keys(current, loaded) == keys
+
+
+class _Namespaces:
+    def namespace_labels(self, name: str) -> None:
+        return None
+
+    def namespace_names(self) -> list[str]:
+        return []
+
+
+def namespace(name: str, labels: dict[str, str], rv: str = "7") -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels, "resourceVersion": rv}}
+
+
+def matcher(labels: dict[str, str]) -> NamespaceMatcher:
+    return NamespaceMatcher(dynamic(labels).scope(), source=_Namespaces())
+
+
+NAMESPACES = [
+    namespace("only-old", {"team": "a"}, "1"),
+    namespace("only-new", {"team": "b"}, "2"),
+    namespace("both", {"team": "a", "tier": "b"}, "3"),
+    namespace("neither", {"team": "c"}, "4"),
+    namespace("elastic-system", {"team": "a"}, "5"),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "flips"),
+    [
+        ({"team": "a"}, {"team": "a"}, []),
+        (
+            {"team": "a"},
+            {"team": "b"},
+            [
+                SelectorFlip("both", "3", FlipDirectionName.OUT_OF_SCOPE),
+                SelectorFlip("only-new", "2", FlipDirectionName.INTO_SCOPE),
+                SelectorFlip("only-old", "1", FlipDirectionName.OUT_OF_SCOPE),
+            ],
+        ),
+        (
+            {"team": "a"},
+            {"tier": "b"},
+            [SelectorFlip("only-old", "1", FlipDirectionName.OUT_OF_SCOPE)],
+        ),
+        (
+            {"team": "c"},
+            {"team": "a"},
+            [
+                SelectorFlip("both", "3", FlipDirectionName.INTO_SCOPE),
+                SelectorFlip("neither", "4", FlipDirectionName.OUT_OF_SCOPE),
+                SelectorFlip("only-old", "1", FlipDirectionName.INTO_SCOPE),
+            ],
+        ),
+    ],
+)
+def test_selector_change_flips(
+    before: dict[str, str], after: dict[str, str], flips: list[SelectorFlip]
+) -> None:
+    # The operator namespace never flips, whatever the selectors say of its labels.
+    assert selector_change_flips(NAMESPACES, before=matcher(before), after=matcher(after)) == flips
+
+
+def test_the_matcher_takes_a_new_selector_only_within_dynamic_mode() -> None:
+    live = matcher({"team": "a"})
+    assert not live.namespace_matches(namespace("x", {"team": "b"}))
+    live.reconfigure(dynamic({"team": "b"}).scope())
+    assert live.namespace_matches(namespace("x", {"team": "b"}))
+    with pytest.raises(ValueError, match="only the selector"):
+        live.reconfigure(config(namespaces=["a"]).scope())
+    with pytest.raises(ValueError, match="only the selector"):
+        live.reconfigure(dynamic({"team": "b"}, operator_namespace="other").scope())
