@@ -4,20 +4,26 @@ localhost, and ``down -v`` leaves nothing behind."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from stackflow.config import load_config
+from stackflow.kube.leader import DEFAULT_LEASE_NAME
 from tests.containers.docker import REPO, Docker, free_port, http_ok, wait_until
 
 #: Pulls nothing, but starts three containers and waits for their healthchecks on two cores.
 pytestmark = pytest.mark.timeout(900)
 
 SERVICES = ("temporal", "kubesim", "operator")
+KUBECTL = Path(sys.executable).parent / "kubectl"
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,7 @@ def compose_stack(
         assert down.returncode == 0, down.stderr.strip()[-2000:]
 
 
-def test_compose_stack_comes_up_healthy(compose_stack: ComposeStack) -> None:
+def test_compose_stack_comes_up_healthy(compose_stack: ComposeStack, tmp_path: Path) -> None:
     for service in SERVICES:
         wait_until(
             lambda service=service: compose_stack.health(service) == "healthy",  # type: ignore[misc]
@@ -98,3 +104,24 @@ def test_compose_stack_comes_up_healthy(compose_stack: ComposeStack) -> None:
     )
     volumes = compose_stack.docker.run("volume", "ls", "--quiet").stdout.split()
     assert f"{compose_stack.project}_temporal-data" in volumes
+
+    # The operator leads: its Lease, in the compose config's operator namespace, has a holder.
+    kubeconfig = tmp_path / "kubeconfig"
+    copied = compose_stack.compose(
+        "exec", "-T", "kubesim", "cat", "/var/lib/stackflow/kubeconfig", timeout=60
+    )
+    assert copied.returncode == 0, copied.stderr
+    kubeconfig.write_text(copied.stdout)
+    namespace = load_config(REPO / "deploy/compose/operator.yaml", {}).operator_namespace
+
+    def lease_held() -> bool:
+        found = subprocess.run(
+            [str(KUBECTL), f"--kubeconfig={kubeconfig}", "get", "lease", DEFAULT_LEASE_NAME,
+             f"--namespace={namespace}", "--output=json"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        return found.returncode == 0 and bool(
+            json.loads(found.stdout)["spec"].get("holderIdentity")
+        )
+
+    wait_until(lease_held, within=120, what="the compose operator holds its Lease")

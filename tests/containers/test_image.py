@@ -31,7 +31,7 @@ def test_check_accepts_a_mounted_config(docker: Docker, stackflow_image: str) ->
         check=False,
     )  # fmt: skip
     assert checked.returncode == 0, checked.stderr
-    assert "operator-namespace: elastic-system" in checked.stdout
+    assert "operator-namespace: default" in checked.stdout
 
 
 def test_bad_config_exits_2_with_one_line(

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from temporalio.client import Client
 
+from stackflow.config import load_config
 from stackflow.kube.leader import DEFAULT_LEASE_NAME
 from tests.containers.docker import Docker, free_port, http_ok, wait_until
 from tests.polling import eventually
@@ -24,7 +25,9 @@ from tests.polling import eventually
 pytestmark = pytest.mark.timeout(900)
 
 KUBECTL = Path(sys.executable).parent / "kubectl"
-OPERATOR_NAMESPACE = "elastic-system"
+COMPOSE_CONFIG = Path(__file__).resolve().parents[2] / "deploy/compose/operator.yaml"
+#: Where the Lease lives: the operator namespace of the config these tests mount.
+OPERATOR_NAMESPACE = load_config(COMPOSE_CONFIG, {}).operator_namespace
 ES_NAMESPACE = "search"
 ES_NAME = "quickstart"
 
@@ -109,9 +112,7 @@ def stack(
             within=120,
             what="kubesim answers with its kubeconfig written",
         )
-        (shared / "operator.yaml").write_text(
-            (Path(__file__).resolve().parents[2] / "deploy/compose/operator.yaml").read_text()
-        )
+        (shared / "operator.yaml").write_text(COMPOSE_CONFIG.read_text())
         temporal_address = f"127.0.0.1:{temporal_port}"
         operator = docker.start(
             "--read-only", "--tmpfs", "/tmp", "--volume", f"{shared}:/shared:ro",
@@ -135,7 +136,6 @@ def stack(
             )
         )  # fmt: skip
         stack = Stack(docker, operator, kubeconfig, temporal_address, health_port, waiting_log)
-        stack.create_namespace(OPERATOR_NAMESPACE)
         try:
             wait_until(
                 lambda: http_ok(f"http://127.0.0.1:{health_port}/readyz"),
