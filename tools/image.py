@@ -87,7 +87,7 @@ def docker_cli() -> str:
     """The docker client on PATH."""
     found = shutil.which("docker")
     if found is None:
-        raise ImageError("no docker client on PATH (apt-get install -y docker.io)")
+        raise ImageError("no docker client on PATH (install the Debian Docker engine package)")
     return found
 
 
@@ -141,7 +141,7 @@ def start_private_dockerd(*, within: float = 120.0) -> None:
     """Start dockerd under .tools/docker and wait until it answers."""
     dockerd = shutil.which("dockerd")
     if dockerd is None:
-        raise ImageError("no dockerd on PATH (apt-get install -y docker.io)")
+        raise ImageError("no dockerd on PATH (install the Debian Docker engine package)")
     DOCKER_DIR.mkdir(parents=True, exist_ok=True)
     progress(f"starting a private dockerd on {PRIVATE_HOST} (log: {DOCKERD_LOG})")
     command = [

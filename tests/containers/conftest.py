@@ -51,7 +51,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def docker() -> Iterator[Docker]:
     """The Docker engine of the session (skips the tier with the reason when there is none)."""
     if shutil.which("docker") is None:
-        pytest.skip("container tier: no docker client on PATH (apt-get install -y docker.io)")
+        pytest.skip(
+            "container tier: no docker client on PATH (install the Debian Docker engine package)"
+        )
     tool = load_image_tool()
     try:
         host = tool.find_engine(start_private=False)
