@@ -36,8 +36,6 @@ REDACTED = "<redacted>"
 # ECK settings that Stackflow does not implement: named as such instead of "unknown key".
 _ECK_ONLY_KEYS = frozenset(
     {
-        "webhook-name",
-        "webhook-secret",
         "webhook-cert-dir",
         "distribution-channel",
         "enforce-rbac-on-refs",
@@ -170,6 +168,11 @@ class OperatorConfig(BaseModel):
     enable_webhook: bool = False
     webhook_port: int = 9443
     manage_webhook_certs: bool = True
+    #: The ValidatingWebhookConfiguration the operator keeps (``manage-webhook-certs``).
+    webhook_name: str = "elastic-webhook.k8s.elastic.co"
+    #: The Secret (operator namespace) holding the webhook's CA and serving certificate; the
+    #: Service in front of the webhook is named after it, without ``-cert``.
+    webhook_secret: str = "elastic-webhook-server-cert"
     metrics_port: int = 0
     enable_leader_election: bool = True
     disable_telemetry: bool = False
@@ -249,6 +252,13 @@ class OperatorConfig(BaseModel):
     @classmethod
     def _selector_forms(cls, value: object) -> object:
         return _selector_input(value)
+
+    @field_validator("webhook_name", "webhook_secret")
+    @classmethod
+    def _webhook_object_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", value):
+            raise ValueError(f"must be a Kubernetes object name, got {quote(value)}")
+        return value
 
     @field_validator("webhook_port")
     @classmethod

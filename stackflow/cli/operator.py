@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -31,6 +32,7 @@ from activities.context import (
     ObjectReader,
     elasticsearch_factory,
     operator_pod_name,
+    runs_in_cluster,
 )
 from activities.licenses import OperatorLicenseReader, read_public_keys
 from activities.registry import IMPLEMENTATIONS, build_activities
@@ -50,6 +52,8 @@ from stackflow.metrics import Registry
 from stackflow.observability import ActivityMetrics, ProbeServer
 from stackflow.scope import NamespaceMatcher
 from stackflow.temporal import connect_client, register_search_attributes
+from stackflow.webhooks.runner import start_webhooks
+from watchers.config_reload import CONFIG_POLL_SECONDS, ConfigFileWatcher
 from watchers.informers import InformerSet
 from watchers.signals import Signaller
 from watchers.sources import Watchers
@@ -85,6 +89,9 @@ class OperatorOptions:
     lease_duration_seconds: int = 15
     lease_renew_deadline_seconds: float = 10.0
     lease_retry_period_seconds: float = 2.0
+    #: The configuration file ``config`` was read from, watched for live changes (None: none).
+    config_file: Path | None = None
+    config_poll_seconds: float = CONFIG_POLL_SECONDS
 
 
 class _Leadership:
@@ -186,6 +193,17 @@ async def run_operator(
         resources = ResourceClient(api_client, own_writes=OwnWrites())
         namespaces = NamespaceInformer(resources)
         matcher = NamespaceMatcher(config.scope(), source=namespaces)
+        leadership = _Leadership(elected=config.enable_leader_election)
+        # Bound first: a taken webhook-port stops start-up at once (WebhookPortInUseError).
+        await start_webhooks(
+            config,
+            client=ScopedClient(resources, matcher),
+            is_managed=matcher.name_matches,
+            is_leader=leadership,
+            in_cluster=runs_in_cluster(),
+            stop=stop,
+            running=running,
+        )
         namespaces.start()
         running.push_async_callback(namespaces.stop)
         if not await _until_or_stop(namespaces.wait_synced(), stop):
@@ -221,7 +239,6 @@ async def run_operator(
         running.push_async_callback(_shutdown_worker, worker)
         # The elector releases the Lease when it sees ``stop``; set it on every way out.
         running.callback(stop.set)
-        leadership = _Leadership(elected=config.enable_leader_election)
         signaller = Signaller(
             temporal,
             task_queue=config.temporal_task_queue,
@@ -271,6 +288,19 @@ async def run_operator(
             _lead(config, options, resources, watchers, signaller, leadership, stop, metrics),
             name="leader-election",
         )
+        if options.config_file is not None:
+            # A new selector applies live; another change ends the run (exit 0, restarted).
+            config_watcher = ConfigFileWatcher(
+                options.config_file,
+                current=config,
+                matcher=matcher,
+                watchers=watchers,
+                restart=stop.set,
+                environ=os.environ,
+                interval=options.config_poll_seconds,
+            )
+            reloading = asyncio.create_task(config_watcher.run(stop), name="config-watch")
+            running.push_async_callback(_cancel, reloading)
         if on_ready is not None:
             on_ready(probes)
         return 1 if await components.until_stop_or_failure(stop) else 0
@@ -362,6 +392,13 @@ async def _until_or_stop(awaitable: Awaitable[None], stop: asyncio.Event) -> boo
             with contextlib.suppress(asyncio.CancelledError):
                 await task
     return waiting.done() and not waiting.cancelled() and not stop.is_set()
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait for it to end."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _shutdown_worker(worker: Worker) -> None:

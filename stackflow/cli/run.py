@@ -84,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.info(line)
     # Imported here so that --check stays fast and needs no Temporal or Kubernetes libraries.
     from stackflow.cli.operator import OperatorOptions, install_stop_signals, run_operator
+    from stackflow.webhooks.server import WebhookPortInUseError
 
     options = OperatorOptions(
         kubeconfig=args.kubeconfig,
@@ -91,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         health_port=args.health_port,
         graceful_shutdown_seconds=args.graceful_shutdown_timeout,
         identity=args.identity,
+        config_file=args.config,
     )
 
     async def operate() -> int:
@@ -103,6 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         status = asyncio.run(operate())
+    except WebhookPortInUseError as exc:
+        print(f"stackflow: {exc}", file=sys.stderr)
+        status = EXIT_BAD_CONFIG
     except Exception as exc:
         log.error("operator.failed", error=str(exc) or repr(exc), exc_info=True)
         status = 1

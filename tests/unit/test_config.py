@@ -179,7 +179,16 @@ SELECTOR_OP_ERROR = (
             'webhook-prot: unknown configuration key (did you mean "webhook-port"?)',
         ),
         ("zzz: 1", {}, "zzz: unknown configuration key"),
-        ("webhook-name: x", {}, "webhook-name: an ECK setting that Stackflow does not support"),
+        (
+            "webhook-cert-dir: x",
+            {},
+            "webhook-cert-dir: an ECK setting that Stackflow does not support",
+        ),
+        (
+            "webhook-secret: Not_A_Name",
+            {},
+            'webhook-secret: must be a Kubernetes object name, got "Not_A_Name"',
+        ),
         ("1: x", {}, "1: configuration keys must be strings"),
         ("webhook-port: abc", {}, 'webhook-port: must be an integer, got "abc"'),
         (
