@@ -39,6 +39,16 @@ STATIC_ROLES = frozenset(
     for kind in ("Role", "RoleBinding")
     for namespace in ("elastic-system", "team-a", "team-b")
 )
+#: What webhook.enabled adds: the webhook's Service and its own roles.
+WEBHOOK_OBJECTS = frozenset(
+    {
+        "Service/elastic-system/stackflow-webhook",
+        "ClusterRole//stackflow-webhook",
+        "ClusterRoleBinding//stackflow-webhook",
+        "Role/elastic-system/stackflow-webhook",
+        "RoleBinding/elastic-system/stackflow-webhook",
+    }
+)
 SELECTOR = {"matchLabels": {"eck-visible": "true"}}
 #: Verbs the whole ClusterRole grants on a few resources (all-namespaces and selector modes).
 WHOLE = {
@@ -122,6 +132,64 @@ CASES = [
         BASE,
         grants={"ClusterRole//stackflow": WHOLE},
         config={"namespaces": None, "namespace-selector": SELECTOR},
+    ),
+    Case(
+        "webhook",
+        {"webhook": {"enabled": True, "port": 9444}},
+        BASE | WEBHOOK_OBJECTS,
+        grants={
+            "ClusterRole//stackflow-webhook": {
+                "admissionregistration.k8s.io/validatingwebhookconfigurations": (
+                    "create",
+                    "get",
+                    "list",
+                    "patch",
+                    "update",
+                    "watch",
+                ),
+                "/secrets": None,
+            },
+            "Role/elastic-system/stackflow-webhook": {
+                "/secrets": ("create", "get", "update"),
+                "admissionregistration.k8s.io/validatingwebhookconfigurations": None,
+            },
+            # The operator's own role is unchanged: the webhook's grants stand apart.
+            "ClusterRole//stackflow": WHOLE
+            | {"admissionregistration.k8s.io/validatingwebhookconfigurations": None},
+        },
+        paths={
+            ("Service/elastic-system/stackflow-webhook", "spec.ports"): [
+                {"name": "https", "port": 443, "targetPort": "webhook", "protocol": "TCP"}
+            ],
+            (
+                "Deployment/elastic-system/stackflow",
+                "spec.template.spec.containers.0.ports",
+            ): [
+                {"name": "health", "containerPort": 8081, "protocol": "TCP"},
+                {"name": "webhook", "containerPort": 9444, "protocol": "TCP"},
+            ],
+            ("ClusterRoleBinding//stackflow-webhook", "subjects.0.namespace"): "elastic-system",
+            ("RoleBinding/elastic-system/stackflow-webhook", "roleRef.name"): ("stackflow-webhook"),
+        },
+        config={
+            "enable-webhook": True,
+            "webhook-port": 9444,
+            "manage-webhook-certs": True,
+            "webhook-secret": "stackflow-webhook-cert",
+            "webhook-name": "stackflow.elastic-system.k8s.elastic.co",
+        },
+    ),
+    Case(
+        "webhook-disabled",
+        {"webhook": {"enabled": False, "port": 9444}},
+        BASE,
+        paths={
+            (
+                "Deployment/elastic-system/stackflow",
+                "spec.template.spec.containers.0.ports",
+            ): [{"name": "health", "containerPort": 8081, "protocol": "TCP"}],
+        },
+        config={"enable-webhook": False, "webhook-secret": None, "webhook-name": None},
     ),
     Case(
         "no-cluster-scoped-resources",
@@ -408,7 +476,10 @@ def test_the_config_checksum_follows_the_config_map(
             {"managedNamespaceSelector": SELECTOR, "createClusterScopedResources": False},
             "managedNamespaceSelector needs createClusterScopedResources: true",
         ),
-        ({"webhook": {"enabled": True}}, "webhook.enabled: webhooks are not implemented yet"),
+        (
+            {"webhook": {"enabled": True}, "createClusterScopedResources": False},
+            "webhook.enabled needs createClusterScopedResources: true",
+        ),
         (
             {"temporal": {"tls": {"enabled": True}}},
             "temporal.tls.enabled needs temporal.tls.secretName",
@@ -433,7 +504,7 @@ def test_the_config_checksum_follows_the_config_map(
     ids=[
         "selector-and-list",
         "selector-without-cluster-role",
-        "webhook",
+        "webhook-without-cluster-role",
         "tls-without-secret",
         "tls-cert-without-key",
         "tls-server-name",
@@ -452,7 +523,7 @@ def test_refused_values_fail_rendering_naming_them(values: Mapping[str, Any], me
 EVERY_KEY = {
     "operatorNamespace": "ops",
     "managedNamespaces": ["team-a", "team-b"],
-    "webhook": {"port": 9444, "manageCerts": False},
+    "webhook": {"enabled": True, "port": 9444, "manageCerts": False},
     "temporal": {
         "address": "temporal-frontend.temporal:7233",
         "namespace": "stackflow-prod",
@@ -541,8 +612,11 @@ def test_the_default_config_is_the_operator_default(tmp_path: Path) -> None:
             {
                 "operator_namespace": "ops",
                 "namespaces": ("team-a", "team-b"),
+                "enable_webhook": True,
                 "webhook_port": 9444,
                 "manage_webhook_certs": False,
+                "webhook_secret": "stackflow-webhook-cert",
+                "webhook_name": "stackflow.ops.k8s.elastic.co",
                 "metrics_port": 9090,
                 "enable_leader_election": False,
                 "disable_telemetry": True,

@@ -159,6 +159,11 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
     "temporal-namespace" (toString .Values.temporal.namespace)
     "temporal-task-queue" (toString .Values.temporal.taskQueue)
     "temporal-workflow-sandbox" .Values.config.temporalWorkflowSandbox -}}
+{{- if .Values.webhook.enabled }}
+{{- /* ECK's chart names: the Service `<name>-webhook` is the Secret's name without `-cert`. */}}
+{{- $_ := set $config "webhook-secret" (printf "%s-webhook-cert" (include "stackflow.fullname" .)) }}
+{{- $_ := set $config "webhook-name" (printf "%s.%s.k8s.elastic.co" (include "stackflow.fullname" .) (include "stackflow.operatorNamespace" .)) }}
+{{- end }}
 {{- with .Values.managedNamespaces }}
 {{- $_ := set $config "namespaces" (toStrings .) }}
 {{- end }}
