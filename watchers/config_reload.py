@@ -131,7 +131,9 @@ class ConfigFileWatcher:
         self.restart = restart
         self.environ = environ
         self.interval = interval
-        self._seen = self._read()
+        # Nothing seen yet: the first poll loads the file once and compares it with ``current``,
+        # so an edit made while the operator was starting is not missed.
+        self._seen: bytes | None = None
 
     def _read(self) -> bytes | None:
         try:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from stackflow.config import ConfigError, OperatorConfig
 from stackflow.models.engine import FlipDirectionName
 from stackflow.scope import NamespaceMatcher, SelectorFlip, selector_change_flips
-from watchers.config_reload import ReloadAction, changed_keys, decide_reload
+from watchers.config_reload import ConfigFileWatcher, ReloadAction, changed_keys, decide_reload
 
 DYNAMIC = {"namespace-selector": {"matchLabels": {"team": "a"}}}
 
@@ -167,3 +169,83 @@ def test_the_matcher_takes_a_new_selector_only_within_dynamic_mode() -> None:
         live.reconfigure(config(namespaces=["a"]).scope())
     with pytest.raises(ValueError, match="only the selector"):
         live.reconfigure(dynamic({"team": "b"}, operator_namespace="other").scope())
+
+
+class _Cache:
+    def __init__(self, namespaces: list[dict[str, Any]]) -> None:
+        self.namespaces = namespaces
+
+    def list(self) -> list[dict[str, Any]]:
+        return self.namespaces
+
+
+class _NamespaceInformer(_Namespaces):
+    def __init__(self, namespaces: list[dict[str, Any]]) -> None:
+        self.cache = _Cache(namespaces)
+
+
+class _Watchers:
+    """What the config watcher uses of ``Watchers``: the Namespace cache, leadership, flips."""
+
+    def __init__(self, *, leader: bool) -> None:
+        self.namespaces = _NamespaceInformer(NAMESPACES)
+        self.is_leader = leader
+        self.flips: list[tuple[str, str, FlipDirectionName]] = []
+
+    async def start_flip(self, namespace: str, revision: str, direction: FlipDirectionName) -> bool:
+        self.flips.append((namespace, revision, direction))
+        return True
+
+
+@pytest.mark.parametrize(
+    ("written", "leader", "action", "restarts", "flipped", "selector_after"),
+    [
+        ({"team": "a"}, True, ReloadAction.KEEP, False, [], "team=a"),
+        (
+            {"team": "b"},
+            True,
+            ReloadAction.APPLY_SELECTOR,
+            False,
+            ["both", "only-new", "only-old"],
+            "team=b",
+        ),
+        ({"team": "b"}, False, ReloadAction.APPLY_SELECTOR, False, [], "team=b"),
+        (None, True, ReloadAction.RESTART, True, [], "team=a"),
+        ("not a selector ==", True, ReloadAction.REJECT, False, [], "team=a"),
+    ],
+)
+async def test_the_watcher_acts_on_what_it_decides(
+    tmp_path: Path,
+    written: Any,
+    leader: bool,
+    action: ReloadAction,
+    restarts: bool,
+    flipped: list[str],
+    selector_after: str,
+) -> None:
+    path = tmp_path / "operator.yaml"
+    settings: dict[str, Any] = {}
+    if isinstance(written, dict):
+        settings["namespace-selector"] = {"matchLabels": written}
+    elif written is not None:
+        settings["namespace-selector"] = written
+    path.write_text(yaml.safe_dump(settings))
+    live = matcher({"team": "a"})
+    watchers = _Watchers(leader=leader)
+    restarted: list[bool] = []
+    watcher = ConfigFileWatcher(
+        path,
+        current=dynamic({"team": "a"}),
+        matcher=live,
+        watchers=watchers,  # type: ignore[arg-type]
+        restart=lambda: restarted.append(True),
+        environ={},
+    )
+    decision = await watcher.check()
+    assert decision.action is action
+    assert bool(restarted) is restarts
+    assert sorted(flip[0] for flip in watchers.flips) == flipped
+    # Each flip has an id of its own: the Namespace's resourceVersion, then the selector change.
+    assert all("-selector-" in flip[1] for flip in watchers.flips)
+    assert live.scope.namespace_selector is not None
+    assert live.scope.namespace_selector.to_string() == selector_after

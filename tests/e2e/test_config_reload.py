@@ -1,0 +1,144 @@
+"""The namespace selector changed in the config file without a restart, on kubesim and the real
+API server: ``stackflow run --config FILE`` (a subprocess, dynamic scope, trial license) sees the
+file change, flips a namespace matching only the new selector into scope (it is reconciled) and one
+matching only the old selector out (its workflow waits ``OutOfScope``), with the same pid and the
+same Lease holder; an invalid edit is refused with one log line naming the key and the operator
+keeps running; a switch to another scope mode ends the run cleanly (status 0) saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from stackflow.kube.leader import DEFAULT_LEASE_NAME, LeaseRecord
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.engine import SA_PHASE
+from stackflow.models.kinds import LEASES
+from tests.clusters import ClusterTarget, ensure_namespace
+from tests.e2e.harness import ES, SCOPE_LABEL, Stack, operator_stack
+from tests.polling import eventually
+
+OPERATOR_NAMESPACE = "elastic-system"
+OLD_ONLY, NEW_ONLY = "selector-old", "selector-new"
+NEW_LABEL = "stackflow-reload"
+
+
+@pytest.fixture
+async def stack(cluster_target: ClusterTarget, tmp_path: Path) -> AsyncIterator[Stack]:
+    """The cluster, a Temporal dev server and ``stackflow run`` on ``tmp_path/operator.yaml``."""
+    async with operator_stack(tmp_path, cluster_target) as running:
+        yield running
+
+
+def elasticsearch(namespace: str) -> dict[str, Any]:
+    """A one-node Elasticsearch ``quickstart``."""
+    return {
+        "apiVersion": "elasticsearch.k8s.elastic.co/v1",
+        "kind": "Elasticsearch",
+        "metadata": {"name": "quickstart", "namespace": namespace},
+        "spec": {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]},
+    }
+
+
+async def reconciled(kube: ResourceClient, namespace: str) -> bool:
+    """Whether the operator wrote the status of the current spec of ``namespace``/quickstart."""
+    es = await kube.get(ES, namespace=namespace, name="quickstart")
+    observed = (es.get("status") or {}).get("observedGeneration")
+    return observed is not None and int(observed) == int(es["metadata"]["generation"])
+
+
+async def lease(kube: ResourceClient) -> LeaseRecord:
+    """The leader's Lease as stored."""
+    stored = await kube.get(LEASES, namespace=OPERATOR_NAMESPACE, name=DEFAULT_LEASE_NAME)
+    return LeaseRecord.from_lease(stored)
+
+
+def edit_config(path: Path, **changes: Any) -> None:
+    """Rewrite the config file with ``changes`` (kebab-case keys; None removes a key), replacing
+    it as a ConfigMap volume does (a new file moved over the old one)."""
+    config = yaml.safe_load(path.read_text())
+    for key, value in changes.items():
+        key = key.replace("_", "-")
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    staged = path.with_suffix(".new")
+    staged.write_text(yaml.safe_dump(config))
+    staged.replace(path)
+
+
+async def test_a_selector_edit_flips_namespaces_without_a_restart(stack: Stack) -> None:
+    kube = stack.kube
+    config = stack.operator.log.parent / "operator.yaml"
+    await ensure_namespace(kube, OLD_ONLY, {SCOPE_LABEL: "true"})
+    await ensure_namespace(kube, NEW_ONLY, {NEW_LABEL: "true"})
+    for namespace in (OLD_ONLY, NEW_ONLY):
+        await kube.create(ES, elasticsearch(namespace), namespace=namespace)
+
+    async def old_reconciled() -> bool:
+        return await reconciled(kube, OLD_ONLY)
+
+    await eventually(old_reconciled, within=120, what="the Elasticsearch of the old selector")
+
+    async def led() -> bool:
+        return bool((await lease(kube)).holder_identity)
+
+    await eventually(led, what="a leader holds the Lease")
+    leader_before = await lease(kube)
+    process = stack.operator.process
+    assert process is not None
+    assert not await reconciled(kube, NEW_ONLY)
+
+    edit_config(config, namespace_selector={"matchLabels": {NEW_LABEL: "true"}})
+
+    async def new_reconciled() -> bool:
+        return await reconciled(kube, NEW_ONLY)
+
+    await eventually(new_reconciled, within=120, what="the Elasticsearch of the new selector")
+    old_workflow = stack.temporal.client.get_workflow_handle(f"elasticsearch/{OLD_ONLY}/quickstart")
+
+    async def old_out_of_scope() -> bool:
+        described = await old_workflow.describe()
+        return described.typed_search_attributes.get(SA_PHASE) == "OutOfScope"
+
+    await eventually(old_out_of_scope, within=60, what="the old selector's workflow OutOfScope")
+    log = stack.operator.log.read_text(errors="replace")
+    assert "config.selector_applied" in log, stack.operator.tail()
+    # The same process and leader did it.
+    assert stack.operator.process is process
+    assert process.returncode is None
+    leader_after = await lease(kube)
+    assert leader_after.holder_identity == leader_before.holder_identity
+    assert leader_after.acquire_time == leader_before.acquire_time
+
+    # An invalid edit: one line naming the key; the last good configuration stays.
+    edit_config(config, namespace_selector={"matchExpressions": [{"key": "a", "operator": "Near"}]})
+
+    def rejected() -> bool:
+        return any(
+            "config.rejected" in line and "namespace-selector" in line
+            for line in stack.operator.log.read_text(errors="replace").splitlines()
+        )
+
+    await eventually(rejected, within=60, what="the invalid selector rejected")
+    assert process.returncode is None
+    # A merge patch (the whole list: it replaces lists), not a replace racing the status writes.
+    node_sets = elasticsearch(NEW_ONLY)["spec"]["nodeSets"]
+    node_sets[0]["count"] = 2
+    await kube.merge_patch(
+        ES, {"spec": {"nodeSets": node_sets}}, namespace=NEW_ONLY, name="quickstart"
+    )
+    await eventually(new_reconciled, within=120, what="the new selector still in force")
+
+    # Another scope mode needs a restart: a clean exit the Deployment would restart.
+    edit_config(config, namespace_selector=None)
+    status = await asyncio.wait_for(process.wait(), timeout=90)
+    assert status == 0, stack.operator.tail()
+    assert "config.restart" in stack.operator.log.read_text(errors="replace")
