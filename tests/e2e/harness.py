@@ -126,17 +126,25 @@ async def temporal_server() -> AsyncIterator[WorkflowEnvironment]:
         await env.shutdown()
 
 
-def write_operator_config(path: Path, *, temporal: WorkflowEnvironment) -> Path:
-    """An operator configuration: namespaces labelled ``SCOPE_LABEL=true`` are managed."""
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "operator-namespace": "elastic-system",
-                "namespace-selector": {"matchLabels": {SCOPE_LABEL: "true"}},
-                "temporal-address": temporal.client.service_client.config.target_host,
-            }
-        )
-    )
+def write_operator_config(
+    path: Path, *, temporal: WorkflowEnvironment, webhook_port: int | None = None
+) -> Path:
+    """An operator configuration: namespaces labelled ``SCOPE_LABEL=true`` are managed.
+
+    ``webhook_port`` turns the validating webhooks on (with operator-managed certificates).
+    """
+    config: dict[str, Any] = {
+        "operator-namespace": "elastic-system",
+        "namespace-selector": {"matchLabels": {SCOPE_LABEL: "true"}},
+        "temporal-address": temporal.client.service_client.config.target_host,
+    }
+    if webhook_port is not None:
+        config |= {
+            "enable-webhook": True,
+            "webhook-port": webhook_port,
+            "manage-webhook-certs": True,
+        }
+    path.write_text(yaml.safe_dump(config))
     return path
 
 
