@@ -1,11 +1,13 @@
 """Live changes of the mounted configuration file (``stackflow run --config FILE``).
 
-ECK restarts on any change of its config file; Stackflow applies the one change that dynamic
-scoping is about — a new ``namespace-selector`` while in dynamic mode — without a restart: the
-matcher takes the new selector and every namespace whose verdict turned starts a
-``NamespaceFlipWorkflow``, as a label change would. Anything else decides a clean exit (status 0
-after the graceful shutdown, so the Deployment starts the operator again with the new file), and a
-file that no longer validates is refused, the last good configuration staying in force.
+ECK restarts on any change of its config file; Stackflow applies the changes of scope — a new
+``namespace-selector`` in dynamic mode, a new ``namespaces`` list in static-list mode — without a
+restart: the matcher takes the new selector or list (in static-list mode the informers start
+watching the added namespaces and forget the removed ones) and every namespace whose verdict
+turned starts a ``NamespaceFlipWorkflow``, as a label change would. Anything else (a switch between
+modes, another key) decides a clean exit (status 0 after the graceful shutdown, so the Deployment
+starts the operator again with the new file), and a file that no longer validates is refused, the
+last good configuration staying in force.
 
 The file is polled: a ConfigMap volume replaces a symlink (no inotify event on the path itself),
 so its content is compared, not its mtime. What to do is decided by ``decide_reload`` (pure).
@@ -49,6 +51,7 @@ class ReloadAction(StrEnum):
 
     KEEP = "keep"  # nothing that matters changed
     APPLY_SELECTOR = "apply-selector"  # dynamic mode, new selector: flip what turned
+    APPLY_NAMESPACES = "apply-namespaces"  # static-list mode, new list: watch it, flip what turned
     RESTART = "restart"  # exit 0 after a graceful shutdown; the Deployment restarts it
     REJECT = "reject"  # invalid: log it, keep the last good configuration
 
@@ -102,11 +105,7 @@ def decide_reload(current: OperatorConfig, loaded: OperatorConfig | ConfigError)
         )
     if after is ScopeMode.DYNAMIC:
         return ReloadDecision(ReloadAction.APPLY_SELECTOR, "namespace-selector changed")
-    # Static list to another list: the informers watch the listed namespaces one by one.
-    return ReloadDecision(
-        ReloadAction.RESTART,
-        "namespaces changed; the informers watch each listed namespace: restarting",
-    )
+    return ReloadDecision(ReloadAction.APPLY_NAMESPACES, "namespaces changed")
 
 
 class ConfigFileWatcher:
@@ -166,29 +165,36 @@ class ConfigFileWatcher:
         elif decision.action is ReloadAction.RESTART:
             _log.warning("config.restart", reason=decision.reason)
             self.restart()
-        elif decision.action is ReloadAction.APPLY_SELECTOR:
+        elif decision.action in (ReloadAction.APPLY_SELECTOR, ReloadAction.APPLY_NAMESPACES):
             assert isinstance(loaded, OperatorConfig)
-            await self._apply_selector(loaded)
+            await self._apply_scope(loaded)
         return decision
 
-    async def _apply_selector(self, loaded: OperatorConfig) -> None:
-        after = NamespaceMatcher(loaded.scope(), source=self.watchers.namespaces)
+    async def _apply_scope(self, loaded: OperatorConfig) -> None:
+        scope = loaded.scope()
+        after = NamespaceMatcher(scope, source=self.watchers.namespaces)
         flips = selector_change_flips(
             self.watchers.namespaces.cache.list(), before=self.matcher, after=after
         )
-        self.matcher.reconfigure(loaded.scope())
+        # The matcher first: the added namespaces' objects pass the scoped views as they arrive.
+        self.matcher.reconfigure(scope)
+        if scope.mode is ScopeMode.STATIC_LIST:
+            await self.watchers.informers.change_namespaces()
         self.current = loaded
-        selector = loaded.scope().namespace_selector
+        selector = scope.namespace_selector
         _log.info(
-            "config.selector_applied",
+            "config.scope_applied",
             selector=selector.to_string() if selector is not None else "",
+            namespaces=list(scope.namespaces or ()),
             flips={flip.namespace: flip.direction.value for flip in flips},
         )
         if not self.watchers.is_leader:
             return  # the leader's own watcher starts the flips
         # A flip id of its own: the Namespace's resourceVersion did not change, and its last
         # label flip may have used ``flip/{namespace}/{resourceVersion}`` already.
-        revision = f"selector-{time.time_ns() // 1_000_000}"
+        revision = (
+            f"{'selector' if selector is not None else 'namespaces'}-{time.time_ns() // 1_000_000}"
+        )
         await asyncio.gather(
             *(
                 self.watchers.start_flip(

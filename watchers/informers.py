@@ -243,6 +243,21 @@ class InformerSet:
         for informer in self._informers.values():
             informer.start()
 
+    async def change_namespaces(self) -> None:
+        """Watch the matcher's static list as it is now (it changed while running): every
+        multi-namespace informer keeps the namespaces that stay, lists the added ones and
+        forgets the removed ones (``Informer.change_namespaces``)."""
+        watched = self.matcher.watched_namespaces
+        if watched is None:
+            return
+        await asyncio.gather(
+            *(
+                informer.change_namespaces(watched)
+                for informer in self._informers.values()
+                if informer.namespaces is not None
+            )
+        )
+
     async def stop(self) -> None:
         """Stop every informer."""
         await asyncio.gather(*(informer.stop() for informer in self._informers.values()))

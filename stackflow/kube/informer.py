@@ -230,8 +230,32 @@ class Informer:
         if self.namespace is not None:
             return namespace == self.namespace
         if self.namespaces is not None:
-            return namespace is None or namespace in self.namespaces
+            # Only once listed: a namespace just added has an empty cache that proves nothing.
+            if namespace is None:
+                return self._listed_all()
+            return namespace in self.namespaces and namespace in self._namespace_versions
         return True
+
+    async def change_namespaces(self, namespaces: tuple[str, ...]) -> None:
+        """Watch ``namespaces`` from now on (a multi-namespace informer whose static list
+        changed): the namespaces that stay resume their watches; an added one is listed (its
+        objects arrive as ADDED events); a removed one's objects leave the cache without events
+        (they were not deleted, the operator stops seeing them)."""
+        if self.namespaces is None:
+            raise ValueError("only a multi-namespace informer watches a list of namespaces")
+        wanted = tuple(sorted(set(namespaces)))
+        if wanted == self.namespaces:
+            return
+        running = self._task is not None
+        await self.stop()
+        for namespace in set(self.namespaces) - set(wanted):
+            self._namespace_versions.pop(namespace, None)
+            for obj in self.cache.list(namespace=namespace):
+                key = object_key(obj)
+                self.cache.remove(namespace=key[0], name=key[1])
+        self.namespaces = wanted
+        if running:
+            self.start()
 
     async def _run(self) -> None:
         if self.namespaces is None:

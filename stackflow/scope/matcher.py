@@ -114,16 +114,23 @@ class NamespaceMatcher:
         return self._selector is not None
 
     def reconfigure(self, scope: ScopeConfig) -> None:
-        """Replace the selector by ``scope``'s; only dynamic mode to dynamic mode with the same
-        operator namespace (any other change needs a restart: ``ValueError``)."""
+        """Take ``scope``'s selector (dynamic mode) or list (static-list mode) instead of the
+        current one; only within the same mode and operator namespace (any other change needs a
+        restart: ``ValueError``)."""
         if (
-            self._selector is None
-            or scope.mode is not ScopeMode.DYNAMIC
+            scope.mode is ScopeMode.ALL_NAMESPACES
+            or scope.mode is not self._scope.mode
             or scope.operator_namespace != self._scope.operator_namespace
         ):
-            raise ValueError("only the selector of dynamic mode can change while running")
+            raise ValueError(
+                "only the selector of dynamic mode or the list of static-list mode can change"
+                " while running"
+            )
         self._scope = scope
-        self._selector = scope.namespace_selector
+        if scope.mode is ScopeMode.DYNAMIC:
+            self._selector = scope.namespace_selector
+        else:
+            self._static = frozenset(scope.namespaces or ())
 
     @property
     def restricts(self) -> bool:

@@ -3,7 +3,9 @@ API server: ``stackflow run --config FILE`` (a subprocess, dynamic scope, trial 
 file change, flips a namespace matching only the new selector into scope (it is reconciled) and one
 matching only the old selector out (its workflow waits ``OutOfScope``), with the same pid and the
 same Lease holder; an invalid edit is refused with one log line naming the key and the operator
-keeps running; a switch to another scope mode ends the run cleanly (status 0) saying why.
+keeps running; a switch to another scope mode ends the run cleanly (status 0) saying why. A
+static ``namespaces`` list edited the same way is watched anew: the added namespace is reconciled,
+the removed one's workflow waits ``OutOfScope``, by the same process.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from stackflow.kube.resources import ResourceClient
 from stackflow.models.engine import SA_PHASE
 from stackflow.models.kinds import LEASES
 from tests.clusters import ClusterTarget, ensure_namespace
-from tests.e2e.harness import ES, SCOPE_LABEL, Stack, operator_stack
+from tests.e2e.harness import ES, SCOPE_LABEL, Operator, Stack, operator_stack, temporal_server
 from tests.polling import eventually
 
 OPERATOR_NAMESPACE = "elastic-system"
@@ -110,7 +112,7 @@ async def test_a_selector_edit_flips_namespaces_without_a_restart(stack: Stack) 
 
     await eventually(old_out_of_scope, within=60, what="the old selector's workflow OutOfScope")
     log = stack.operator.log.read_text(errors="replace")
-    assert "config.selector_applied" in log, stack.operator.tail()
+    assert "config.scope_applied" in log, stack.operator.tail()
     # The same process and leader did it.
     assert stack.operator.process is process
     assert process.returncode is None
@@ -142,3 +144,59 @@ async def test_a_selector_edit_flips_namespaces_without_a_restart(stack: Stack) 
     status = await asyncio.wait_for(process.wait(), timeout=90)
     assert status == 0, stack.operator.tail()
     assert "config.restart" in stack.operator.log.read_text(errors="replace")
+
+
+async def test_a_static_list_edit_is_watched_anew_without_a_restart(
+    cluster_target: ClusterTarget, tmp_path: Path
+) -> None:
+    first, second = "list-first", "list-second"
+    async with cluster_target.open(tmp_path) as cluster, temporal_server() as temporal:
+        kube = cluster.kube
+        for name in (first, second):
+            await ensure_namespace(kube, name)
+        config = tmp_path / "operator.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "operator-namespace": OPERATOR_NAMESPACE,
+                    "namespaces": [first],
+                    "temporal-address": temporal.client.service_client.config.target_host,
+                }
+            )
+        )
+        operator = Operator(
+            config=config, kubeconfig=cluster.operator_kubeconfig, log=tmp_path / "operator.log"
+        )
+        await operator.start()
+        try:
+            for namespace in (first, second):
+                await kube.create(ES, elasticsearch(namespace), namespace=namespace)
+
+            async def first_reconciled() -> bool:
+                return await reconciled(kube, first)
+
+            await eventually(first_reconciled, within=120, what="the listed Elasticsearch")
+            process = operator.process
+            assert process is not None
+            assert not await reconciled(kube, second)
+
+            edit_config(config, namespaces=[second])
+
+            async def second_reconciled() -> bool:
+                return await reconciled(kube, second)
+
+            try:
+                await eventually(second_reconciled, within=120, what="the newly listed one")
+            except AssertionError as error:
+                raise AssertionError(f"{error}\n{operator.tail()}") from None
+            dropped = temporal.client.get_workflow_handle(f"elasticsearch/{first}/quickstart")
+
+            async def dropped_out_of_scope() -> bool:
+                described = await dropped.describe()
+                return described.typed_search_attributes.get(SA_PHASE) == "OutOfScope"
+
+            await eventually(dropped_out_of_scope, within=60, what="the unlisted one OutOfScope")
+            assert operator.process is process
+            assert process.returncode is None
+        finally:
+            assert await operator.stop() == 0, operator.tail()

@@ -171,3 +171,31 @@ async def test_the_informer_set_answers_only_for_listed_namespaces(
         assert len(listed) == 1
     finally:
         await informer_set.stop()
+
+
+async def test_a_changed_list_is_watched_without_events_for_the_namespaces_it_drops(
+    resources: ResourceClient, recording: RecordingClient, informer: Informer
+) -> None:
+    events: list[tuple[str, str]] = []
+    informer.add_handler(
+        lambda kind, old, new: events.append((kind, (new or old)["metadata"]["namespace"]))
+    )
+    informer.start()
+    async with asyncio.timeout(10):
+        await informer.wait_synced()
+    events.clear()
+
+    await informer.change_namespaces(("team-b", OPERATOR_NAMESPACE))
+
+    await eventually(lambda: ("team-b", "x") in cached_keys(informer))
+    assert cached_keys(informer) == {("team-b", "x"), (OPERATOR_NAMESPACE, "x")}
+    # The dropped namespace's objects were not deleted: no DELETED event for them.
+    assert events == [("ADDED", "team-b")]
+    assert informer.covers("team-b")
+    assert not informer.covers("team-a")
+    await resources.create(CONFIGMAPS, configmap("team-a", "z"))
+    await resources.create(CONFIGMAPS, configmap("team-b", "z"))
+    await eventually(lambda: ("team-b", "z") in cached_keys(informer))
+    assert ("team-a", "z") not in cached_keys(informer)
+    # The namespace that stayed resumed its watch: it was listed once, at the start.
+    assert recording.calls.count(("list", OPERATOR_NAMESPACE)) == 1

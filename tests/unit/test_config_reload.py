@@ -49,8 +49,14 @@ def dynamic(labels: dict[str, str], **settings: Any) -> OperatorConfig:
         (
             config(namespaces=["a"]),
             config(namespaces=["a", "b"]),
+            ReloadAction.APPLY_NAMESPACES,
+            "namespaces changed",
+        ),
+        (
+            config(namespaces=["a"]),
+            config(namespaces=["b"], log_verbosity=1),
             ReloadAction.RESTART,
-            "namespaces",
+            "log-verbosity",
         ),
         (config(namespaces=["a"]), config(namespaces=["a"]), ReloadAction.KEEP, "no effective"),
         (
@@ -184,11 +190,21 @@ class _NamespaceInformer(_Namespaces):
         self.cache = _Cache(namespaces)
 
 
+class _Informers:
+    def __init__(self) -> None:
+        self.changes = 0
+
+    async def change_namespaces(self) -> None:
+        self.changes += 1
+
+
 class _Watchers:
-    """What the config watcher uses of ``Watchers``: the Namespace cache, leadership, flips."""
+    """What the config watcher uses of ``Watchers``: the Namespace cache, the informer set,
+    leadership, flips."""
 
     def __init__(self, *, leader: bool) -> None:
         self.namespaces = _NamespaceInformer(NAMESPACES)
+        self.informers = _Informers()
         self.is_leader = leader
         self.flips: list[tuple[str, str, FlipDirectionName]] = []
 
@@ -249,3 +265,44 @@ async def test_the_watcher_acts_on_what_it_decides(
     assert all("-selector-" in flip[1] for flip in watchers.flips)
     assert live.scope.namespace_selector is not None
     assert live.scope.namespace_selector.to_string() == selector_after
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "flipped"),
+    [
+        (["only-old"], ["only-old"], []),
+        (["only-old"], ["only-old", "both"], [("both", FlipDirectionName.INTO_SCOPE)]),
+        (
+            ["only-old", "neither"],
+            ["only-new", "unknown"],
+            [
+                ("neither", FlipDirectionName.OUT_OF_SCOPE),
+                ("only-new", FlipDirectionName.INTO_SCOPE),
+                ("only-old", FlipDirectionName.OUT_OF_SCOPE),
+            ],
+        ),
+    ],
+)
+async def test_a_new_static_list_is_watched_and_flips_what_turned(
+    tmp_path: Path,
+    before: list[str],
+    after: list[str],
+    flipped: list[tuple[str, FlipDirectionName]],
+) -> None:
+    path = tmp_path / "operator.yaml"
+    path.write_text(yaml.safe_dump({"namespaces": after}))
+    live = NamespaceMatcher(config(namespaces=before).scope(), source=_Namespaces())
+    watchers = _Watchers(leader=True)
+    watcher = ConfigFileWatcher(
+        path,
+        current=config(namespaces=before),
+        matcher=live,
+        watchers=watchers,  # type: ignore[arg-type]
+        restart=lambda: pytest.fail("a new list needs no restart"),
+        environ={},
+    )
+    await watcher.check()
+    # A namespace that does not exist ("unknown") is watched, but nothing flips for it.
+    assert [(flip[0], flip[2]) for flip in watchers.flips] == flipped
+    assert live.watched_namespaces == tuple(sorted({*after, "elastic-system"}))
+    assert watchers.informers.changes == (0 if before == after else 1)
