@@ -203,7 +203,17 @@ def stop_private_dockerd(*, within: float = 60.0) -> bool:
             break
         time.sleep(0.2)
     DOCKERD_PIDFILE.unlink(missing_ok=True)
+    release_mounts()
     return True
+
+
+def release_mounts(root: Path = DOCKER_DIR) -> None:
+    """Unmount what a stopped dockerd left mounted under ``root`` (the host network namespace is
+    bind-mounted at ``exec/netns/default``), so that ``.tools`` can be removed."""
+    with contextlib.suppress(OSError):
+        mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+        for mount in sorted((m for m in mounts if m.startswith(f"{root}/")), reverse=True):
+            subprocess.run(["umount", mount], capture_output=True, check=False)
 
 
 def _alive(pid: int) -> bool:
