@@ -3,7 +3,8 @@
 One table row per webhook ECK registers (its name, path, group, version, kind and plural). The
 rules themselves are the reconciles' validators (``validate_elasticsearch``,
 ``validate_application``): the webhook and the reconcile share one definition of each rule, so a
-spec the webhook admits is one the reconcile accepts.
+spec the webhook admits is one the reconcile accepts. The policy kinds' rules are the pure
+functions of ``stackflow.stack.policies.validation``.
 
 ``review(path, body, is_managed)`` decides: a body that is not an AdmissionReview v1 is a 400
 with an AdmissionReview error; an object in a namespace the operator does not manage is allowed
@@ -22,6 +23,11 @@ from typing import Any
 from stackflow.api.kinds import kind_info
 from stackflow.stack.apps.validation import application_warnings, validate_application
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
+from stackflow.stack.policies.validation import (
+    validate_autoops_agent_policy,
+    validate_elasticsearch_autoscaler,
+    validate_stack_config_policy,
+)
 
 FieldError = tuple[str, str]
 Validator = Callable[[str, Mapping[str, Any]], list[FieldError]]
@@ -34,10 +40,18 @@ def _elasticsearch_rules(_kind: str, obj: Mapping[str, Any]) -> list[FieldError]
     return validate_elasticsearch(obj)
 
 
-def _no_rules(_kind: str, _obj: Mapping[str, Any]) -> list[FieldError]:
-    # Kinds whose reconcile has no validator yet: served (so the configuration can name every
-    # path ECK's does) and always allowed, never denied by a rule only the webhook would know.
-    return []
+def _stack_config_policy_rules(_kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
+    return validate_stack_config_policy(obj)
+
+
+def _autoscaler_rules(_kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
+    return validate_elasticsearch_autoscaler(obj)
+
+
+def _autoops_rules(_kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
+    # The webhook reads no license for this kind, so it admits every version an enterprise
+    # operator accepts (the lower floor); never denying what the operator may well accept.
+    return validate_autoops_agent_policy(obj, enterprise=True)
 
 
 def _no_warnings(_kind: str, _obj: Mapping[str, Any]) -> list[FieldError]:
@@ -95,7 +109,7 @@ WEBHOOKS: tuple[Webhook, ...] = (
         "AutoOpsAgentPolicy",
         "v1alpha1",
         _V1ALPHA1.format("autoops", "autoopsagentpolicies"),
-        _no_rules,
+        _autoops_rules,
     ),
     _webhook("beat", "Beat", "v1beta1", _V1BETA1.format("beat", "beat")),
     _webhook("ems", "ElasticMapsServer", "v1alpha1", _V1ALPHA1.format("ems", "mapsservers")),
@@ -126,7 +140,7 @@ WEBHOOKS: tuple[Webhook, ...] = (
         "ElasticsearchAutoscaler",
         "v1alpha1",
         _V1ALPHA1.format("autoscaling", "elasticsearchautoscaler"),
-        _no_rules,
+        _autoscaler_rules,
     ),
     _webhook("kb", "Kibana", "v1", _V1.format("kibana", "kibana")),
     _webhook("kb", "Kibana", "v1beta1", _V1BETA1.format("kibana", "kibana")),
@@ -136,7 +150,7 @@ WEBHOOKS: tuple[Webhook, ...] = (
         "StackConfigPolicy",
         "v1alpha1",
         _V1ALPHA1.format("scp", "stackconfigpolicies"),
-        _no_rules,
+        _stack_config_policy_rules,
     ),
 )
 WEBHOOKS_BY_PATH: Mapping[str, Webhook] = {webhook.path: webhook for webhook in WEBHOOKS}

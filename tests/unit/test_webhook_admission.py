@@ -32,6 +32,15 @@ def resource(kind: str, spec: dict[str, Any], *, name: str = "sample") -> dict[s
 
 VALID_ES = {"version": "8.15.0", "nodeSets": [{"name": "default", "count": 1}]}
 LONG_NAME = "n" * 37
+VALID_AUTOSCALER = {
+    "elasticsearchRef": {"name": "es"},
+    "policies": [{"name": "p", "roles": ["data"], "resources": {"nodeCount": {"max": 3}}}],
+}
+VALID_AUTOOPS = {
+    "version": "9.2.1",
+    "autoOpsRef": {"secretName": "autoops"},
+    "resourceSelector": {"matchLabels": {"autoops": "on"}},
+}
 
 # (path, object, allowed, fragment of the denial message)
 ROWS: list[tuple[str, dict[str, Any], bool, str]] = [
@@ -132,21 +141,46 @@ ROWS: list[tuple[str, dict[str, Any], bool, str]] = [
     ),
     (
         "/validate-autoscaling-k8s-elastic-co-v1alpha1-elasticsearchautoscaler",
-        resource("ElasticsearchAutoscaler", {}),
+        resource("ElasticsearchAutoscaler", VALID_AUTOSCALER),
+        True,
+        "",
+    ),
+    (
+        "/validate-autoscaling-k8s-elastic-co-v1alpha1-elasticsearchautoscaler",
+        resource(
+            "ElasticsearchAutoscaler",
+            {**VALID_AUTOSCALER, "policies": [{"name": "p", "roles": ["data"]}]},
+        ),
+        False,
+        'ElasticsearchAutoscaler.autoscaling.k8s.elastic.co "sample" is invalid: '
+        "spec.policies[0].resources.nodeCount.max: Required value: max node count is required",
+    ),
+    (
+        "/validate-scp-k8s-elastic-co-v1alpha1-stackconfigpolicies",
+        resource("StackConfigPolicy", {"kibana": {"config": {"a": 1}}}),
         True,
         "",
     ),
     (
         "/validate-scp-k8s-elastic-co-v1alpha1-stackconfigpolicies",
         resource("StackConfigPolicy", {}),
+        False,
+        'StackConfigPolicy.stackconfigpolicy.k8s.elastic.co "sample" is invalid: spec: Required '
+        "value: One out of Elasticsearch or Kibana settings is mandatory, both must not be empty",
+    ),
+    (
+        "/validate-autoops-k8s-elastic-co-v1alpha1-autoopsagentpolicies",
+        resource("AutoOpsAgentPolicy", VALID_AUTOOPS),
         True,
         "",
     ),
     (
         "/validate-autoops-k8s-elastic-co-v1alpha1-autoopsagentpolicies",
-        resource("AutoOpsAgentPolicy", {}),
-        True,
-        "",
+        resource("AutoOpsAgentPolicy", {**VALID_AUTOOPS, "version": "9.1.0"}),
+        False,
+        'AutoOpsAgentPolicy.autoops.k8s.elastic.co "sample" is invalid: spec.version: Invalid '
+        'value: "9.1.0": unsupported version: version 9.1.0 is lower than the lowest supported '
+        "version of 9.2.1",
     ),
 ]
 

@@ -1,0 +1,1 @@
+"""Pure rules of the policy kinds (StackConfigPolicy, ElasticsearchAutoscaler, AutoOpsAgentPolicy)."""
