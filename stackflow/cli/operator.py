@@ -203,6 +203,7 @@ async def run_operator(
             in_cluster=runs_in_cluster(),
             stop=stop,
             running=running,
+            enterprise_license=_enterprise_license(config, ScopedClient(resources, matcher)),
         )
         namespaces.start()
         running.push_async_callback(namespaces.stop)
@@ -305,6 +306,28 @@ async def run_operator(
             on_ready(probes)
         return 1 if await components.until_stop_or_failure(stop) else 0
     return 0  # unreachable: mypy cannot see that the exit stack does not swallow returns
+
+
+def _enterprise_license(
+    config: OperatorConfig, scoped: ScopedClient
+) -> Callable[[], Awaitable[bool]]:
+    """The webhooks' license verdict: the reconciles' reader, asked per annotated object."""
+    # Built on first use, so start-up reads no key file before the reconciles' context does;
+    # no informer cache yet (the webhooks start first): the reader lists the license Secrets.
+    readers: list[OperatorLicenseReader] = []
+
+    async def enterprise_license() -> bool:
+        if not readers:
+            readers.append(
+                OperatorLicenseReader(
+                    scoped,
+                    operator_namespace=config.operator_namespace,
+                    public_keys=read_public_keys(config.license_public_key),
+                )
+            )
+        return (await readers[0].verdict()).licensed
+
+    return enterprise_license
 
 
 def _controller_context(

@@ -6,10 +6,13 @@ rules themselves are the reconciles' validators (``validate_elasticsearch``,
 spec the webhook admits is one the reconcile accepts. The policy kinds' rules are the pure
 functions of ``stackflow.stack.policies.validation``.
 
-``review(path, body, is_managed)`` decides: a body that is not an AdmissionReview v1 is a 400
-with an AdmissionReview error; an object in a namespace the operator does not manage is allowed
-untouched (ECK's pre-check); otherwise the kind's rules allow it or deny it with ECK's wording,
-``<Kind>.<group> "<name>" is invalid: <field>: Invalid value: <value>: <rule>``.
+``review(path, body, is_managed, enterprise=...)`` decides: a body that is not an AdmissionReview
+v1 is a 400 with an AdmissionReview error; an object in a namespace the operator does not manage is
+allowed untouched (ECK's pre-check); one annotated ``eck.k8s.elastic.co/license: enterprise`` is
+denied unless the operator runs with an enterprise license (the second pre-check); otherwise the
+kind's rules allow it or deny it with ECK's wording,
+``<Kind>.<group> "<name>" is invalid: <field>: Invalid value: <value>: <rule>``. The license level
+is a value passed in: the server reads it only for a body that :func:`needs_license`.
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ Validator = Callable[[str, Mapping[str, Any]], list[FieldError]]
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 VALIDATED_OPERATIONS = ("CREATE", "UPDATE")
+
+#: The annotation by which an object asks for enterprise features, and the value that asks.
+LICENSE_ANNOTATION = "eck.k8s.elastic.co/license"
+ENTERPRISE = "enterprise"
+ENTERPRISE_REQUIRED = "Enterprise license required but ECK operator is running on a Basic license"
 
 
 def _elasticsearch_rules(_kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
@@ -180,6 +188,13 @@ def malformed(message: str, *, uid: str = "") -> Answer:
     )
 
 
+def unavailable(message: str) -> Answer:
+    """The 500 answer when something the decision needs cannot be read (the call fails)."""
+    return Answer(
+        500, _review({"uid": "", "allowed": False, "status": {"code": 500, "message": message}})
+    )
+
+
 def allowed(uid: str, *, warnings: list[str] | None = None) -> Answer:
     """The answer that admits the object (with admission warnings when there are any)."""
     response: dict[str, Any] = {"uid": uid, "allowed": True}
@@ -211,9 +226,12 @@ def field_value(obj: Mapping[str, Any], path: str) -> object:
 
 
 def _field_error(obj: Mapping[str, Any], path: str, rule: str) -> str:
+    return _field_error_of(path, field_value(obj, path), rule)
+
+
+def _field_error_of(path: str, value: object, rule: str) -> str:
     # Kubernetes' field.Error wording: a scalar is quoted as Go's %#v would; a missing value is
     # "Required value", a structured one is named without being printed in full.
-    value = field_value(obj, path)
     if value is None or value == "" or value == [] or value == {}:
         return f"{path}: Required value: {rule}"
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
@@ -221,13 +239,40 @@ def _field_error(obj: Mapping[str, Any], path: str, rule: str) -> str:
     return f"{path}: Invalid value: {type(value).__name__}: {rule}"
 
 
-def denial_message(webhook: Webhook, obj: Mapping[str, Any], problems: list[FieldError]) -> str:
-    """ECK's message for a refused object: apierrors.NewInvalid over every field error."""
+def _invalid(webhook: Webhook, obj: Mapping[str, Any], errors: list[str]) -> str:
+    # apierrors.NewInvalid: one error as is, several as a bracketed list.
     metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     name = str((metadata or {}).get("name") or "")
-    errors = [_field_error(obj, path, rule) for path, rule in problems]
     listed = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
     return f'{webhook.kind}.{webhook.group} "{name}" is invalid: {listed}'
+
+
+def denial_message(webhook: Webhook, obj: Mapping[str, Any], problems: list[FieldError]) -> str:
+    """ECK's message for a refused object: apierrors.NewInvalid over every field error."""
+    return _invalid(webhook, obj, [_field_error(obj, path, rule) for path, rule in problems])
+
+
+def license_denial_message(webhook: Webhook, obj: Mapping[str, Any]) -> str:
+    """ECK's message for an object that asks for enterprise features on a Basic operator."""
+    # The annotation key holds dots, so the field path is spelled out rather than looked up.
+    path = f"metadata.annotations.{LICENSE_ANNOTATION}"
+    return _invalid(webhook, obj, [_field_error_of(path, ENTERPRISE, ENTERPRISE_REQUIRED)])
+
+
+def requests_enterprise(obj: object) -> bool:
+    """Whether ``obj`` is annotated ``eck.k8s.elastic.co/license: enterprise``."""
+    metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return isinstance(annotations, Mapping) and annotations.get(LICENSE_ANNOTATION) == ENTERPRISE
+
+
+def needs_license(body: object) -> bool:
+    """Whether deciding ``body`` needs the operator's license level: its object asks for it.
+
+    The server reads the license only then, so every other review costs no license read.
+    """
+    request = body.get("request") if isinstance(body, Mapping) else None
+    return isinstance(request, Mapping) and requests_enterprise(request.get("object"))
 
 
 def _parse_request(body: object) -> dict[str, Any]:
@@ -255,11 +300,15 @@ def _namespace_of(request: Mapping[str, Any], obj: Mapping[str, Any]) -> str:
     return str(metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
 
 
-def review(path: str, body: object, is_managed: Callable[[str], bool]) -> Answer:
+def review(
+    path: str, body: object, is_managed: Callable[[str], bool], *, enterprise: bool = False
+) -> Answer:
     """Decide one AdmissionReview sent to ``path``.
 
     ``is_managed(namespace)`` is the operator's namespace matcher: an object outside the managed
     namespaces is allowed without a look at its spec, as ECK's common pre-check does.
+    ``enterprise`` is whether the operator runs with an enterprise license; it matters only for a
+    body that :func:`needs_license` (an object annotated to require one is denied without it).
     """
     try:
         request = _parse_request(body)
@@ -276,6 +325,8 @@ def review(path: str, body: object, is_managed: Callable[[str], bool]) -> Answer
         return malformed("the AdmissionReview request has no object", uid=uid)
     if not is_managed(_namespace_of(request, obj)):
         return allowed(uid)
+    if requests_enterprise(obj) and not enterprise:
+        return denied(uid, license_denial_message(webhook, obj))
     kind = obj.get("kind")
     if kind is not None and kind != webhook.kind:
         return malformed(f"{webhook.path} validates {webhook.kind}, not {kind!r}", uid=uid)
@@ -286,10 +337,20 @@ def review(path: str, body: object, is_managed: Callable[[str], bool]) -> Answer
     return allowed(uid, warnings=notes)
 
 
-def review_bytes(path: str, raw: bytes, is_managed: Callable[[str], bool]) -> Answer:
+def decode_body(raw: bytes) -> object:
+    """The JSON of a raw request body; raises :class:`MalformedReviewError` when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise MalformedReviewError(f"the body is not JSON: {error}") from None
+
+
+def review_bytes(
+    path: str, raw: bytes, is_managed: Callable[[str], bool], *, enterprise: bool = False
+) -> Answer:
     """Decide a raw request body: JSON that cannot be parsed is a 400, never an exception."""
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as error:
-        return malformed(f"the body is not JSON: {error}")
-    return review(path, body, is_managed)
+        body = decode_body(raw)
+    except MalformedReviewError as error:
+        return malformed(str(error))
+    return review(path, body, is_managed, enterprise=enterprise)

@@ -1,7 +1,8 @@
 """The HTTPS server of the validating webhooks, run by every replica, leader or not.
 
-Every request is decided by :func:`stackflow.webhooks.admission.review_bytes` with the operator's
-namespace matcher, so every replica gives the same answer. The serving certificate comes from the
+Every request is decided by :func:`stackflow.webhooks.admission.review` with the operator's
+namespace matcher, so every replica gives the same answer. The operator's license is read (with the
+``enterprise_license`` callable) only for an object annotated to require an enterprise license. The serving certificate comes from the
 webhook Secret (``follow_certificate``) and is loaded into the one TLS context the listener
 uses: new connections get the new certificate as soon as the Secret changes.
 """
@@ -14,13 +15,22 @@ import errno
 import os
 import ssl
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import structlog
 from aiohttp import web
 
 from stackflow.stack.certificates import KeyPair
-from stackflow.webhooks.admission import WEBHOOKS, review_bytes
+from stackflow.webhooks.admission import (
+    WEBHOOKS,
+    Answer,
+    MalformedReviewError,
+    decode_body,
+    malformed,
+    needs_license,
+    review,
+    unavailable,
+)
 from stackflow.webhooks.certs import WebhookClient, WebhookSettings, read_serving_pair
 
 #: Larger bodies are refused before they are read (the API server sends far less).
@@ -43,11 +53,23 @@ def server_tls_context() -> ssl.SSLContext:
 class WebhookServer:
     """Serves every ECK webhook path over HTTPS; ``load`` swaps the certificate in place."""
 
-    def __init__(self, *, host: str, port: int, is_managed: Callable[[str], bool]) -> None:
-        """Serve on ``host:port`` (0 picks a free port), deciding scope with ``is_managed``."""
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        is_managed: Callable[[str], bool],
+        enterprise_license: Callable[[], Awaitable[bool]] | None = None,
+    ) -> None:
+        """Serve on ``host:port`` (0 picks a free port), deciding scope with ``is_managed``.
+
+        ``enterprise_license()`` says whether the operator runs with an enterprise license; without
+        one the operator counts as Basic, as ECK does when it finds no license.
+        """
         self.host = host
         self.port = port
         self.is_managed = is_managed
+        self.enterprise_license = enterprise_license
         self.tls = server_tls_context()
         self.serving: KeyPair | None = None
         self.bound_port = 0
@@ -61,9 +83,25 @@ class WebhookServer:
         return app
 
     async def _review(self, request: web.Request) -> web.Response:
-        raw = await request.read()
-        answer = review_bytes(request.path, raw, self.is_managed)
+        answer = await self.decide(request.path, await request.read())
         return web.json_response(answer.body, status=answer.status)
+
+    async def decide(self, path: str, raw: bytes) -> Answer:
+        """The answer to a raw AdmissionReview body sent to ``path``."""
+        try:
+            body = decode_body(raw)
+        except MalformedReviewError as error:
+            return malformed(str(error))
+        enterprise = False
+        if needs_license(body) and self.enterprise_license is not None:
+            try:
+                enterprise = await self.enterprise_license()
+            except Exception as error:
+                # A failed call, not a denial: with failurePolicy Ignore the API server admits
+                # the object, so a license that cannot be read now blocks nobody.
+                _log.warning("webhook.license_unreadable", error=str(error) or repr(error))
+                return unavailable("the operator license could not be read")
+        return review(path, body, self.is_managed, enterprise=enterprise)
 
     def load(self, pair: KeyPair) -> bool:
         """Serve with ``pair`` from the next connection on; False when it is already in use."""
