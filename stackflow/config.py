@@ -87,6 +87,24 @@ class ConfigError(Exception):
         super().__init__(" ".join(message.splitlines()))
 
 
+class UnusableSettingError(Exception):
+    """A setting the operator cannot start with although it parsed (a port already taken, a
+    kubeconfig that cannot be loaded); the message is one line naming the setting, which
+    ``stackflow run`` prints before exiting with status 2."""
+
+    def __init__(self, setting: str, problem: str) -> None:
+        """Name the setting and the problem on one line."""
+        super().__init__(" ".join(f"{setting}: {problem}".splitlines()))
+        self.setting = setting
+
+
+def port_in_use_error(setting: str, host: str, port: int) -> UnusableSettingError:
+    """The error for a port that is already taken."""
+    return UnusableSettingError(
+        setting, f"port {port} on {host} is already in use (set {setting} to a free port)"
+    )
+
+
 def parse_duration(text: str) -> timedelta:
     """Parse a Go duration (``1h``, ``90s``, ``1h30m``, ``1.5h``, ``500ms``); ValueError if not."""
     stripped = text.strip()

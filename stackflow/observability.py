@@ -8,6 +8,7 @@ waits, scope checks that found a resource out of scope) without the activities k
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,7 @@ from temporalio.worker import (
     Interceptor,
 )
 
+from stackflow.config import port_in_use_error
 from stackflow.metrics import CONTENT_TYPE, LicenseGauges, Registry
 from stackflow.models.engine import ACT_LICENSE_WAIT_NOTICE, ACT_SCOPE_CHECK
 from stackflow.models.telemetry import ACT_LICENSE_USAGE
@@ -152,13 +154,22 @@ class ProbeServer:
         """Bind and serve."""
         self._runner = web.AppRunner(self.app(), handle_signals=False, access_log=None)
         await self._runner.setup()
-        health = web.TCPSite(self._runner, self.host, self.health_port)
-        await health.start()
+        await self._bind("--health-port", self.health_port)
         self.bound_health_port = int(self._runner.addresses[0][1])
         if self.metrics_port:
-            metrics = web.TCPSite(self._runner, self.host, self.metrics_port)
-            await metrics.start()
+            await self._bind("metrics-port", self.metrics_port)
             self.bound_metrics_port = int(self._runner.addresses[-1][1])
+
+    async def _bind(self, setting: str, port: int) -> None:
+        """Serve on ``port``; a taken port is the setting's fault, said in one line."""
+        assert self._runner is not None
+        try:
+            await web.TCPSite(self._runner, self.host, port).start()
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            await self.stop()
+            raise port_in_use_error(setting, self.host, port) from None
 
     async def stop(self) -> None:
         """Stop serving."""

@@ -16,7 +16,13 @@ from pathlib import Path
 
 import structlog
 
-from stackflow.config import ConfigError, describe_effective, empty_selector_log_line, load_config
+from stackflow.config import (
+    ConfigError,
+    UnusableSettingError,
+    describe_effective,
+    empty_selector_log_line,
+    load_config,
+)
 from stackflow.logging import configure_logging
 
 EXIT_BAD_CONFIG = 2
@@ -105,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         status = asyncio.run(operate())
-    except WebhookPortInUseError as exc:
+    except (WebhookPortInUseError, UnusableSettingError) as exc:
         print(f"stackflow: {exc}", file=sys.stderr)
         status = EXIT_BAD_CONFIG
     except Exception as exc:

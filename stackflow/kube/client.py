@@ -11,6 +11,8 @@ from typing import Any
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
+from stackflow.config import UnusableSettingError
+
 __all__ = ["TimedApiClient", "api_client_session", "close_api_client", "make_api_client"]
 
 # The environment variable Kubernetes sets in every Pod; its presence selects in-cluster config.
@@ -71,13 +73,22 @@ async def make_api_client(
     configuration = k8s_client.Configuration()
     if kubeconfig is None and os.environ.get(_IN_CLUSTER_ENV):
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    else:
+        return TimedApiClient(configuration, request_timeout=timeout)
+    if kubeconfig is not None and not kubeconfig.is_file():
+        raise UnusableSettingError("--kubeconfig", f"{kubeconfig} does not exist or is not a file")
+    try:
         await k8s_config.load_kube_config(
             config_file=str(kubeconfig) if kubeconfig is not None else None,
             context=context,
             client_configuration=configuration,
             persist_config=False,
         )
+    except Exception as error:  # the loader raises anything from TypeError to its own kinds
+        where = str(kubeconfig) if kubeconfig is not None else "the default kubeconfig"
+        reason = str(error) or type(error).__name__
+        if isinstance(error, TypeError | AttributeError | KeyError):
+            reason = "not a kubeconfig (no clusters, users and contexts)"
+        raise UnusableSettingError("--kubeconfig", f"{where} cannot be used: {reason}") from None
     return TimedApiClient(configuration, request_timeout=timeout)
 
 
