@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from stackflow.codec import PayloadKeyError, read_key_file
 from stackflow.scope.matcher import MUTUALLY_EXCLUSIVE_MESSAGE, ScopeConfig, ScopeMode
 from stackflow.scope.selector import LabelSelector, SelectorError, selector_data_from_string
 from stackflow.scope.validation import describe_validation_error, quote
@@ -215,6 +216,9 @@ class OperatorConfig(BaseModel):
     #: bench/engine_bench.py), while the workflows import only pure modules and the tests and
     #: the replay tier run them sandboxed, which is where its non-determinism guard pays off.
     temporal_workflow_sandbox: bool = False
+    #: A file holding a 32-byte key, base64-encoded: every Temporal payload is then encrypted
+    #: with AES-256-GCM (``stackflow.codec``), so the Temporal server stores no readable data.
+    temporal_payload_encryption_key: Path | None = None
     license_public_key: Path | None = None
     #: Dial the clusters' in-cluster Service addresses (``<es>-es-internal-http.<ns>.svc``).
     #: Unset (the default): on when the operator runs in a Pod, off outside a cluster, where
@@ -227,6 +231,7 @@ class OperatorConfig(BaseModel):
         "temporal_tls_key",
         "temporal_tls_ca",
         "temporal_api_key",
+        "temporal_payload_encryption_key",
         "license_public_key",
         "in_cluster_networking",
         mode="before",
@@ -241,6 +246,17 @@ class OperatorConfig(BaseModel):
     @classmethod
     def _pem_file(cls, value: Path | None) -> Path | None:
         return _check_pem_file(value)
+
+    @field_validator("temporal_payload_encryption_key")
+    @classmethod
+    def _payload_key_file(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        try:
+            read_key_file(value)
+        except PayloadKeyError as error:
+            raise ValueError(f"file {quote(str(value))}: {error}") from None
+        return value
 
     @field_validator("namespaces", mode="before")
     @classmethod

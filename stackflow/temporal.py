@@ -1,12 +1,14 @@
 """Temporal wiring shared by the operator, the tests and ``stackflow replay``.
 
-The pydantic data converter (every engine model crosses the wire as JSON), the client built from the
+The pydantic data converter (every engine model crosses the wire as JSON; encrypted with the
+optional payload key), the client built from the
 operator configuration, search-attribute registration, and signal-with-start of a resource's
 workflow (by its registered type name: this adapter does not import the workflows).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +28,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
+from stackflow.codec import AesGcmCodec, read_key_file
 from stackflow.config import OperatorConfig
 from stackflow.models.engine import (
     RESOURCE_WORKFLOW,
@@ -46,6 +49,15 @@ from stackflow.models.engine import (
 DATA_CONVERTER: DataConverter = pydantic_data_converter
 
 
+def data_converter(config: OperatorConfig) -> DataConverter:
+    """The data converter every client of this configuration uses: ``DATA_CONVERTER``, its
+    payloads encrypted (``stackflow.codec``) when ``temporal-payload-encryption-key`` is set."""
+    if config.temporal_payload_encryption_key is None:
+        return DATA_CONVERTER
+    key = read_key_file(config.temporal_payload_encryption_key)
+    return dataclasses.replace(DATA_CONVERTER, payload_codec=AesGcmCodec(key))
+
+
 def tls_config(config: OperatorConfig) -> TLSConfig | bool:
     """TLS settings from the config: a TLSConfig when any file is set, else True with an API key."""
     files = (config.temporal_tls_cert, config.temporal_tls_key, config.temporal_tls_ca)
@@ -64,12 +76,12 @@ def tls_config(config: OperatorConfig) -> TLSConfig | bool:
 
 
 async def connect_client(config: OperatorConfig) -> Client:
-    """Connect to the configured Temporal server with the pydantic data converter."""
+    """Connect to the configured Temporal server with the configuration's data converter."""
     api_key = config.temporal_api_key.get_secret_value() if config.temporal_api_key else None
     return await Client.connect(
         config.temporal_address,
         namespace=config.temporal_namespace,
-        data_converter=DATA_CONVERTER,
+        data_converter=data_converter(config),
         tls=tls_config(config),
         api_key=api_key,
     )

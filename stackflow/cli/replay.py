@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import WorkflowHistory
+from temporalio.converter import DataConverter
 from temporalio.service import RPCError
 from temporalio.worker import Replayer
 
 from stackflow.config import ConfigError, load_config
-from stackflow.temporal import DATA_CONVERTER, connect_client
+from stackflow.temporal import DATA_CONVERTER, connect_client, data_converter
 from workflows import WORKFLOWS
 
 
@@ -60,10 +61,14 @@ def load_history_file(path: Path) -> WorkflowHistory:
 
 
 async def replay_histories(
-    histories: AsyncIterator[WorkflowHistory], *, workflows: Sequence[type] = WORKFLOWS
+    histories: AsyncIterator[WorkflowHistory],
+    *,
+    workflows: Sequence[type] = WORKFLOWS,
+    converter: DataConverter = DATA_CONVERTER,
 ) -> tuple[int, list[ReplayFailure]]:
-    """Replay every history against `workflows`; returns how many replayed and the failures."""
-    replayer = Replayer(workflows=list(workflows), data_converter=DATA_CONVERTER)
+    """Replay every history against `workflows` (payloads read with `converter`: the
+    configuration's, for encrypted histories); returns how many replayed and the failures."""
+    replayer = Replayer(workflows=list(workflows), data_converter=converter)
     replayed = 0
     failures: list[ReplayFailure] = []
     async with replayer.workflow_replay_iterator(histories) as results:
@@ -116,9 +121,14 @@ async def _run(args: argparse.Namespace, workflows: Sequence[type]) -> int:
             print(f"stackflow replay: no such history file: {', '.join(missing)}", file=sys.stderr)
             return 2
         histories = _from_files(args.history_file)
+        # Files exported from an encrypted namespace are read with the configuration's key.
+        converter = (
+            data_converter(load_config(args.config, os.environ)) if args.config else DATA_CONVERTER
+        )
     else:
         config = load_config(args.config, os.environ)
         client = await connect_client(config)
+        converter = client.data_converter
         if args.query:
             histories = client.list_workflows(args.query).map_histories()
         else:
@@ -129,7 +139,7 @@ async def _run(args: argparse.Namespace, workflows: Sequence[type]) -> int:
                     yield await client.get_workflow_handle(workflow_id).fetch_history()
 
             histories = fetch()
-    replayed, failures = await replay_histories(histories, workflows=workflows)
+    replayed, failures = await replay_histories(histories, workflows=workflows, converter=converter)
     for failure in failures:
         print(failure.describe(), file=sys.stderr)
     print(f"replayed {replayed} histories, {len(failures)} failed")

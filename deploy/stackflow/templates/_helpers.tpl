@@ -45,6 +45,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "stackflow.configDir" -}}/etc/stackflow{{- end -}}
 {{- define "stackflow.temporalTLSDir" -}}/etc/temporal-tls{{- end -}}
 {{- define "stackflow.licenseKeyDir" -}}/etc/stackflow-license{{- end -}}
+{{- define "stackflow.payloadKeyDir" -}}/etc/stackflow-payload-key{{- end -}}
 
 {{/*
 Every grant the operator needs, as YAML (`rules:`); each rule says whether its resources are
@@ -204,6 +205,13 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
 {{- $_ := set $config $key (printf "%s/%s" $dir $file) }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- /* Rendered empty (unset) without a Secret, so the file names every key of the operator. */}}
+{{- $_ := set $config "temporal-payload-encryption-key" "" }}
+{{- with .Values.config.temporalPayloadEncryptionKey }}
+{{- if .existingSecret }}
+{{- $_ := set $config "temporal-payload-encryption-key" (printf "%s/%s" (include "stackflow.payloadKeyDir" $) .key) }}
 {{- end }}
 {{- end }}
 {{- with .Values.config.licensePublicKey }}
