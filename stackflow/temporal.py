@@ -75,16 +75,47 @@ def tls_config(config: OperatorConfig) -> TLSConfig | bool:
     return config.temporal_api_key is not None
 
 
+#: rustls' names for the certificate problems a misconfigured TLS setting causes, in words.
+_TLS_PROBLEMS = {
+    "UnknownIssuer": 'the server\'s certificate is not signed by the "temporal-tls-ca" CA',
+    "NotValidForName": "the server's certificate does not name the address",
+    "Expired": "the server's certificate has expired",
+}
+
+
+def _tls_problem(error: RuntimeError) -> str:
+    """The SDK's connect error, led by a plain statement of the certificate problem if known."""
+    text = str(error)
+    for name, words in _TLS_PROBLEMS.items():
+        if name in text:
+            return f"{words} ({text})"
+    return text
+
+
 async def connect_client(config: OperatorConfig) -> Client:
-    """Connect to the configured Temporal server with the configuration's data converter."""
+    """Connect to the configured Temporal server with the configuration's data converter.
+
+    Over TLS, a failed connection is a RuntimeError naming the address and the TLS problem
+    (the SDK's own message names neither the address nor, in words, the certificate problem).
+    """
     api_key = config.temporal_api_key.get_secret_value() if config.temporal_api_key else None
-    return await Client.connect(
-        config.temporal_address,
-        namespace=config.temporal_namespace,
-        data_converter=data_converter(config),
-        tls=tls_config(config),
-        api_key=api_key,
-    )
+    tls = tls_config(config)
+    try:
+        return await Client.connect(
+            config.temporal_address,
+            namespace=config.temporal_namespace,
+            data_converter=data_converter(config),
+            tls=tls,
+            api_key=api_key,
+        )
+    except RuntimeError as error:
+        if tls is False:
+            raise
+        # Still a RuntimeError: the operator's wait loop and the CLIs catch that type.
+        raise RuntimeError(
+            f"cannot connect to Temporal at {config.temporal_address} over TLS: "
+            f"{_tls_problem(error)}"
+        ) from error
 
 
 async def existing_search_attributes(client: Client) -> set[str] | None:
