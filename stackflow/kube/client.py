@@ -74,7 +74,8 @@ async def make_api_client(
     if kubeconfig is None and os.environ.get(_IN_CLUSTER_ENV):
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         return TimedApiClient(configuration, request_timeout=timeout)
-    if kubeconfig is not None and not kubeconfig.is_file():
+    # One stat at start-up, before anything else runs on the loop.
+    if kubeconfig is not None and not kubeconfig.is_file():  # noqa: ASYNC240
         raise UnusableSettingError("--kubeconfig", f"{kubeconfig} does not exist or is not a file")
     try:
         await k8s_config.load_kube_config(
