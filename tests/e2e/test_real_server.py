@@ -355,3 +355,40 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         and not any((target[2] or target[1], verb) in NOT_SEEN for target in targets)
     )
     assert needless == [], "granted but never used"
+
+
+def request_figures(events: Iterable[dict[str, Any]]) -> tuple[dict[str, int], list[str]]:
+    """The operator's requests counted by ``verb resource``, and its reads (get, list, watch)
+    of a namespace that was never in its scope (``NAMESPACE`` and its own are)."""
+    counts: dict[str, int] = {}
+    outside: list[str] = []
+    for event in events:
+        ref = event.get("objectRef") or {}
+        resource = "/".join(part for part in (ref.get("resource"), ref.get("subresource")) if part)
+        key = f"{event['verb']} {resource}"
+        counts[key] = counts.get(key, 0) + 1
+        namespace = ref.get("namespace")
+        if (
+            event["verb"] in ("get", "list", "watch")
+            and namespace
+            and namespace not in (NAMESPACE, "elastic-system")
+        ):
+            outside.append(f"{key} {namespace}/{ref.get('name', '')}")
+    return counts, sorted(set(outside))
+
+
+async def test_the_operator_reads_nothing_in_a_namespace_out_of_its_scope(
+    stack: Stack, audit: AuditLog, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # After the module's scenarios (documentation manifests, re-reconcile, updates and deletes).
+    assert stack.operator.process is not None
+    audit.offset = 0  # the whole module
+    counts, outside = request_figures(audit.operator_requests())
+    # Its cluster-wide watches (the ones ECK keeps too) carry no namespace; every namespaced read
+    # is of a namespace it manages, or its own.
+    assert outside == [], outside
+    with capsys.disabled():
+        total = sum(counts.values())
+        top = sorted(counts.items(), key=lambda item: -item[1])[:12]
+        print(f"\noperator requests in this module: {total}; reads out of scope: {len(outside)}")
+        print("  " + ", ".join(f"{key} {count}" for key, count in top))
