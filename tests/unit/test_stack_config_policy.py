@@ -1,0 +1,394 @@
+"""The StackConfigPolicy rules as tables: targeting, merging by weight, conflicts, the
+file-settings versioning rule, the soft-owner marks and the policy status."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from stackflow.scope.selector import SelectorError
+from stackflow.stack.policies.stack_config import (
+    SETTINGS_HASH_ANNOTATION,
+    SOFT_OWNER_REFS_ANNOTATION,
+    MergeConflictError,
+    Policy,
+    ResourceStatus,
+    Target,
+    empty_state,
+    es_policy_config_secret_name,
+    file_settings,
+    file_settings_secret,
+    file_settings_secret_name,
+    kb_policy_config_secret_name,
+    merge_elasticsearch,
+    merge_kibana,
+    owner_marks,
+    parse_policy,
+    policies_for,
+    policy_status,
+    resource_phase,
+    secret_owners,
+    selector_problem,
+    state_hash,
+    targets,
+)
+
+OPERATOR = "elastic-system"
+
+
+def policy_obj(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"namespace": namespace, "name": name}, "spec": spec}
+
+
+def policy(namespace: str, name: str, weight: int = 0, **spec: Any) -> Policy:
+    return parse_policy(policy_obj(namespace, name, {"weight": weight, **spec}))
+
+
+ES_A = Target("elasticsearch", "team-a", "es", {"env": "prod"})
+
+# (policy namespace, selector, target, targets?)
+TARGETING: list[tuple[str, dict[str, Any], Target, bool]] = [
+    (OPERATOR, {}, ES_A, True),
+    ("team-a", {}, ES_A, True),
+    ("team-b", {}, ES_A, False),
+    (OPERATOR, {"matchLabels": {"env": "prod"}}, ES_A, True),
+    (OPERATOR, {"matchLabels": {"env": "dev"}}, ES_A, False),
+    (
+        "team-a",
+        {"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "qa"]}]},
+        ES_A,
+        True,
+    ),
+    ("team-a", {"matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]}, ES_A, False),
+]
+
+
+@pytest.mark.parametrize(("namespace", "selector", "target", "expected"), TARGETING)
+def test_targeting(
+    namespace: str, selector: dict[str, Any], target: Target, expected: bool
+) -> None:
+    subject = policy(namespace, "p", resourceSelector=selector)
+    assert targets(subject, target, operator_namespace=OPERATOR) is expected
+
+
+def test_an_unusable_selector_is_named() -> None:
+    obj = policy_obj("ns", "p", {"resourceSelector": {"matchLabels": {"bad key!": "x"}}})
+    with pytest.raises(SelectorError):
+        parse_policy(obj)
+    assert selector_problem(obj) is not None
+    assert selector_problem(policy_obj("ns", "p", {})) is None
+
+
+# (policies, names in merge order, or the conflict message)
+ORDERING: list[tuple[list[Policy], list[str] | str]] = [
+    ([], []),
+    ([policy(OPERATOR, "low", 10), policy("team-a", "high", 100)], ["low", "high"]),
+    ([policy("team-a", "high", 100), policy(OPERATOR, "low", 10)], ["low", "high"]),
+    # A policy of another namespace does not target the cluster, so it cannot conflict.
+    ([policy("team-b", "other", 0), policy("team-a", "mine", 0)], ["mine"]),
+    (
+        [policy(OPERATOR, "one", 5), policy("team-a", "two", 5)],
+        'merge conflict: policies "team-a/two" and "elastic-system/one" have the same weight 5',
+    ),
+    (
+        [policy(OPERATOR, "a"), policy(OPERATOR, "b")],
+        'merge conflict: policies "elastic-system/b" and "elastic-system/a" have the same weight 0',
+    ),
+]
+
+
+@pytest.mark.parametrize(("policies", "expected"), ORDERING)
+def test_policies_by_weight(policies: list[Policy], expected: list[str] | str) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(MergeConflictError) as raised:
+            policies_for(ES_A, policies, operator_namespace=OPERATOR)
+        assert str(raised.value) == expected
+        return
+    ordered = policies_for(ES_A, policies, operator_namespace=OPERATOR)
+    assert [p.name for p in ordered] == expected
+
+
+def es_policy(name: str, weight: int, **elasticsearch: Any) -> Policy:
+    return policy(OPERATOR, name, weight, elasticsearch=elasticsearch)
+
+
+# (policies lowest weight first, expected state sections that differ from empty)
+MERGES: list[tuple[list[Policy], dict[str, Any]]] = [
+    ([], {}),
+    (
+        [es_policy("a", 1, clusterSettings={"indices.recovery.max_bytes_per_sec": "100mb"})],
+        {"cluster_settings": {"indices.recovery.max_bytes_per_sec": "100mb"}},
+    ),
+    # The higher weight wins a setting, whatever its spelling; the others are kept.
+    (
+        [
+            es_policy("low", 10, clusterSettings={"indices": {"recovery": {"a": "1", "b": "1"}}}),
+            es_policy("high", 100, clusterSettings={"indices.recovery.a": "2"}),
+        ],
+        {"cluster_settings": {"indices": {"recovery": {"a": "2", "b": "1"}}}},
+    ),
+    # Sections merge key by key: a repository is replaced whole.
+    (
+        [
+            es_policy(
+                "low",
+                10,
+                snapshotRepositories={
+                    "r1": {"type": "fs", "settings": {"location": "/a", "compress": True}},
+                    "r2": {"type": "fs"},
+                },
+            ),
+            es_policy(
+                "high",
+                100,
+                snapshotRepositories={"r1": {"type": "fs", "settings": {"location": "/b"}}},
+            ),
+        ],
+        {
+            "snapshot_repositories": {
+                "r1": {"type": "fs", "settings": {"location": "/b"}},
+                "r2": {"type": "fs"},
+            }
+        },
+    ),
+    (
+        [
+            es_policy("a", 1, snapshotLifecyclePolicies={"s": {"schedule": "x"}}),
+            es_policy("b", 2, securityRoleMappings={"m": {"enabled": True}}),
+            es_policy("c", 3, indexLifecyclePolicies={"i": {"phases": {}}}),
+            es_policy("d", 4, ingestPipelines={"p": {"processors": []}}),
+            es_policy(
+                "e",
+                5,
+                indexTemplates={
+                    "componentTemplates": {"ct": {"template": {}}},
+                    "composableIndexTemplates": {"it": {"index_patterns": ["x*"]}},
+                },
+            ),
+        ],
+        {
+            "slm": {"s": {"schedule": "x"}},
+            "role_mappings": {"m": {"enabled": True}},
+            "ilm": {"i": {"phases": {}}},
+            "ingest_pipelines": {"p": {"processors": []}},
+            "index_templates": {
+                "component_templates": {"ct": {"template": {}}},
+                "composable_index_templates": {"it": {"index_patterns": ["x*"]}},
+            },
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("ordered", "sections"), MERGES)
+def test_merged_file_settings_state(ordered: list[Policy], sections: dict[str, Any]) -> None:
+    merged = merge_elasticsearch(ordered)
+    assert merged.state == {**empty_state(), **sections}
+    assert merged.owners == tuple(sorted(p.key for p in ordered))
+
+
+def test_config_mounts_and_secure_settings_merge() -> None:
+    merged = merge_elasticsearch(
+        [
+            es_policy(
+                "low",
+                1,
+                config={"logger.org.elasticsearch": "info", "a": 1},
+                secretMounts=[{"secretName": "s1", "mountPath": "/m1"}],
+                secureSettings=[{"secretName": "creds"}],
+            ),
+            policy(
+                "team-a",
+                "high",
+                2,
+                secureSettings=[{"secretName": "legacy"}],
+                elasticsearch={"config": {"logger": {"org": {"elasticsearch": "debug"}}}},
+            ),
+        ]
+    )
+    assert merged.config == {"logger": {"org": {"elasticsearch": "debug"}}, "a": 1}
+    assert merged.secret_mounts == ({"secretName": "s1", "mountPath": "/m1"},)
+    assert merged.secure_settings == (
+        {"namespace": OPERATOR, "secretName": "creds"},
+        {"namespace": "team-a", "secretName": "legacy"},
+    )
+
+
+# (mounts of policy one, mounts of policy two, the conflict message)
+MOUNT_CONFLICTS: list[tuple[list[dict[str, str]], list[dict[str, str]], str]] = [
+    (
+        [{"secretName": "s", "mountPath": "/a"}],
+        [{"secretName": "s", "mountPath": "/b"}],
+        'merge conflict: secret with name "s" is defined in policy "elastic-system/two", '
+        '"elastic-system/one"',
+    ),
+    (
+        [{"secretName": "s", "mountPath": "/a"}],
+        [{"secretName": "t", "mountPath": "/a"}],
+        'merge conflict: secret mount path "/a" is defined in policy "elastic-system/two", '
+        '"elastic-system/one"',
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "message"), MOUNT_CONFLICTS)
+def test_clashing_secret_mounts_conflict(
+    first: list[dict[str, str]], second: list[dict[str, str]], message: str
+) -> None:
+    with pytest.raises(MergeConflictError) as raised:
+        merge_elasticsearch(
+            [es_policy("one", 1, secretMounts=first), es_policy("two", 2, secretMounts=second)]
+        )
+    assert str(raised.value) == message
+
+
+def test_kibana_merge() -> None:
+    merged = merge_kibana(
+        [
+            policy(OPERATOR, "low", 1, kibana={"config": {"a.b": 1, "c": 1}}),
+            policy(OPERATOR, "high", 2, kibana={"config": {"a": {"b": 2}}}),
+        ]
+    )
+    assert merged.config == {"a": {"b": 2}, "c": 1}
+    assert merged.owners == ("elastic-system/high", "elastic-system/low")
+
+
+STATE = {**empty_state(), "cluster_settings": {"x": "1"}}
+
+# (current document, current hash, state, expected version)
+VERSIONS: list[tuple[str | None, str | None, dict[str, Any], int]] = [
+    # No current document: the first version.
+    (None, None, STATE, 1000),
+    ("not json", None, STATE, 1000),
+    # Same hash: the version is kept.
+    ('{"metadata": {"version": "7"}}', state_hash(STATE), STATE, 7),
+    # Another state, or no hash recorded (the Elasticsearch controller's empty document): bumped.
+    ('{"metadata": {"version": "7"}}', state_hash(empty_state()), STATE, 8),
+    ('{"metadata": {"version": "7"}}', None, STATE, 8),
+    ('{"metadata": {"version": "7"}}', state_hash(STATE), empty_state(), 8),
+]
+
+
+@pytest.mark.parametrize(("document", "digest", "state", "version"), VERSIONS)
+def test_versioning_rule(
+    document: str | None, digest: str | None, state: dict[str, Any], version: int
+) -> None:
+    settings = file_settings(
+        state, current_document=document, current_hash=digest, first_version=1000
+    )
+    assert settings.version == version
+    assert settings.hash == state_hash(state)
+    assert json.loads(settings.document) == {
+        "metadata": {"version": str(version), "compatibility": "8.4.0"},
+        "state": state,
+    }
+
+
+def decoded(secret: dict[str, Any], key: str) -> Any:
+    return json.loads(base64.b64decode(secret["data"][key]))
+
+
+def test_file_settings_secret_keeps_its_version_and_then_resets() -> None:
+    merged = merge_elasticsearch([es_policy("p", 1, clusterSettings={"x": "1"})])
+    first, version = file_settings_secret(
+        None, namespace="ns", es_name="es", merged=merged, first_version=5
+    )
+    assert version == 5
+    assert first["metadata"]["name"] == "es-es-file-settings"
+    assert first["metadata"]["labels"]["eck.k8s.elastic.co/owner-name"] == "p"
+    assert first["metadata"]["annotations"][SETTINGS_HASH_ANNOTATION] == state_hash(merged.state)
+    again, same = file_settings_secret(
+        first, namespace="ns", es_name="es", merged=merged, first_version=99
+    )
+    assert (again, same) == (first, 5)
+    reset, bumped = file_settings_secret(
+        first, namespace="ns", es_name="es", merged=None, first_version=99
+    )
+    assert bumped == 6
+    assert decoded(reset, "settings.json")["state"] == empty_state()
+    labels = reset["metadata"]["labels"]
+    assert not any(key.startswith("eck.k8s.elastic.co/owner-") for key in labels)
+    assert labels["elasticsearch.k8s.elastic.co/cluster-name"] == "es"
+
+
+# (owners, expected owner labels, expected owner-refs annotation)
+MARKS: list[tuple[list[str], dict[str, str], str | None]] = [
+    ([], {}, None),
+    (
+        ["ns/p"],
+        {
+            "eck.k8s.elastic.co/owner-kind": "StackConfigPolicy",
+            "eck.k8s.elastic.co/owner-namespace": "ns",
+            "eck.k8s.elastic.co/owner-name": "p",
+        },
+        None,
+    ),
+    (
+        ["ns/p", "elastic-system/q"],
+        {"eck.k8s.elastic.co/owner-kind": "StackConfigPolicy"},
+        '["elastic-system/q", "ns/p"]',
+    ),
+]
+
+
+@pytest.mark.parametrize(("owners", "labels", "refs"), MARKS)
+def test_owner_marks_round_trip(
+    owners: list[str], labels: dict[str, str], refs: str | None
+) -> None:
+    stale = {
+        "keep": "me",
+        "eck.k8s.elastic.co/owner-kind": "StackConfigPolicy",
+        "eck.k8s.elastic.co/owner-namespace": "old",
+        "eck.k8s.elastic.co/owner-name": "old",
+    }
+    new_labels, annotations = owner_marks(stale, {SOFT_OWNER_REFS_ANNOTATION: "[]"}, owners)
+    assert new_labels == {"keep": "me", **labels}
+    assert annotations.get(SOFT_OWNER_REFS_ANNOTATION) == refs
+    secret = {"metadata": {"labels": new_labels, "annotations": annotations}}
+    assert sorted(secret_owners(secret)) == sorted(tuple(owner.split("/", 1)) for owner in owners)
+
+
+def test_names() -> None:
+    assert file_settings_secret_name("quickstart") == "quickstart-es-file-settings"
+    assert es_policy_config_secret_name("quickstart") == "quickstart-es-policy-config"
+    assert kb_policy_config_secret_name("quickstart") == "quickstart-kb-policy-config"
+
+
+# (reported version, reported errors, expected phase)
+PHASES: list[tuple[int | None, dict[str, Any] | None, str]] = [
+    (None, None, "ApplyingChanges"),
+    (3, None, "ApplyingChanges"),
+    (4, None, "Ready"),
+    (3, {"version": 4, "errors": ["bad setting"]}, "Error"),
+    (4, {"version": 2, "errors": ["old"]}, "Ready"),
+]
+
+
+@pytest.mark.parametrize(("reported", "errors", "phase"), PHASES)
+def test_resource_phase(reported: int | None, errors: dict[str, Any] | None, phase: str) -> None:
+    status = resource_phase(expected_version=4, reported_version=reported, reported_errors=errors)
+    assert status.phase == phase
+
+
+# (resource phases, expected policy phase, readyCount)
+STATUSES: list[tuple[list[str], str, str]] = [
+    ([], "Ready", "0/0"),
+    (["Ready", "Ready"], "Ready", "2/2"),
+    (["Ready", "ApplyingChanges"], "ApplyingChanges", "1/2"),
+    (["Ready", "Error", "ApplyingChanges"], "Error", "1/3"),
+    (["Conflict", "Error"], "Conflict", "0/2"),
+]
+
+
+@pytest.mark.parametrize(("phases", "phase", "ready_count"), STATUSES)
+def test_policy_status(phases: list[str], phase: str, ready_count: str) -> None:
+    details = {"elasticsearch": {f"ns/es{i}": ResourceStatus(p) for i, p in enumerate(phases)}}
+    status = policy_status(details, observed_generation=3)
+    assert status["phase"] == phase
+    assert status["readyCount"] == ready_count
+    assert status["resources"] == len(phases)
+    assert status["observedGeneration"] == 3
+    assert len(status["details"].get("elasticsearch", {})) == len(phases)
