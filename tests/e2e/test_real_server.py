@@ -7,9 +7,7 @@ API server's audit log.
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Iterable, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import pytest
@@ -20,11 +18,12 @@ from temporalio.service import RPCError
 from controlplane import ControlPlane
 from stackflow.api.kinds import kind_resource
 from stackflow.controllers import CONTROLLERS
-from stackflow.models.kinds import SECRETS
+from stackflow.models.kinds import SECRETS, Kind
 from stackflow.stack.elasticsearch.names import file_realm_secret_name
 from stackflow.stack.elasticsearch.users import parse_users_file
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, TYPE_LABEL
 from stackflow.stack.objects import decode_secret_data
+from tests.audit import AuditLog, reads_out_of_scope, request_figures
 from tests.clusters import APISERVER, REPO, ClusterTarget, kubectl, render_chart
 from tests.e2e.harness import ES, Stack, create_namespace, manifest, operator_stack
 from tests.polling import eventually
@@ -38,6 +37,10 @@ pytestmark = [
 DOCS = REPO / "deploy" / "examples" / "eck-docs"
 NAMESPACE = "eck-docs"
 OPERATOR = "system:serviceaccount:elastic-system:stackflow"
+SERVICE_ACCOUNTS = Kind("", "v1", "ServiceAccount", "serviceaccounts")
+#: A namespace never in scope, holding a Secret and an Elasticsearch the operator must not read.
+OUTSIDE = "eck-outside"
+OUTSIDE_SPEC = {"version": "8.15.0", "nodeSets": [{"name": "default", "count": 1}]}
 #: The stack objects of the documentation manifests, and the health each reaches.
 DOCUMENTED = [
     ("Elasticsearch", "quickstart"),
@@ -70,34 +73,6 @@ EXTRA = [
 WRITES = {"create", "update", "patch", "delete"}
 
 
-class AuditLog:
-    """The control plane's audit log, read from a mark on."""
-
-    def __init__(self, path: Path) -> None:
-        """Start reading at the current end."""
-        self.path = path
-        self.offset = path.stat().st_size
-
-    def mark(self) -> None:
-        """Forget everything logged so far."""
-        self.offset = self.path.stat().st_size
-
-    def operator_requests(self, since: int | None = None) -> Iterator[dict[str, Any]]:
-        """The operator's requests since the mark, or since the byte offset ``since`` (one event
-        per request, its final stage)."""
-        with self.path.open() as log:
-            log.seek(self.offset if since is None else since)
-            for line in log:
-                event = json.loads(line)
-                if event["user"]["username"] != OPERATOR:
-                    continue
-                # A watch still open has only started; every other request is logged complete.
-                if event["stage"] == "ResponseComplete" or (
-                    event["verb"] == "watch" and event["stage"] == "ResponseStarted"
-                ):
-                    yield event
-
-
 @pytest.fixture(scope="module")
 def target(control_plane: ControlPlane) -> ClusterTarget:
     """The real API server only."""
@@ -106,21 +81,36 @@ def target(control_plane: ControlPlane) -> ClusterTarget:
     return ClusterTarget(APISERVER, control_plane)
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def stack(
-    target: ClusterTarget, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Stack]:
-    """One operator for the module, under the chart's RBAC."""
-    async with operator_stack(tmp_path_factory.mktemp("real-server"), target) as running:
-        yield running
-
-
 @pytest.fixture(scope="module")
 def audit(target: ClusterTarget) -> AuditLog:
-    """The audit log from the module's start."""
+    """The audit log from the module's start (before its stack), the operator's requests only."""
     assert target.plane is not None
     assert target.plane.audit_log is not None
-    return AuditLog(target.plane.audit_log)
+    return AuditLog(target.plane.audit_log, OPERATOR)
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def stack(
+    target: ClusterTarget, audit: AuditLog, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Stack]:
+    """One operator for the module, under the chart's RBAC; the audit log then keeps only the
+    requests of this stack's ServiceAccount (an earlier module's, of the same name, had another
+    uid), with an out-of-scope namespace holding objects the operator must not read."""
+    async with operator_stack(tmp_path_factory.mktemp("real-server"), target) as running:
+        account = await running.kube.get(
+            SERVICE_ACCOUNTS, namespace="elastic-system", name="stackflow"
+        )
+        audit.uid = str(account["metadata"]["uid"])
+        await create_namespace(running.kube, OUTSIDE, in_scope=False)
+        await running.kube.create(
+            SECRETS,
+            {"metadata": {"name": "not-yours"}, "stringData": {"password": "out of scope"}},
+            namespace=OUTSIDE,
+        )
+        await running.kube.create(
+            ES, manifest("Elasticsearch", "outside", OUTSIDE, OUTSIDE_SPEC), namespace=OUTSIDE
+        )
+        yield running
 
 
 async def health(stack: Stack, kind: str, name: str) -> str:
@@ -339,7 +329,7 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         raise AssertionError(f"{error}: {seen}\n{workloads}\n{stack.operator.tail()}") from None
     used: set[tuple[str, str, str, str]] = set()
     denied: set[str] = set()
-    audit.offset = 0  # the whole module: every request the operator made under this role
+    audit.offset = audit.start  # the whole module: every request the operator made under this role
     for event in audit.operator_requests():
         ref = event.get("objectRef") or {}
         key = (ref.get("apiGroup", ""), ref.get("resource", ""), ref.get("subresource", ""))
@@ -355,3 +345,24 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         and not any((target[2] or target[1], verb) in NOT_SEEN for target in targets)
     )
     assert needless == [], "granted but never used"
+
+
+async def test_the_operator_reads_nothing_in_a_namespace_out_of_its_scope(
+    stack: Stack, audit: AuditLog, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # After the module's scenarios (documentation manifests, re-reconcile, updates and deletes),
+    # with OUTSIDE holding a Secret and an Elasticsearch since the operator started.
+    assert stack.operator.process is not None
+    audit.offset = audit.start  # the whole module, this stack's ServiceAccount only
+    events = list(audit.operator_requests())
+    counts = request_figures(events)
+    # Its cluster-wide lists and watches (the ones ECK keeps too) name no namespace; every
+    # namespaced read is of a namespace it manages, or its own.
+    outside = reads_out_of_scope(events, in_scope=(NAMESPACE, "elastic-system"))
+    with capsys.disabled():
+        top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        print(f"\noperator requests in this module: {sum(counts.values())}", end="")
+        print(f"; reads in a namespace out of scope: {len(outside)}")
+        print("\n".join(f"  {key}: {count}" for key, count in top))
+    assert counts, "no request of this stack's operator in the audit log"
+    assert outside == [], outside
