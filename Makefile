@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev test lint bench fmt clean venv tools test-apiserver proto
+.PHONY: dev test lint bench fmt clean venv tools test-apiserver test-reliability proto
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ tools:
 # The end-to-end scenarios and the conformance comparison on the real control plane only.
 test-apiserver: tools $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m apiserver -rs $(PYTEST_ARGS)
+
+# The fault-injection suite under load alone (it also runs in `make test`), its figures printed;
+# STACKFLOW_RELIABILITY_SEED=N replays a run's schedule. bench/reliability_bench.py is the long one.
+test-reliability: $(STAMP) proto
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m reliability -s $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from stackflow.models.engine import SEARCH_ATTRIBUTES
 
-__all__ = ["TemporalDevServer", "free_port", "temporal_binary"]
+__all__ = ["TemporalDevServer", "free_port", "free_ports", "temporal_binary"]
 
 
 def temporal_binary() -> str:
@@ -38,15 +38,42 @@ def free_port(host: str) -> int:
         return int(probe.getsockname()[1])
 
 
+def free_ports(host: str, count: int) -> list[int]:
+    """``count`` distinct ports free on ``host`` right now (all probes held open together)."""
+    with contextlib.ExitStack() as stack:
+        probes = [
+            stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            for _ in range(count)
+        ]
+        for probe in probes:
+            probe.bind((host, 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+
+
 class TemporalDevServer:
     """``temporal server start-dev`` on free ports, stopped with the environment."""
 
-    def __init__(self, *, state_dir: Path, host: str = "127.0.0.1") -> None:
-        """Configure; nothing runs until ``start()``."""
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        host: str = "127.0.0.1",
+        headless: bool = False,
+        dynamic_config: dict[str, str] | None = None,
+    ) -> None:
+        """Configure; nothing runs until ``start()``.
+
+        ``headless`` serves no UI; ``dynamic_config`` are the server's dynamic configuration
+        values (``--dynamic-config-value KEY=VALUE``, VALUE in JSON).
+        """
         self.state_dir = state_dir
         self.host = host
+        self.headless = headless
+        self.dynamic_config = dict(dynamic_config or {})
         self.port = 0
         self.ui_port = 0
+        self.http_port = 0
+        self.metrics_port = 0
         self._process: asyncio.subprocess.Process | None = None
 
     @property
@@ -69,21 +96,32 @@ class TemporalDevServer:
             self.host,
             "--port",
             str(self.port),
-            "--ui-port",
-            str(self.ui_port),
+            "--http-port",
+            str(self.http_port),
+            "--metrics-port",
+            str(self.metrics_port),
             "--db-filename",
             str(self.state_dir / "temporal.db"),
             "--log-level",
             "error",
         ]
+        argv += ["--headless"] if self.headless else ["--ui-port", str(self.ui_port)]
         for key in SEARCH_ATTRIBUTES:
             argv += ["--search-attribute", f"{key.name}=Keyword"]
+        for name, value in self.dynamic_config.items():
+            argv += ["--dynamic-config-value", f"{name}={value}"]
         return argv
 
     async def start(self, *, within: float = 60.0) -> None:
-        """Start the server and wait until its frontend accepts connections."""
-        self.port = free_port(self.host)
-        self.ui_port = free_port(self.host)
+        """Start the server and wait until its frontend accepts connections.
+
+        The first start picks free ports; a start after ``stop()`` or ``kill()`` binds the same
+        ones again, on the same database, as a restarted server would.
+        """
+        if not self.port:
+            # The HTTP API and metrics ports too: their defaults are fixed numbers, taken by the
+            # first dev server on the machine.
+            self.port, self.ui_port, self.http_port, self.metrics_port = free_ports(self.host, 4)
         log = (self.state_dir / "temporal.log").open("ab")
         try:
             self._process = await asyncio.create_subprocess_exec(
@@ -110,6 +148,14 @@ class TemporalDevServer:
             if asyncio.get_running_loop().time() > deadline:
                 raise RuntimeError("temporal server did not start in time")
             await asyncio.sleep(0.1)
+
+    async def kill(self) -> None:
+        """SIGKILL the server, as a crash would (its database keeps what it had committed)."""
+        process, self._process = self._process, None
+        if process is None or process.returncode is not None:
+            return
+        process.kill()
+        await process.wait()
 
     async def stop(self) -> None:
         """Stop the server (SIGINT as Ctrl-C would, then SIGKILL after a grace period)."""

@@ -104,7 +104,13 @@ class Operator:
             return 0
         if process.returncode is None:
             process.send_signal(signum)
-        return await asyncio.wait_for(process.wait(), timeout=60)
+        try:
+            return await asyncio.wait_for(process.wait(), timeout=60)
+        except TimeoutError:
+            # Never leave it behind: a test stops what it starts, even an operator that hangs.
+            process.kill()
+            await process.wait()
+            raise AssertionError(f"operator did not exit within 60 s of signal {signum}") from None
 
     def tail(self, chars: int = 3000) -> str:
         """The end of its log, for failure messages."""
