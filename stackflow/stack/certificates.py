@@ -23,6 +23,12 @@ DEFAULT_VALIDITY = timedelta(days=365)
 DEFAULT_ROTATE_BEFORE = timedelta(hours=24)
 CLOCK_SKEW_ALLOWANCE = timedelta(minutes=10)
 RSA_KEY_SIZE = 2048
+#: X.509's upper bound of a common name (RFC 5280's ``ub-common-name``); cryptography enforces it.
+MAX_COMMON_NAME_LENGTH = 64
+
+
+class CertificateError(ValueError):
+    """A certificate could not be issued for a request; the message names the certificate."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,27 @@ class LeafRequest:
             [f"dns:{name}" for name in self.dns_names]
             + [f"ip:{ipaddress.ip_address(address)}" for address in self.ip_addresses]
         )
+
+
+def fitted_request(request: LeafRequest) -> LeafRequest:
+    """Return ``request`` with a common name X.509 accepts (pure; unchanged when it fits).
+
+    A common name longer than 64 characters (a 63-character namespace makes
+    ``<es>-es-http.<namespace>.es.local`` one) cannot be issued at all. As ECK, the long name moves
+    to the SANs, where clients look for it anyway, and the common name becomes the first SAN DNS
+    name that fits (the Service's short name), else the long name cut to 64 characters.
+    """
+    if len(request.common_name) <= MAX_COMMON_NAME_LENGTH:
+        return request
+    short = next(
+        (name for name in request.dns_names if 0 < len(name) <= MAX_COMMON_NAME_LENGTH),
+        request.common_name[:MAX_COMMON_NAME_LENGTH],
+    )
+    return LeafRequest(
+        common_name=short,
+        dns_names=unique_in_order((*request.dns_names, request.common_name)),
+        ip_addresses=request.ip_addresses,
+    )
 
 
 def needs_renewal(
@@ -206,6 +233,8 @@ def is_reusable_leaf(
     settings: CertificateSettings,
 ) -> bool:
     """Return whether ``current`` is signed by ``ca``, names exactly ``request``'s SANs and is fresh."""
+    # The SANs compared are those a new certificate would carry.
+    request = fitted_request(request)
     loaded = _load_pair(current.cert_pem, current.key_pem)
     if loaded is None:
         return False
@@ -226,7 +255,23 @@ def _alternative_names(request: LeafRequest) -> list[x509.GeneralName]:
 def issue_leaf(
     *, ca: KeyPair, request: LeafRequest, now: datetime, settings: CertificateSettings
 ) -> KeyPair:
-    """Generate a new key and a certificate for ``request`` signed by ``ca``."""
+    """Generate a new key and a certificate for ``request`` signed by ``ca``.
+
+    Raise :class:`CertificateError` naming the certificate when its names cannot be encoded (a
+    user's SAN that is not a DNS name or an IP address), rather than cryptography's bare message.
+    """
+    request = fitted_request(request)
+    try:
+        return _issue_leaf(ca=ca, request=request, now=now, settings=settings)
+    except ValueError as error:
+        raise CertificateError(
+            f"cannot issue the certificate for {request.common_name!r}: {error}"
+        ) from error
+
+
+def _issue_leaf(
+    *, ca: KeyPair, request: LeafRequest, now: datetime, settings: CertificateSettings
+) -> KeyPair:
     ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
     if not isinstance(ca_key, rsa.RSAPrivateKey):
         raise ValueError("the CA key must be an RSA key")

@@ -5,13 +5,17 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from cryptography.x509.oid import NameOID
 
 from stackflow.stack.certificates import (
+    MAX_COMMON_NAME_LENGTH,
+    CertificateError,
     CertificateSettings,
     KeyPair,
     LeafRequest,
     certificate_sans,
     create_ca,
+    fitted_request,
     needs_renewal,
     reconcile_ca,
     reconcile_leaf,
@@ -146,3 +150,73 @@ def test_needs_renewal(leaf: KeyPair, offset: timedelta, expected: bool) -> None
         needs_renewal(leaf.certificate(), now=NOW + offset, rotate_before=timedelta(days=1))
         is expected
     )
+
+
+LONGEST_NAMESPACE = "n" * 63
+LONG_HTTP_NAME = f"es-es-http.{LONGEST_NAMESPACE}.es.local"
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        # A name that fits is kept as it is.
+        (REQUEST, REQUEST),
+        (
+            LeafRequest(common_name="c" * 64, dns_names=("a",)),
+            LeafRequest(common_name="c" * 64, dns_names=("a",)),
+        ),
+        # Too long: the first SAN that fits becomes the name, the long name joins the SANs.
+        (
+            LeafRequest(
+                common_name=LONG_HTTP_NAME,
+                dns_names=("es-es-http", f"es-es-http.{LONGEST_NAMESPACE}"),
+                ip_addresses=("10.0.0.1",),
+            ),
+            LeafRequest(
+                common_name="es-es-http",
+                dns_names=("es-es-http", f"es-es-http.{LONGEST_NAMESPACE}", LONG_HTTP_NAME),
+                ip_addresses=("10.0.0.1",),
+            ),
+        ),
+        # No SAN fits (or there is none): the long name, cut to 64 characters.
+        (
+            LeafRequest(common_name="c" * 65, dns_names=("d" * 65,)),
+            LeafRequest(common_name="c" * 64, dns_names=("d" * 65, "c" * 65)),
+        ),
+        (
+            LeafRequest(common_name="c" * 65),
+            LeafRequest(common_name="c" * 64, dns_names=("c" * 65,)),
+        ),
+        # The long name already among the SANs is not repeated.
+        (
+            LeafRequest(common_name="c" * 65, dns_names=("c" * 65, "short")),
+            LeafRequest(common_name="short", dns_names=("c" * 65, "short")),
+        ),
+    ],
+)
+def test_fitted_request(request_: LeafRequest, expected: LeafRequest) -> None:
+    fitted = fitted_request(request_)
+
+    assert fitted == expected
+    assert fitted_request(fitted) == fitted
+    assert len(fitted.common_name) <= MAX_COMMON_NAME_LENGTH
+
+
+def test_a_leaf_for_a_too_long_common_name_is_issued_and_reused(ca: KeyPair) -> None:
+    request = LeafRequest(common_name=LONG_HTTP_NAME, dns_names=("es-es-http",))
+
+    leaf = reconcile_leaf(current=None, ca=ca, request=request, now=NOW, settings=SETTINGS)
+
+    certificate = leaf.certificate()
+    common_names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    assert [attribute.value for attribute in common_names] == ["es-es-http"]
+    assert certificate_sans(certificate) == {"dns:es-es-http", f"dns:{LONG_HTTP_NAME}"}
+    again = reconcile_leaf(current=leaf, ca=ca, request=request, now=NOW, settings=SETTINGS)
+    assert again == leaf
+
+
+def test_a_leaf_that_cannot_be_issued_names_its_certificate(ca: KeyPair) -> None:
+    request = LeafRequest(common_name="es-es-http", dns_names=("h\u00e9",))
+
+    with pytest.raises(CertificateError, match="certificate for 'es-es-http'"):
+        reconcile_leaf(current=None, ca=ca, request=request, now=NOW, settings=SETTINGS)
