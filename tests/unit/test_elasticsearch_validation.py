@@ -6,7 +6,11 @@ from typing import Any
 
 import pytest
 
-from stackflow.stack.elasticsearch.validation import validate_elasticsearch
+from stackflow.stack.elasticsearch.validation import (
+    DISABLE_DOWNGRADE_VALIDATION_ANNOTATION,
+    downgrade_problem,
+    validate_elasticsearch,
+)
 
 
 def make_es(name: str = "quickstart", **spec: Any) -> dict[str, Any]:
@@ -81,3 +85,54 @@ def test_all_problems_are_reported_together() -> None:
         "spec.nodeSets[0].name",
         "spec.nodeSets[0].count",
     }
+
+
+@pytest.mark.parametrize(
+    ("proposed", "running", "allowed", "expected"),
+    [
+        # Nothing runs yet: any version may be chosen.
+        ("8.15.0", None, False, None),
+        ("9.1.0", "9.1.0", False, None),
+        ("9.1.1", "9.1.0", False, None),
+        ("10.0.0", "9.1.0", False, None),
+        # A pre-release of the running version is not a downgrade.
+        ("9.1.0-SNAPSHOT", "9.1.0", False, None),
+        ("9.1.0", "9.1.0-SNAPSHOT", False, None),
+        ("8.15.0", "9.1.0", False, "downgrade from 9.1.0 to 8.15.0 is not supported"),
+        ("9.0.9", "9.1.0", False, "downgrade from 9.1.0 to 9.0.9 is not supported"),
+        ("9.1.0", "9.1.1", False, "downgrade from 9.1.1 to 9.1.0 is not supported"),
+        # ECK's annotation lets the user through, at their own risk.
+        ("8.15.0", "9.1.0", True, None),
+        # Unparseable versions are the version check's business.
+        ("nope", "9.1.0", False, None),
+        ("8.15.0", "garbage", False, None),
+    ],
+)
+def test_downgrade_problem(
+    proposed: str, running: str | None, allowed: bool, expected: str | None
+) -> None:
+    problem = downgrade_problem(proposed=proposed, running=running, downgrades_allowed=allowed)
+
+    assert problem == (None if expected is None else ("spec.version", expected))
+
+
+@pytest.mark.parametrize(
+    ("annotations", "status", "refused"),
+    [
+        ({}, {"version": "9.1.0"}, True),
+        ({}, {}, False),
+        ({DISABLE_DOWNGRADE_VALIDATION_ANNOTATION: "true"}, {"version": "9.1.0"}, False),
+        ({DISABLE_DOWNGRADE_VALIDATION_ANNOTATION: "false"}, {"version": "9.1.0"}, True),
+    ],
+)
+def test_a_downgrade_below_the_running_version_is_refused(
+    annotations: dict[str, str], status: dict[str, Any], refused: bool
+) -> None:
+    es = make_es(version="8.15.0")
+    es["metadata"]["annotations"] = annotations
+    es["status"] = status
+
+    errors = validate_elasticsearch(es)
+
+    expected = [("spec.version", "downgrade from 9.1.0 to 8.15.0 is not supported")]
+    assert errors == (expected if refused else [])

@@ -20,6 +20,8 @@ FieldError = tuple[str, str]
 NODE_SET_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9-]+$")
 MAX_NODE_SET_NAME_LENGTH = 23
 MAX_LABEL_VALUE_LENGTH = 63
+#: ECK's escape hatch: ``"true"`` lets a version downgrade through, at the user's own risk.
+DISABLE_DOWNGRADE_VALIDATION_ANNOTATION = "eck.k8s.elastic.co/disable-downgrade-validation"
 
 
 def _validate_name(es: Mapping[str, Any]) -> list[FieldError]:
@@ -45,6 +47,39 @@ def _validate_version(spec: Mapping[str, Any]) -> list[FieldError]:
     if not is_supported(version):
         return [("spec.version", f"unsupported version: {version} (supported: 7.17.0 to 9.x)")]
     return []
+
+
+def downgrade_problem(
+    *, proposed: str, running: str | None, downgrades_allowed: bool = False
+) -> FieldError | None:
+    """ECK's ``noDowngrades``: refuse a ``spec.version`` below the lowest running version (pure).
+
+    ``running`` is ``status.version`` (the lowest version the cluster's Pods run; None before the
+    first Pod). Elasticsearch cannot read data written by a newer version, so a downgrade is
+    refused unless ECK's annotation allows it. A version that does not parse is not judged here:
+    the version check reports it.
+    """
+    if running is None or downgrades_allowed:
+        return None
+    try:
+        wanted, lowest = parse_version(proposed), parse_version(running)
+    except ValueError:
+        return None
+    # Pre-release suffixes are not ordered: 9.1.0-SNAPSHOT is no downgrade from 9.1.0.
+    if (wanted.major, wanted.minor, wanted.patch) >= (lowest.major, lowest.minor, lowest.patch):
+        return None
+    return ("spec.version", f"downgrade from {lowest} to {wanted} is not supported")
+
+
+def _validate_no_downgrade(es: Mapping[str, Any]) -> list[FieldError]:
+    running = (es.get("status") or {}).get("version")
+    allowed = view(es).annotations.get(DISABLE_DOWNGRADE_VALIDATION_ANNOTATION) == "true"
+    problem = downgrade_problem(
+        proposed=str((es.get("spec") or {}).get("version") or ""),
+        running=str(running) if running else None,
+        downgrades_allowed=allowed,
+    )
+    return [problem] if problem is not None else []
 
 
 def _validate_node_set(es_name: str, index: int, node_set: Mapping[str, Any]) -> list[FieldError]:
@@ -79,7 +114,7 @@ def validate_elasticsearch(es: Mapping[str, Any]) -> list[FieldError]:
     """Return the spec's problems as ``(field, message)``; empty when the cluster is valid."""
     spec: Mapping[str, Any] = es.get("spec") or {}
     es_name = view(es).name
-    errors = _validate_name(es) + _validate_version(spec)
+    errors = _validate_name(es) + _validate_version(spec) + _validate_no_downgrade(es)
     node_sets = spec.get("nodeSets") or []
     if not node_sets:
         errors.append(("spec.nodeSets", "at least one node set is required"))
