@@ -212,6 +212,20 @@ class OperatorLicenseReader:
         self._verified = kept
         return checks
 
+    async def check(self, secret: Mapping[str, Any]) -> LicenseCheck:
+        """One license Secret, parsed and verified now (not remembered: a watch event is rare).
+
+        The trial key is read only for an operator-managed trial, the one license it verifies.
+        """
+        now = self.now()
+        check = parse_license_secret(secret, public_keys=self.public_keys, now=now)
+        if check.license is not None and check.license.license.is_eck_managed_trial():
+            trial_key = await self.trial_public_key()
+            check = parse_license_secret(
+                secret, public_keys=self.public_keys, now=now, trial_public_key=trial_key
+            )
+        return check
+
     async def verdict(self) -> LicenseVerdict:
         """Whether enterprise features are enabled now, and the license that enables them."""
         return verdict_from_checks(await self.checks(), now=self.now())

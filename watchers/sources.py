@@ -48,7 +48,7 @@ from stackflow.models.objects import view
 from stackflow.scope import namespace_flip_direction
 from watchers.flips import start_flip_workflow
 from watchers.informers import InformerSet, reference_resources
-from watchers.license_events import MalformedLicenseReporter
+from watchers.license_events import LicenseJudge, LicenseProblemReporter
 from watchers.references import ReferenceIndex
 from watchers.signals import Signaller
 from watchers.triggers import (
@@ -90,10 +90,12 @@ class Watchers:
         metrics: Registry,
         events: EventRecorder | None = None,
         own_writes: OwnWrites | None = None,
+        license_judge: LicenseJudge | None = None,
     ) -> None:
         """Register every handler; nothing runs until the informers start.
 
-        With ``events``, a malformed operator license Secret gets a Warning event on itself. With
+        With ``events``, a malformed operator license Secret gets a Warning event on itself; with
+        ``license_judge`` too (the operator's keys), so does one that is not valid. With
         ``own_writes`` (the memory the activities' client records its writes in), an event that
         only shows the operator's own write wakes nobody.
         """
@@ -106,7 +108,9 @@ class Watchers:
         self.task_queue = task_queue
         self.references = ReferenceIndex()
         self.own_writes = own_writes if own_writes is not None else OwnWrites(capacity=0)
-        self._license_reporter = MalformedLicenseReporter(events) if events is not None else None
+        self._license_reporter = (
+            LicenseProblemReporter(events, judge=license_judge) if events is not None else None
+        )
         self._tasks: set[asyncio.Task[None]] = set()
         self._flips = metrics.counter(
             "stackflow_namespace_flips_total",

@@ -257,6 +257,8 @@ async def run_operator(
             metrics=metrics,
             events=context.events,
             own_writes=resources.own_writes,
+            # The reconciles' reader: the events judge licenses with the gate's own keys.
+            license_judge=context.licenses.check,
         )
         running.push_async_callback(watchers.stop)
         informers.start()

@@ -182,6 +182,23 @@ class LicenseCheck:
         return None
 
 
+def invalid_license_message(check: LicenseCheck, *, now: datetime) -> str | None:
+    """The Warning event message (reason InvalidLicense) for a license Secret that does not count
+    at ``now``; None when it is valid (pure).
+
+    A malformed Secret keeps ECK's wording (``while parsing license in ns/name: …``). A well-formed
+    one that fails verification, has expired or has not started yet is named with its problem too:
+    while another license is valid the gate's reason never mentions it, and this message is then
+    the only place a user learns why their license is not used.
+    """
+    if check.is_malformed:
+        return check.event_message
+    problem = check.problem_at(now)
+    if problem is None:
+        return None
+    return f"license in {check.namespace}/{check.name} is not used: {problem}"
+
+
 def license_data(secret: Mapping[str, Any]) -> dict[str, bytes]:
     """A Secret's ``data`` decoded from base64 (as the API serves it); bytes values pass through."""
     decoded: dict[str, bytes] = {}
