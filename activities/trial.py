@@ -72,6 +72,7 @@ __all__ = [
     "TRIAL_EXPIRED_MESSAGE",
     "TRIAL_INVALID_MESSAGE",
     "TRIAL_ONLY_ONCE_MESSAGE",
+    "TRIAL_STATUS_MISSING_MESSAGE",
     "TrialAction",
     "TrialDecision",
     "decide",
@@ -79,12 +80,16 @@ __all__ = [
     "flip_mapper",
     "is_trial_secret",
     "reconcile",
+    "trial_status_problem",
 ]
 
 EULA_MESSAGE = f'Please set the annotation {EULA_ANNOTATION} to "accepted" to accept the EULA'
 TRIAL_ONLY_ONCE_MESSAGE = "trial can be started only once"
 TRIAL_INVALID_MESSAGE = "trial license signature invalid"
 TRIAL_EXPIRED_MESSAGE = "trial license expired"
+TRIAL_STATUS_MISSING_MESSAGE = (
+    f"Secret {TRIAL_STATUS_SECRET_NAME} is missing: the trial license cannot be verified"
+)
 
 
 class TrialAction(StrEnum):
@@ -124,6 +129,30 @@ def trial_started(status: Mapping[str, Any] | None) -> bool:
     return TRIAL_ACTIVATION_KEY not in (status.get("data") or {})
 
 
+def trial_status_problem(status: Mapping[str, Any] | None) -> str | None:
+    """Why ``trial-status`` cannot verify a started trial, or None when its key is readable (pure).
+
+    The Secret is the operator's own record of the trial's public key; edited by hand (or deleted)
+    it can no longer vouch for the trial license. The trial then counts as used and invalid (as
+    ECK: no new trial is started) and this message names the Secret rather than the signature.
+    """
+    if status is None:
+        return TRIAL_STATUS_MISSING_MESSAGE
+    meta = view(status)
+    key_bytes = trial_public_key_from_status(status)
+    if key_bytes:
+        try:
+            load_public_key(key_bytes)
+        except ValueError:
+            pass
+        else:
+            return None
+    return (
+        f"Secret {meta.namespace}/{meta.name} holds no readable trial public key "
+        f"(key {TRIAL_PUBKEY_KEY}; was it edited?): the trial license cannot be verified"
+    )
+
+
 def decide(
     secret: Mapping[str, Any],
     *,
@@ -147,13 +176,11 @@ def decide(
         if started:
             return TrialDecision(TrialAction.INVALID, TRIAL_ONLY_ONCE_MESSAGE)
         return TrialDecision(TrialAction.START)
+    status_problem = trial_status_problem(trial_status)
+    if status_problem is not None:
+        return TrialDecision(TrialAction.INVALID, status_problem)
     key_bytes = trial_public_key_from_status(trial_status)
-    trial_key = None
-    if key_bytes:
-        try:
-            trial_key = load_public_key(key_bytes)
-        except ValueError:
-            trial_key = None
+    trial_key = load_public_key(key_bytes) if key_bytes else None
     check = check_license(requested, public_keys=(), trial_public_key=trial_key, now=now)
     if check.status is LicenseStatus.EXPIRED:
         return TrialDecision(TrialAction.INVALID, TRIAL_EXPIRED_MESSAGE)

@@ -131,6 +131,12 @@ async def test_trial_starts_once_and_enables_enterprise_features(cluster: Cluste
     [
         pytest.param("tamper", "trial license signature invalid", id="tampered"),
         pytest.param("expire", "trial license expired", id="expired"),
+        pytest.param(
+            "tamper-status",
+            f"Secret {OPERATOR_NAMESPACE}/trial-status holds no readable trial public key "
+            "(key pubkey; was it edited?): the trial license cannot be verified",
+            id="tampered-trial-status",
+        ),
     ],
 )
 async def test_invalid_trial_license_is_flagged(
@@ -148,6 +154,14 @@ async def test_invalid_trial_license_is_flagged(
         await cluster.raw.merge_patch(
             SECRETS, {"data": {"license": encoded}}, namespace=OPERATOR_NAMESPACE, name="eck-trial"
         )
+    elif change == "tamper-status":
+        garbage = base64.b64encode(b"garbage").decode()
+        await cluster.raw.merge_patch(
+            SECRETS,
+            {"data": {"pubkey": garbage}},
+            namespace=OPERATOR_NAMESPACE,
+            name="trial-status",
+        )
     else:
         clock.now += timedelta(days=31)
 
@@ -155,3 +169,7 @@ async def test_invalid_trial_license_is_flagged(
 
     assert await annotation(cluster, "eck-trial") == message
     assert not await licensed(context)
+    # Whatever happened to the trial, it is not started a second time.
+    await cluster.raw.create(SECRETS, trial_request("another-trial"))
+    await reconcile(context, "another-trial")
+    assert await annotation(cluster, "another-trial") == "trial can be started only once"
