@@ -8,7 +8,8 @@ scoped client (a resource whose namespace is out of scope is never written) and 
 
 ``conditions`` is a list, which a merge patch replaces whole: the patch carries every other
 condition as read, with the object's resourceVersion, so a concurrent status write is not undone
-(the API server answers a conflict and the activity is retried on a fresh read).
+(the API server answers a conflict, and the activity reads again and recomputes the patch; only
+after ``CONFLICT_ATTEMPTS`` conflicts in a row is the activity itself retried).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from workflows.decisions import (
 
 __all__ = [
     "CONDITION_TYPE",
+    "CONFLICT_ATTEMPTS",
     "REASON_WAITING_FOR_LICENSE",
     "license_condition",
     "status_patch",
@@ -38,6 +40,10 @@ __all__ = [
 #: The condition's type: Stackflow's own, next to the controllers' (ECK's types are left alone).
 CONDITION_TYPE = "StackflowReconciliation"
 REASON_WAITING_FOR_LICENSE = "WaitingForLicense"
+#: Read-patch rounds before a conflict fails the activity. A license change wakes every
+#: controller of a resource at once (an Agent has four writing its status), so a conflict is
+#: the expected race, not an error worth a failed attempt (and its traceback) in the log.
+CONFLICT_ATTEMPTS = 5
 
 
 def waiting_message(reason: str) -> str:
@@ -102,20 +108,27 @@ async def license_condition(
 ) -> LicenseConditionResult:
     """Write or remove the license-wait condition on the resource (scoped read, status patch)."""
     ref = request.ref
-    try:
-        # The scoped client reports an object of an out-of-scope namespace as not found.
-        obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
-        return LicenseConditionResult(written=False)
-    patch = status_patch(obj, change=request.change, reason=request.reason, now=context.clock())
-    if patch is None:
-        return LicenseConditionResult(written=False)
-    try:
-        # Attributed to the resource's controller: its watchers do not wake it for this write.
-        with writing_as(ref.controller):
-            await context.scoped.patch_status(
-                ref.resource, patch, namespace=ref.namespace, name=ref.name
-            )
-    except errors.NotFound:
-        return LicenseConditionResult(written=False)
-    return LicenseConditionResult(written=True)
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        try:
+            # The scoped client reports an object of an out-of-scope namespace as not found.
+            obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
+        except errors.NotFound:
+            return LicenseConditionResult(written=False)
+        patch = status_patch(obj, change=request.change, reason=request.reason, now=context.clock())
+        if patch is None:
+            return LicenseConditionResult(written=False)
+        try:
+            # Attributed to the resource's controller: its watchers do not wake it for this write.
+            with writing_as(ref.controller):
+                await context.scoped.patch_status(
+                    ref.resource, patch, namespace=ref.namespace, name=ref.name
+                )
+        except errors.NotFound:
+            return LicenseConditionResult(written=False)
+        except errors.Conflict:
+            # Another controller wrote the status since the read: read it again.
+            if attempt == CONFLICT_ATTEMPTS:
+                raise
+            continue
+        return LicenseConditionResult(written=True)
+    raise AssertionError("unreachable: the last attempt returns or raises")

@@ -9,13 +9,21 @@ import pytest
 
 from activities.license_condition import (
     CONDITION_TYPE,
+    CONFLICT_ATTEMPTS,
     REASON_WAITING_FOR_LICENSE,
+    license_condition,
     status_patch,
     waiting_message,
 )
-from stackflow.models.engine import Phase, StepVerdict
+from stackflow.kube import errors
+from stackflow.models.engine import Phase, ResourceRef, StepVerdict
+from stackflow.models.kinds import Kind
 from stackflow.stack.elasticsearch.status import compute_status
-from workflows.decisions import LicenseConditionChange, license_condition_change
+from workflows.decisions import (
+    LicenseConditionChange,
+    LicenseConditionInput,
+    license_condition_change,
+)
 
 NOW = datetime(2026, 12, 3, 14, 0, 0, tzinfo=UTC)
 EARLIER = "2026-12-01T08:00:00Z"
@@ -133,3 +141,76 @@ def test_the_elasticsearch_reconcile_status_replaces_the_conditions_without_ours
     types = [condition["type"] for condition in decision.status["conditions"]]
     assert CONDITION_TYPE not in types
     assert types
+
+
+class RacingStatus:
+    """A scoped client whose status patches meet ``conflicts`` concurrent writers first: each
+    conflict bumps the resourceVersion, as the other writer's update did."""
+
+    def __init__(self, conflicts: int) -> None:
+        self.conflicts = conflicts
+        self.version = 1
+        self.patches: list[dict[str, Any]] = []
+
+    async def get(self, resource: Kind, *, namespace: str, name: str) -> dict[str, Any]:
+        return resource_of(str(self.version))
+
+    async def patch_status(
+        self, resource: Kind, patch: dict[str, Any], *, namespace: str, name: str
+    ) -> dict[str, Any]:
+        if self.conflicts:
+            self.conflicts -= 1
+            self.version += 1
+            raise errors.Conflict("the object has been modified")
+        self.patches.append(patch)
+        return resource_of(str(self.version))
+
+
+def resource_of(rv: str) -> dict[str, Any]:
+    return resource(HEALTH, rv=rv)
+
+
+class Context:
+    """What the activity uses of a ControllerContext: the scoped client and the clock."""
+
+    def __init__(self, scoped: RacingStatus) -> None:
+        self.scoped = scoped
+
+    def clock(self) -> datetime:
+        return NOW
+
+
+REF = ResourceRef(
+    controller="agent-fleetserver",
+    group="agent.k8s.elastic.co",
+    version="v1alpha1",
+    kind="Agent",
+    plural="agents",
+    namespace="a",
+    name="es",
+)
+
+
+@pytest.mark.parametrize(
+    ("conflicts", "patched_at"),
+    [(0, "1"), (1, "2"), (CONFLICT_ATTEMPTS - 1, str(CONFLICT_ATTEMPTS))],
+)
+async def test_a_conflicting_status_write_is_read_again_and_patched(
+    conflicts: int, patched_at: str
+) -> None:
+    scoped = RacingStatus(conflicts)
+    request = LicenseConditionInput(ref=REF, change=WAITING, reason="no license")
+
+    result = await license_condition(Context(scoped), request)  # type: ignore[arg-type]
+
+    assert result.written
+    assert scoped.patches == [patch_of(HEALTH, ours(since=NOW_TEXT), rv=patched_at)]
+
+
+async def test_conflicts_that_do_not_stop_fail_the_activity() -> None:
+    scoped = RacingStatus(CONFLICT_ATTEMPTS)
+    request = LicenseConditionInput(ref=REF, change=WAITING, reason="no license")
+
+    with pytest.raises(errors.Conflict):
+        await license_condition(Context(scoped), request)  # type: ignore[arg-type]
+    assert scoped.patches == []
