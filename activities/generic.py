@@ -17,7 +17,7 @@ from temporalio.client import Client
 from activities.binding import FlipTargets
 from activities.context import ControllerContext
 from activities.kinds import involved_reference
-from stackflow.controllers import Controller, FlipStrategy
+from stackflow.controllers import Controller, FlipStrategy, Gate
 from stackflow.kube import errors
 from stackflow.kube.events import InvolvedObject
 from stackflow.licensing.model import EVENT_ACTION_LICENSE_CHECK, EVENT_REASON_INVALID_LICENSE
@@ -47,6 +47,7 @@ __all__ = [
     "invalid_spec_notice",
     "invalid_spec_status",
     "license_check",
+    "license_notice",
     "license_wait_notice",
     "scope_check",
     "signal_resources",
@@ -55,6 +56,8 @@ __all__ = [
 DYNAMIC_SELECTOR_UNLICENSED_MESSAGE = (
     "Dynamic namespace selector is an enterprise feature. Enterprise features are disabled"
 )
+#: ECK's event reason when an enterprise-only resource (a StackConfigPolicy) is not reconciled.
+REASON_RECONCILIATION_ERROR = "ReconciliationError"
 #: ECK's event reason for a spec the reconcile refuses.
 REASON_VALIDATION = "Validation"
 RECONCILIATION_COMPLETE = "ReconciliationComplete"
@@ -130,16 +133,34 @@ async def _operator_pod(context: ControllerContext) -> InvolvedObject:
     return InvolvedObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": pod["metadata"]})
 
 
+def license_notice(gate: Gate, kind: str) -> tuple[str, str, bool]:
+    """The Warning a license wait records (pure): its reason, its message, and whether the
+    operator Pod gets it too.
+
+    The dynamic-scope gate is the operator's feature: ``InvalidLicense`` on the Pod and on the
+    resource. An enterprise-only kind is the resource's own feature: ECK records
+    ``ReconciliationError`` on the resource alone, naming the kind.
+    """
+    if gate is Gate.ENTERPRISE:
+        message = f"{kind} is an enterprise feature. Enterprise features are disabled"
+        return REASON_RECONCILIATION_ERROR, message, False
+    return EVENT_REASON_INVALID_LICENSE, DYNAMIC_SELECTOR_UNLICENSED_MESSAGE, True
+
+
 async def license_wait_notice(
     context: ControllerContext, request: LicenseWaitNoticeInput
 ) -> LicenseWaitNoticeResult:
-    """Warning ``InvalidLicense`` (action ``LicenseCheck``) on the operator Pod and on the resource."""
+    """The Warning of ``license_notice`` (action ``LicenseCheck``): ``InvalidLicense`` on the
+    operator Pod and on the resource, or ``ReconciliationError`` on an enterprise-only resource."""
+    controller = context.controllers.get(request.ref.controller)
+    gate = controller.gate if controller is not None else Gate.DYNAMIC_SCOPE
+    reason, message, on_pod = license_notice(gate, request.ref.kind)
     recorded = 0
-    if context.pod_name:
+    if context.pod_name and on_pod:
         await context.events.warning(
             await _operator_pod(context),
-            reason=EVENT_REASON_INVALID_LICENSE,
-            message=DYNAMIC_SELECTOR_UNLICENSED_MESSAGE,
+            reason=reason,
+            message=message,
             action=EVENT_ACTION_LICENSE_CHECK,
         )
         recorded += 1
@@ -147,8 +168,8 @@ async def license_wait_notice(
     if obj is not None:
         await context.events.warning(
             InvolvedObject.of(involved_reference(request.ref, obj)),
-            reason=EVENT_REASON_INVALID_LICENSE,
-            message=DYNAMIC_SELECTOR_UNLICENSED_MESSAGE,
+            reason=reason,
+            message=message,
             action=EVENT_ACTION_LICENSE_CHECK,
         )
         recorded += 1

@@ -23,6 +23,7 @@ from activities import (
     generic,
     license,
     license_condition,
+    stackconfigpolicy,
     telemetry,
     trial,
 )
@@ -74,6 +75,7 @@ IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
     **trial.IMPLEMENTATIONS,
     **apps.IMPLEMENTATIONS,
     **associations.IMPLEMENTATIONS,
+    **stackconfigpolicy.IMPLEMENTATIONS,
 }
 
 

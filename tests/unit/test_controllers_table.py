@@ -208,7 +208,7 @@ def test_build_activities_registers_every_contract_name() -> None:
             ACT_SWEEP_SECRETS,
             *(
                 f"{controller}.{step}"
-                for controller in ("elasticsearch", "license", "trial")
+                for controller in ("elasticsearch", "license", "trial", "stackconfigpolicy")
                 for step in STEPS
             ),
             *(f"{app}.{step}" for app in APP_NAMES for step in STEPS),

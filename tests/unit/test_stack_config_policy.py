@@ -1,5 +1,6 @@
 """The StackConfigPolicy rules as tables: targeting, merging by weight, conflicts, the
-file-settings versioning rule, the soft-owner marks and the policy status."""
+file-settings versioning rule, the soft-owner marks, the policy status and its patch, the
+controller row's mappers and the license notice of an enterprise-only kind."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from activities.generic import license_notice
+from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers.stackconfigpolicy import policy_secret_owners, policy_targets
 from stackflow.scope.selector import SelectorError
 from stackflow.stack.policies.stack_config import (
     SETTINGS_HASH_ANNOTATION,
@@ -33,6 +37,7 @@ from stackflow.stack.policies.stack_config import (
     secret_owners,
     selector_problem,
     state_hash,
+    status_patch,
     targets,
 )
 
@@ -392,3 +397,130 @@ def test_policy_status(phases: list[str], phase: str, ready_count: str) -> None:
     assert status["resources"] == len(phases)
     assert status["observedGeneration"] == 3
     assert len(status["details"].get("elasticsearch", {})) == len(phases)
+
+
+# (current status, desired status, expected merge patch)
+STATUS_PATCHES: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]] = [
+    ({"phase": "Ready"}, {"phase": "Ready"}, None),
+    ({}, {"phase": "Ready", "resources": 0}, {"phase": "Ready", "resources": 0}),
+    # A resource no longer targeted leaves the details; a field an entry lost is removed.
+    (
+        {
+            "details": {
+                "elasticsearch": {
+                    "a/es": {"phase": "Ready", "currentVersion": 3},
+                    "b/es": {"phase": "Ready"},
+                }
+            }
+        },
+        {"details": {"elasticsearch": {"a/es": {"phase": "ApplyingChanges"}}}},
+        {
+            "details": {
+                "elasticsearch": {
+                    "a/es": {"phase": "ApplyingChanges", "currentVersion": None},
+                    "b/es": None,
+                }
+            }
+        },
+    ),
+    (
+        {"details": {"kibana": {"a/kb": {"phase": "Ready"}}}},
+        {"details": {}},
+        {"details": {"kibana": None}},
+    ),
+    # Fields the policy controller does not write are left alone.
+    ({"conditions": [{"type": "x"}], "phase": "Invalid"}, {"phase": "Ready"}, {"phase": "Ready"}),
+]
+
+
+@pytest.mark.parametrize(("current", "desired", "patch"), STATUS_PATCHES)
+def test_status_patch(
+    current: dict[str, Any], desired: dict[str, Any], patch: dict[str, Any] | None
+) -> None:
+    assert status_patch(current, desired) == patch
+
+
+# (secret metadata, owners the controller row maps it to)
+SECRET_OWNERS: list[tuple[dict[str, Any], list[OwnerKey]]] = [
+    ({}, []),
+    (
+        {
+            "labels": {
+                "eck.k8s.elastic.co/owner-kind": "Kibana",
+                "eck.k8s.elastic.co/owner-name": "kb",
+            }
+        },
+        [],
+    ),
+    (
+        {
+            "labels": {
+                "eck.k8s.elastic.co/owner-kind": "StackConfigPolicy",
+                "eck.k8s.elastic.co/owner-namespace": "ns",
+                "eck.k8s.elastic.co/owner-name": "p",
+            }
+        },
+        [OwnerKey("ns", "p")],
+    ),
+    (
+        {
+            "labels": {"eck.k8s.elastic.co/owner-kind": "StackConfigPolicy"},
+            "annotations": {SOFT_OWNER_REFS_ANNOTATION: '["elastic-system/q", "ns/p"]'},
+        },
+        [OwnerKey("elastic-system", "q"), OwnerKey("ns", "p")],
+    ),
+    (
+        {
+            "labels": {"eck.k8s.elastic.co/owner-kind": "StackConfigPolicy"},
+            "annotations": {SOFT_OWNER_REFS_ANNOTATION: "not json"},
+        },
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("metadata", "owners"), SECRET_OWNERS)
+def test_the_row_maps_policy_secrets_to_their_policies(
+    metadata: dict[str, Any], owners: list[OwnerKey]
+) -> None:
+    secret = {"metadata": {"namespace": "x", "name": "s", **metadata}}
+    assert list(policy_secret_owners(secret)) == owners
+
+
+def test_the_row_references_the_resources_its_status_lists() -> None:
+    obj = {
+        "status": {
+            "details": {
+                "elasticsearch": {"a/es": {"phase": "Ready"}, "bad": {}},
+                "kibana": {"b/kb": {"phase": "ApplyingChanges"}},
+            }
+        }
+    }
+    assert [(key.kind, key.namespace, key.name) for key in policy_targets(obj)] == [
+        ("Elasticsearch", "a", "es"),
+        ("Kibana", "b", "kb"),
+    ]
+    assert policy_targets({}) == []
+
+
+def test_the_row() -> None:
+    row = CONTROLLERS.named("stackconfigpolicy")
+    assert row.gate is Gate.ENTERPRISE
+    assert row.flip is FlipStrategy.CONTROLLER
+    assert row.primary.kind == "StackConfigPolicy"
+    assert {kind.kind for kind in row.reference_kinds} == {"Elasticsearch", "Kibana"}
+
+
+# (gate, kind, expected reason, whether the operator Pod gets the event too)
+NOTICES: list[tuple[Gate, str, str, bool]] = [
+    (Gate.ENTERPRISE, "StackConfigPolicy", "ReconciliationError", False),
+    (Gate.DYNAMIC_SCOPE, "Elasticsearch", "InvalidLicense", True),
+]
+
+
+@pytest.mark.parametrize(("gate", "kind", "reason", "on_pod"), NOTICES)
+def test_license_notice(gate: Gate, kind: str, reason: str, on_pod: bool) -> None:
+    got_reason, message, got_on_pod = license_notice(gate, kind)
+    assert (got_reason, got_on_pod) == (reason, on_pod)
+    if gate is Gate.ENTERPRISE:
+        assert message == f"{kind} is an enterprise feature. Enterprise features are disabled"

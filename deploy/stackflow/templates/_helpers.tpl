@@ -84,8 +84,8 @@ rules:
   - {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], namespaced: true}
   - {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"], namespaced: true}
   # Counted by the licensing usage and telemetry reports (never reconciled).
-  - apiGroups: ["stackconfigpolicy.k8s.elastic.co", "autoops.k8s.elastic.co"]
-    resources: ["stackconfigpolicies", "autoopsagentpolicies"]
+  - apiGroups: ["autoops.k8s.elastic.co"]
+    resources: ["autoopsagentpolicies"]
     verbs: ["list"]
     namespaced: true
   # The stack resources: read, given a status, and owners of their children (whose blocking
@@ -102,7 +102,8 @@ rules:
       (list "agent.k8s.elastic.co" "agents" true)
       (list "maps.k8s.elastic.co" "elasticmapsservers" true)
       (list "logstash.k8s.elastic.co" "logstashes" true)
-      (list "packageregistry.k8s.elastic.co" "packageregistries" false) }}
+      (list "packageregistry.k8s.elastic.co" "packageregistries" false)
+      (list "stackconfigpolicy.k8s.elastic.co" "stackconfigpolicies" false) }}
   - apiGroups: [{{ index . 0 | quote }}]
     resources: [{{ index . 1 | quote }}]
     verbs: ["get", "list", "watch"{{ if index . 2 }}, "patch"{{ end }}]

@@ -66,6 +66,7 @@ __all__ = [
     "secret_owners",
     "selector_problem",
     "state_hash",
+    "status_patch",
     "targets",
 ]
 
@@ -726,3 +727,33 @@ def selector_problem(obj: Mapping[str, Any]) -> str | None:
     except SelectorError as error:
         return str(error)
     return None
+
+
+def _merge_patch(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON merge patch turning ``current`` into ``desired`` (a gone key is set to null)."""
+    patch: dict[str, Any] = {}
+    for key in sorted(set(current) | set(desired)):
+        if key not in desired:
+            patch[key] = None
+        elif current.get(key) != desired[key]:
+            old, new = current.get(key), desired[key]
+            both_maps = isinstance(old, Mapping) and isinstance(new, Mapping)
+            patch[key] = _merge_patch(old, new) if both_maps else copy.deepcopy(new)  # type: ignore[arg-type]
+    return patch
+
+
+def status_patch(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The merge patch of the policy's ``status`` from ``current`` to ``desired``, or None when
+    nothing changed: every field of ``desired`` is set, and within ``details`` a resource no
+    longer targeted (or a field an entry no longer has) is removed. Fields the policy controller
+    does not own (an Invalid notice's conditions) are left as they are."""
+    patch: dict[str, Any] = {}
+    for key, value in desired.items():
+        old = current.get(key)
+        if old == value:
+            continue
+        if isinstance(old, Mapping) and isinstance(value, Mapping):
+            patch[key] = _merge_patch(old, value)
+        else:
+            patch[key] = copy.deepcopy(value)
+    return patch or None

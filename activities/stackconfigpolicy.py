@@ -1,0 +1,428 @@
+"""The StackConfigPolicy controller's activities: reconcile, finalize and its flip mapper.
+
+A reconcile reads the policy, the clusters and Kibana instances it targets now and the Secrets it
+soft-owns from before, then, for each of those resources, every policy that may target it; the
+pure rules of ``stackflow.stack.policies.stack_config`` merge them by weight (or find a conflict)
+and build the Secrets, which are written here. A resource no policy targets any more gets an
+empty file-settings state (a new version) and loses its policy-config Secret. Each cluster is
+asked which file-settings version it applied; one that cannot be asked (the operator outside the
+cluster does not dial it) is reported ``ApplyingChanges``. The policy's status is written last.
+
+Every write goes through the scoped client: a resource whose namespace left scope is neither
+counted nor touched (DESIGN principle 4).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from activities.binding import ControllerActivities
+from activities.context import ControllerContext
+from activities.elasticsearch import endpoint_for
+from activities.errors import InvalidSpecError
+from stackflow.api.kinds import kind_info
+from stackflow.controllers.stackconfigpolicy import (
+    POLICY_SECRET_SELECTOR,
+    STACK_CONFIG_POLICY,
+    STACK_CONFIG_POLICY_CONTROLLER,
+)
+from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
+from stackflow.kube import errors
+from stackflow.models.engine import (
+    FinalizeInput,
+    FinalizeResult,
+    FlipDirectionName,
+    Phase,
+    ReconcileInput,
+    ReconcileResult,
+)
+from stackflow.models.kinds import SECRETS
+from stackflow.models.objects import view
+from stackflow.scope.selector import SelectorError
+from stackflow.stack.elasticsearch import names as es_names
+from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL
+from stackflow.stack.objects import controller_owner_reference
+from stackflow.stack.policies.stack_config import (
+    ELASTICSEARCH,
+    KIBANA,
+    KIBANA_NAME_LABEL,
+    MergeConflictError,
+    Policy,
+    ResourceStatus,
+    Target,
+    es_policy_config_secret,
+    es_policy_config_secret_name,
+    file_settings_secret,
+    file_settings_secret_name,
+    kb_policy_config_secret,
+    kb_policy_config_secret_name,
+    merge_elasticsearch,
+    merge_kibana,
+    parse_policy,
+    policies_for,
+    policy_status,
+    resource_phase,
+    secret_owners,
+    status_patch,
+    targets,
+)
+from stackflow.stack.policies.validation import validate_stack_config_policy
+
+__all__ = [
+    "IMPLEMENTATIONS",
+    "NOT_READY_REQUEUE_SECONDS",
+    "READY_RECHECK_SECONDS",
+    "finalize",
+    "flip_mapper",
+    "reconcile",
+]
+
+logger = logging.getLogger(__name__)
+
+#: How soon a policy whose resources have not all applied it is looked at again.
+NOT_READY_REQUEUE_SECONDS = 30.0
+#: How often a ready policy looks again for resources it does not know yet: a new cluster or a
+#: label that now matches wakes no policy (the owner mappers see only the object itself).
+READY_RECHECK_SECONDS = 120.0
+
+_KINDS = {
+    ELASTICSEARCH: kind_info("Elasticsearch").resource,
+    KIBANA: kind_info("Kibana").resource,
+}
+
+TargetKey = tuple[str, str, str]
+"""(type, namespace, name) of a targeted resource."""
+
+
+class _Policies:
+    """The policies that may target resources of one namespace, read once per namespace."""
+
+    def __init__(self, context: ControllerContext, *, excluded: str | None = None) -> None:
+        self.context = context
+        self.excluded = excluded
+        self._by_namespace: dict[str, list[Policy]] = {}
+
+    async def _in(self, namespace: str) -> list[Policy]:
+        if namespace not in self._by_namespace:
+            listed = await self.context.scoped.list(STACK_CONFIG_POLICY, namespace=namespace)
+            policies = []
+            for obj in listed["items"]:
+                if view(obj).deletion_timestamp:
+                    continue
+                try:
+                    policy = parse_policy(obj)
+                except SelectorError:
+                    continue  # an invalid policy targets nothing (its own reconcile says why)
+                if policy.key != self.excluded:
+                    policies.append(policy)
+            self._by_namespace[namespace] = policies
+        return self._by_namespace[namespace]
+
+    async def for_namespace(self, namespace: str) -> list[Policy]:
+        """Every policy of the operator namespace and of ``namespace``."""
+        operator = self.context.operator_namespace
+        found = list(await self._in(operator))
+        if namespace != operator:
+            found.extend(await self._in(namespace))
+        return found
+
+
+async def _get_or_none(
+    context: ControllerContext, type_: str, namespace: str, name: str
+) -> dict[str, Any] | None:
+    try:
+        return await context.scoped.get(_KINDS[type_], namespace=namespace, name=name)
+    except errors.NotFound:
+        return None
+
+
+async def _secret_or_none(
+    context: ControllerContext, namespace: str, name: str
+) -> dict[str, Any] | None:
+    try:
+        return await context.scoped.get(SECRETS, namespace=namespace, name=name)
+    except errors.NotFound:
+        return None
+
+
+async def _write(
+    context: ControllerContext, current: Mapping[str, Any] | None, desired: dict[str, Any]
+) -> bool:
+    """Create or replace a Secret built whole by the pure rules; no write when it is unchanged."""
+    namespace = view(desired).namespace
+    if current is None:
+        await context.scoped.create(SECRETS, desired, namespace=namespace)
+        return True
+    if desired == current:
+        return False
+    await context.scoped.replace(SECRETS, desired, namespace=namespace, name=view(desired).name)
+    return True
+
+
+async def _delete(context: ControllerContext, current: Mapping[str, Any] | None) -> bool:
+    if current is None:
+        return False
+    try:
+        await context.scoped.delete(
+            SECRETS, namespace=view(current).namespace, name=view(current).name
+        )
+    except errors.NotFound:
+        return False
+    return True
+
+
+def _first_version(context: ControllerContext) -> int:
+    # ECK starts a file-settings document at the current time in nanoseconds.
+    return int(context.clock().timestamp() * 1_000_000_000)
+
+
+async def _applied_version(
+    context: ControllerContext, es: Mapping[str, Any], expected: int
+) -> ResourceStatus:
+    """Ask the cluster which file-settings version it applied; ApplyingChanges when it cannot
+    be asked (no internal user yet, not reachable, or not dialled outside the cluster)."""
+    namespace, name = view(es).namespace, view(es).name
+    existing: dict[tuple[str, str], dict[str, Any]] = {}
+    for secret_name in (
+        es_names.internal_users_secret_name(name),
+        es_names.http_certs_internal_secret_name(name),
+    ):
+        secret = await _secret_or_none(context, namespace, secret_name)
+        if secret is not None:
+            existing[("Secret", secret_name)] = secret
+    endpoint = endpoint_for(es, existing)
+    if endpoint is None:
+        return ResourceStatus(phase="ApplyingChanges", expected_version=expected)
+    api = context.elasticsearch(endpoint)
+    try:
+        state = await api.file_settings_state()
+    except (ElasticsearchUnavailable, ElasticsearchError) as error:
+        logger.info("cluster %s/%s not asked for its file settings: %s", namespace, name, error)
+        return ResourceStatus(phase="ApplyingChanges", expected_version=expected)
+    finally:
+        close = getattr(api, "close", None)
+        if close is not None:
+            await close()
+    return resource_phase(
+        expected_version=expected, reported_version=state.version, reported_errors=state.errors
+    )
+
+
+async def _sync_elasticsearch(
+    context: ControllerContext, es: Mapping[str, Any], policies: Sequence[Policy]
+) -> ResourceStatus | None:
+    """Bring one cluster's policy Secrets in line with every policy targeting it; its status
+    entry, or None when no policy targets it (its Secrets were reset)."""
+    target = Target.of(ELASTICSEARCH, es)
+    try:
+        ordered = policies_for(target, policies, operator_namespace=context.operator_namespace)
+        merged = merge_elasticsearch(ordered) if ordered else None
+    except MergeConflictError as error:
+        # Nothing is written: which policy should win is the user's call.
+        return ResourceStatus(phase="Conflict", error=str(error))
+    owner = controller_owner_reference(
+        {"apiVersion": es.get("apiVersion"), "kind": es.get("kind"), "metadata": es["metadata"]}
+    )
+    current = await _secret_or_none(
+        context, target.namespace, file_settings_secret_name(target.name)
+    )
+    config_name = es_policy_config_secret_name(target.name)
+    config_current = await _secret_or_none(context, target.namespace, config_name)
+    if merged is None:
+        # Reset only what a policy made: the Elasticsearch controller owns an unmarked one.
+        if secret_owners(current):
+            desired, _ = file_settings_secret(
+                current,
+                namespace=target.namespace,
+                es_name=target.name,
+                merged=None,
+                first_version=_first_version(context),
+                owner_reference=owner,
+            )
+            await _write(context, current, desired)
+        if secret_owners(config_current):
+            await _delete(context, config_current)
+        return None
+    desired, version = file_settings_secret(
+        current,
+        namespace=target.namespace,
+        es_name=target.name,
+        merged=merged,
+        first_version=_first_version(context),
+        owner_reference=owner,
+    )
+    await _write(context, current, desired)
+    await _write(
+        context,
+        config_current,
+        es_policy_config_secret(
+            config_current,
+            namespace=target.namespace,
+            es_name=target.name,
+            merged=merged,
+            owner_reference=owner,
+        ),
+    )
+    return await _applied_version(context, es, version)
+
+
+async def _sync_kibana(
+    context: ControllerContext, kb: Mapping[str, Any], policies: Sequence[Policy]
+) -> ResourceStatus | None:
+    """Bring one Kibana's policy Secret in line with every policy targeting it; its status entry,
+    or None when no policy targets it (its Secret was deleted)."""
+    target = Target.of(KIBANA, kb)
+    try:
+        ordered = policies_for(target, policies, operator_namespace=context.operator_namespace)
+    except MergeConflictError as error:
+        return ResourceStatus(phase="Conflict", error=str(error))
+    name = kb_policy_config_secret_name(target.name)
+    current = await _secret_or_none(context, target.namespace, name)
+    if not ordered:
+        if secret_owners(current):
+            await _delete(context, current)
+        return None
+    owner = controller_owner_reference(
+        {"apiVersion": kb.get("apiVersion"), "kind": kb.get("kind"), "metadata": kb["metadata"]}
+    )
+    await _write(
+        context,
+        current,
+        kb_policy_config_secret(
+            current,
+            namespace=target.namespace,
+            kb_name=target.name,
+            merged=merge_kibana(ordered),
+            owner_reference=owner,
+        ),
+    )
+    # The Kibana controller does not read the policy Secret yet: it cannot be seen applied.
+    return ResourceStatus(phase="ApplyingChanges")
+
+
+def _owned_target(secret: Mapping[str, Any]) -> TargetKey | None:
+    """The resource a policy-made Secret belongs to, from its labels."""
+    meta = view(secret)
+    cluster = meta.labels.get(ES_CLUSTER_NAME_LABEL)
+    if cluster and meta.name in (
+        file_settings_secret_name(cluster),
+        es_policy_config_secret_name(cluster),
+    ):
+        return (ELASTICSEARCH, meta.namespace, cluster)
+    kibana = meta.labels.get(KIBANA_NAME_LABEL)
+    if kibana and meta.name == kb_policy_config_secret_name(kibana):
+        return (KIBANA, meta.namespace, kibana)
+    return None
+
+
+async def _owned_targets(context: ControllerContext, policy_key: str) -> set[TargetKey]:
+    """The resources whose policy Secrets name ``policy_key`` among their owners (in scope)."""
+    listed = await context.scoped.list(SECRETS, label_selector=POLICY_SECRET_SELECTOR)
+    owned: set[TargetKey] = set()
+    for secret in listed["items"]:
+        if policy_key in {f"{ns}/{name}" for ns, name in secret_owners(secret)}:
+            target = _owned_target(secret)
+            if target is not None:
+                owned.add(target)
+    return owned
+
+
+async def _sync(
+    context: ControllerContext,
+    keys: set[TargetKey],
+    policies: _Policies,
+) -> dict[str, dict[str, ResourceStatus]]:
+    """Sync every resource of ``keys``; the status entries of those a policy still targets."""
+    details: dict[str, dict[str, ResourceStatus]] = {ELASTICSEARCH: {}, KIBANA: {}}
+    for type_, namespace, name in sorted(keys):
+        obj = await _get_or_none(context, type_, namespace, name)
+        if obj is None:
+            continue  # gone (its Secrets go with it) or out of scope (not touched)
+        candidates = await policies.for_namespace(namespace)
+        sync = _sync_elasticsearch if type_ == ELASTICSEARCH else _sync_kibana
+        entry = await sync(context, obj, candidates)
+        if entry is not None:
+            details[type_][f"{namespace}/{name}"] = entry
+    return details
+
+
+async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
+    """Apply one policy (merged with the others targeting the same resources) and report it."""
+    ref = request.ref
+    try:
+        obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
+    except errors.NotFound:
+        return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
+    problems = validate_stack_config_policy(obj)
+    if problems:
+        raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
+    try:
+        policy = parse_policy(obj)
+    except SelectorError as error:
+        raise InvalidSpecError(str(error)) from error
+    # A policy of the operator namespace may target every managed namespace; others their own.
+    namespace = None if ref.namespace == context.operator_namespace else ref.namespace
+    targeted: set[TargetKey] = set()
+    for type_, kind in _KINDS.items():
+        listed = await context.scoped.list(kind, namespace=namespace)
+        for item in listed["items"]:
+            target = Target.of(type_, item)
+            if targets(policy, target, operator_namespace=context.operator_namespace):
+                targeted.add((type_, target.namespace, target.name))
+    keys = targeted | await _owned_targets(context, policy.key)
+    details = await _sync(context, keys, _Policies(context))
+    # Only what this policy targets now is its own to report.
+    mine = {
+        type_: {
+            key: entry for key, entry in entries.items() if (type_, *key.split("/", 1)) in targeted
+        }
+        for type_, entries in details.items()
+    }
+    status = policy_status(mine, observed_generation=view(obj).generation)
+    patch = status_patch(obj.get("status") or {}, status)
+    if patch is not None:
+        await context.scoped.patch_status(
+            ref.resource, {"status": patch}, namespace=ref.namespace, name=ref.name
+        )
+    ready = status["phase"] == "Ready"
+    return ReconcileResult(
+        phase=Phase.READY if ready else Phase.RECONCILING,
+        message=f"{status['phase']}: {status['readyCount']} resources ready",
+        requeue_after_seconds=READY_RECHECK_SECONDS if ready else NOT_READY_REQUEUE_SECONDS,
+        observed_generation=view(obj).generation,
+    )
+
+
+async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
+    """A deleted policy: re-merge every resource it owned Secrets of without it (an empty
+    file-settings state and no policy-config Secret where no other policy targets it)."""
+    ref = request.ref
+    key = f"{ref.namespace}/{ref.name}"
+    owned = await _owned_targets(context, key)
+    await _sync(context, owned, _Policies(context, excluded=key))
+    return FinalizeResult(
+        deleted=tuple(f"{type_} {namespace}/{name}" for type_, namespace, name in sorted(owned))
+    )
+
+
+async def flip_mapper(
+    context: ControllerContext, namespace: str, direction: FlipDirectionName
+) -> list[Mapping[str, Any]]:
+    """The policies a flip of ``namespace`` concerns: its own and the operator namespace's
+    (those may target it). Listed unscoped: the namespace may just have left scope."""
+    found = list((await context.unscoped.list(STACK_CONFIG_POLICY, namespace=namespace))["items"])
+    if namespace != context.operator_namespace:
+        operator = await context.unscoped.list(
+            STACK_CONFIG_POLICY, namespace=context.operator_namespace
+        )
+        found.extend(operator["items"])
+    return found
+
+
+IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
+    STACK_CONFIG_POLICY_CONTROLLER.name: ControllerActivities(
+        reconcile=reconcile, finalize=finalize, flip_targets=flip_mapper
+    ),
+}

@@ -1,0 +1,82 @@
+"""The StackConfigPolicy controller (ECK's ``stackconfigpolicy.k8s.elastic.co/v1alpha1``).
+
+An enterprise feature in every mode. A policy is woken by its own changes, by the Secrets it
+soft-owns (the ``<es>-es-file-settings``, ``<es>-es-policy-config`` and ``<kb>-kb-policy-config``
+Secrets name their owning policies in labels, or in ECK's owner-refs annotation when several
+policies own one), by the Elasticsearch clusters and Kibana instances it targets (its status
+lists them, and the reference index wakes it on their changes), and by namespace flips: a flip
+concerns the policies of the flipped namespace and those of the operator namespace, which may
+target any managed namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stackflow.api.kinds import kind_info
+from stackflow.controllers.table import ChildWatch, Controller, FlipStrategy, Gate, OwnerKey
+from stackflow.models.engine import ObjectKey
+from stackflow.models.kinds import SECRETS
+from stackflow.stack.labels import SOFT_OWNER_KIND_LABEL
+from stackflow.stack.policies.stack_config import (
+    ELASTICSEARCH,
+    KIBANA,
+    POLICY_KIND,
+    secret_owners,
+)
+
+__all__ = [
+    "POLICY_SECRET_SELECTOR",
+    "STACK_CONFIG_POLICY",
+    "STACK_CONFIG_POLICY_CONTROLLER",
+    "policy_secret_owners",
+    "policy_targets",
+]
+
+STACK_CONFIG_POLICY = kind_info(POLICY_KIND).resource
+_TARGET_KINDS = {
+    ELASTICSEARCH: kind_info("Elasticsearch").resource,
+    KIBANA: kind_info("Kibana").resource,
+}
+#: Only the Secrets some policy soft-owns.
+POLICY_SECRET_SELECTOR = f"{SOFT_OWNER_KIND_LABEL}={POLICY_KIND}"
+
+
+def policy_secret_owners(child: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+    """The policies a policy-made Secret names as its owners (labels or owner-refs annotation)."""
+    return tuple(OwnerKey(namespace, name) for namespace, name in secret_owners(child))
+
+
+def policy_targets(policy: Mapping[str, Any]) -> list[ObjectKey]:
+    """The clusters and Kibana instances a policy's status lists (``details``), as references:
+    a change to one of them (its labels may no longer match) wakes the policy.
+
+    A resource not targeted yet cannot be named here; the policy's periodic recheck finds it.
+    """
+    details = (policy.get("status") or {}).get("details") or {}
+    keys: list[ObjectKey] = []
+    for type_, kind in _TARGET_KINDS.items():
+        entries = details.get(type_) if isinstance(details, Mapping) else None
+        for key in sorted(entries or {}) if isinstance(entries, Mapping) else ():
+            namespace, _, name = str(key).partition("/")
+            if namespace and name:
+                keys.append(ObjectKey.of(kind, namespace=namespace, name=name))
+    return keys
+
+
+STACK_CONFIG_POLICY_CONTROLLER = Controller(
+    name="stackconfigpolicy",
+    primary=STACK_CONFIG_POLICY,
+    gate=Gate.ENTERPRISE,
+    children=(
+        ChildWatch(
+            kind=SECRETS, owners=policy_secret_owners, label_selector=POLICY_SECRET_SELECTOR
+        ),
+    ),
+    references=policy_targets,
+    reference_kinds=tuple(_TARGET_KINDS.values()),
+    flip=FlipStrategy.CONTROLLER,
+    # It asks each targeted cluster which file-settings version it applied: not a local activity.
+    local_step=False,
+)

@@ -1,0 +1,295 @@
+"""StackConfigPolicy end to end: a Temporal dev server and ``stackflow run`` (dynamic scope) on
+kubesim and on the real API server, driven only through the Kubernetes API.
+
+* one policy of the operator namespace and two clusters, one in scope and one out: the policy
+  counts one; a flip into scope makes it two; both flipped out make it none, its details
+  cleared, and the clusters' StatefulSets and Pods untouched;
+* two policies on one cluster whose namespace starts out of scope, weight 100 there and weight 10
+  in the operator namespace: after the flip both report the cluster, and the merged
+  file-settings Secret holds the weight-100 value;
+* no license: a Warning ``ReconciliationError`` event on the policy and nothing applied; a
+  license (the enterprise trial) arrives and the policy is applied.
+
+Outside a Pod the operator dials no cluster, so the clusters stay ``ApplyingChanges``: the tests
+read counts and Secrets, never readiness.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackflow.api.kinds import kind_resource
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import EVENTS, PODS, SECRETS, STATEFULSETS
+from tests.clusters import ClusterTarget
+from tests.e2e.harness import (
+    ES,
+    Operator,
+    Stack,
+    accept_trial,
+    create_namespace,
+    get_or_none,
+    operator_stack,
+    set_in_scope,
+    temporal_server,
+    write_operator_config,
+)
+from tests.polling import eventually
+
+pytestmark = [pytest.mark.timeout(400)]
+
+OPERATOR_NAMESPACE = "elastic-system"
+POLICY = kind_resource("StackConfigPolicy")
+RECOVERY_SETTING = "indices.recovery.max_bytes_per_sec"
+#: Long enough for a loaded 2-core machine to start an operator and reconcile.
+WITHIN = 120.0
+
+
+@pytest.fixture
+async def stack(cluster_target: ClusterTarget, tmp_path: Path) -> AsyncIterator[Stack]:
+    """The cluster, a Temporal dev server and ``stackflow run`` (dynamic scope, trial license)."""
+    async with operator_stack(tmp_path, cluster_target) as running:
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def unlicensed_stack(directory: Path, target: ClusterTarget) -> AsyncIterator[Stack]:
+    """``operator_stack`` without the trial: no enterprise license until the test adds one."""
+    async with target.open(directory) as cluster, temporal_server() as temporal:
+        config = write_operator_config(directory / "operator.yaml", temporal=temporal)
+        operator = Operator(
+            config=config, kubeconfig=cluster.operator_kubeconfig, log=directory / "operator.log"
+        )
+        await operator.start()
+        try:
+            yield Stack(cluster, temporal, operator)
+        finally:
+            status = await operator.stop()
+            if status != 0:
+                raise AssertionError(f"operator exited {status}:\n{operator.tail()}")
+
+
+def elasticsearch(namespace: str, name: str = "quickstart") -> dict[str, Any]:
+    """A one-node Elasticsearch the policies select (label ``policy: on``)."""
+    return {
+        "apiVersion": ES.api_version,
+        "kind": "Elasticsearch",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"policy": "on"}},
+        "spec": {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]},
+    }
+
+
+def policy(namespace: str, name: str, *, weight: int, value: str) -> dict[str, Any]:
+    """A policy selecting ``policy: on`` and setting one cluster setting to ``value``."""
+    return {
+        "apiVersion": POLICY.api_version,
+        "kind": "StackConfigPolicy",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "weight": weight,
+            "resourceSelector": {"matchLabels": {"policy": "on"}},
+            "elasticsearch": {
+                "clusterSettings": {RECOVERY_SETTING: value},
+            },
+        },
+    }
+
+
+async def policy_status(kube: ResourceClient, namespace: str, name: str) -> dict[str, Any]:
+    """The policy's status ({} before any)."""
+    obj = await kube.get(POLICY, namespace=namespace, name=name)
+    return dict(obj.get("status") or {})
+
+
+async def targeted(kube: ResourceClient, namespace: str, name: str) -> list[str]:
+    """The ``namespace/name`` of every cluster the policy reports."""
+    status = await policy_status(kube, namespace, name)
+    details = (status.get("details") or {}).get("elasticsearch") or {}
+    return sorted(details)
+
+
+async def cluster_setting(kube: ResourceClient, namespace: str) -> str | None:
+    """The recovery setting in ``quickstart``'s file-settings Secret (None: no such Secret).
+
+    One policy's settings are written as given (dotted); several policies' are merged setting by
+    setting, in ECK's canonical (nested) form: either spelling is read.
+    """
+    secret = await get_or_none(
+        kube, SECRETS, namespace=namespace, name="quickstart-es-file-settings"
+    )
+    if secret is None:
+        return None
+    document = json.loads(base64.b64decode(secret["data"]["settings.json"]))
+    settings = document["state"]["cluster_settings"]
+    value = settings.get(RECOVERY_SETTING)
+    if value is None:
+        nested: Any = settings
+        for part in RECOVERY_SETTING.split("."):
+            nested = nested.get(part) if isinstance(nested, dict) else None
+        value = nested
+    return None if value is None else str(value)
+
+
+async def workloads(kube: ResourceClient, namespace: str) -> dict[str, tuple[str, int]]:
+    """Every StatefulSet and Pod of the namespace: uid and generation (a re-creation or a new
+    spec changes them)."""
+    found: dict[str, tuple[str, int]] = {}
+    for resource in (STATEFULSETS, PODS):
+        for item in (await kube.list(resource, namespace=namespace))["items"]:
+            meta = item["metadata"]
+            found[f"{resource.kind}/{meta['name']}"] = (meta["uid"], int(meta.get("generation", 0)))
+    return found
+
+
+async def test_a_policy_follows_namespace_flips_without_touching_the_clusters(
+    stack: Stack,
+) -> None:
+    kube = stack.kube
+    for namespace, in_scope in (("scp-in", True), ("scp-later", False)):
+        await create_namespace(kube, namespace, in_scope=in_scope)
+        await kube.create(ES, elasticsearch(namespace), namespace=namespace)
+
+    async def statefulset_made() -> bool:
+        return bool((await kube.list(STATEFULSETS, namespace="scp-in"))["items"])
+
+    await eventually(statefulset_made, within=WITHIN, what="the in-scope cluster's StatefulSet")
+    await kube.create(
+        POLICY,
+        policy(OPERATOR_NAMESPACE, "global", weight=10, value="50mb"),
+        namespace=OPERATOR_NAMESPACE,
+    )
+
+    async def counts(expected: list[str]) -> bool:
+        status = await policy_status(kube, OPERATOR_NAMESPACE, "global")
+        return (
+            status.get("resources") == len(expected)
+            and await targeted(kube, OPERATOR_NAMESPACE, "global") == expected
+        )
+
+    await eventually(
+        lambda: counts(["scp-in/quickstart"]), within=WITHIN, what="the policy counts one cluster"
+    )
+    assert await cluster_setting(kube, "scp-in") == "50mb"
+    # Out of scope: the operator wrote nothing there.
+    assert await cluster_setting(kube, "scp-later") is None
+
+    await set_in_scope(kube, "scp-later", True)
+    await eventually(
+        lambda: counts(["scp-in/quickstart", "scp-later/quickstart"]),
+        within=WITHIN,
+        what="the policy counts the flipped-in cluster too",
+    )
+
+    async def applied_in_later() -> bool:
+        return await cluster_setting(kube, "scp-later") == "50mb"
+
+    await eventually(applied_in_later, within=WITHIN, what="the policy applied in scp-later")
+
+    async def both_made() -> bool:
+        for namespace in ("scp-in", "scp-later"):
+            if not (await kube.list(STATEFULSETS, namespace=namespace))["items"]:
+                return False
+        return True
+
+    await eventually(both_made, within=WITHIN, what="both clusters' StatefulSets")
+    before = {namespace: await workloads(kube, namespace) for namespace in ("scp-in", "scp-later")}
+
+    for namespace in ("scp-in", "scp-later"):
+        await set_in_scope(kube, namespace, False)
+
+    async def none_left() -> bool:
+        status = await policy_status(kube, OPERATOR_NAMESPACE, "global")
+        return status.get("resources") == 0 and not status.get("details")
+
+    await eventually(none_left, within=WITHIN, what="the policy counts no cluster, no details")
+    status = await policy_status(kube, OPERATOR_NAMESPACE, "global")
+    assert status["readyCount"] == "0/0"
+    for namespace, seen in before.items():
+        assert await workloads(kube, namespace) == seen, f"{namespace}'s workloads changed"
+
+
+async def test_two_policies_merge_by_weight_after_a_flip(stack: Stack) -> None:
+    kube = stack.kube
+    await create_namespace(kube, "scp-team", in_scope=False)
+    await kube.create(ES, elasticsearch("scp-team"), namespace="scp-team")
+    await kube.create(
+        POLICY, policy("scp-team", "team", weight=100, value="100mb"), namespace="scp-team"
+    )
+    await kube.create(
+        POLICY,
+        policy(OPERATOR_NAMESPACE, "global", weight=10, value="10mb"),
+        namespace=OPERATOR_NAMESPACE,
+    )
+
+    async def global_counts_none() -> bool:
+        return (await policy_status(kube, OPERATOR_NAMESPACE, "global")).get("resources") == 0
+
+    await eventually(global_counts_none, within=WITHIN, what="the global policy counts nothing")
+    assert await policy_status(kube, "scp-team", "team") == {}
+
+    await set_in_scope(kube, "scp-team", True)
+
+    async def both_report() -> bool:
+        for namespace, name in ((OPERATOR_NAMESPACE, "global"), ("scp-team", "team")):
+            if await targeted(kube, namespace, name) != ["scp-team/quickstart"]:
+                return False
+        return True
+
+    await eventually(both_report, within=WITHIN, what="both policies report the cluster")
+
+    async def merged() -> bool:
+        return await cluster_setting(kube, "scp-team") == "100mb"
+
+    await eventually(merged, within=WITHIN, what="the weight-100 value in the file settings")
+    secret = await kube.get(SECRETS, namespace="scp-team", name="quickstart-es-file-settings")
+    owners = json.loads(secret["metadata"]["annotations"]["eck.k8s.elastic.co/owner-refs"])
+    assert owners == ["elastic-system/global", "scp-team/team"]
+
+
+async def test_no_license_warns_and_applies_nothing_until_a_license_arrives(
+    cluster_target: ClusterTarget, tmp_path: Path
+) -> None:
+    async with unlicensed_stack(tmp_path, cluster_target) as stack:
+        kube = stack.kube
+        await create_namespace(kube, "scp-gated", in_scope=True)
+        await kube.create(ES, elasticsearch("scp-gated"), namespace="scp-gated")
+        await kube.create(
+            POLICY,
+            policy(OPERATOR_NAMESPACE, "gated", weight=0, value="5mb"),
+            namespace=OPERATOR_NAMESPACE,
+        )
+
+        async def warned() -> bool:
+            listed = await kube.list(EVENTS, namespace=OPERATOR_NAMESPACE)
+            return any(
+                event.get("type") == "Warning"
+                and event.get("reason") == "ReconciliationError"
+                and event["involvedObject"].get("kind") == "StackConfigPolicy"
+                and event["involvedObject"].get("name") == "gated"
+                and event.get("message")
+                == "StackConfigPolicy is an enterprise feature. Enterprise features are disabled"
+                for event in listed["items"]
+            )
+
+        await eventually(warned, within=WITHIN, what="a ReconciliationError event on the policy")
+        # Only the engine's waiting-for-a-license condition: no count, no details.
+        waiting = await policy_status(kube, OPERATOR_NAMESPACE, "gated")
+        assert "resources" not in waiting
+        assert "details" not in waiting
+        assert await cluster_setting(kube, "scp-gated") is None
+
+        await accept_trial(kube, operator_namespace=OPERATOR_NAMESPACE)
+
+        async def applied() -> bool:
+            return await cluster_setting(kube, "scp-gated") == "5mb"
+
+        await eventually(applied, within=WITHIN, what="the policy applied once licensed")
+        status = await policy_status(kube, OPERATOR_NAMESPACE, "gated")
+        assert status["resources"] == 1

@@ -1,0 +1,241 @@
+"""The StackConfigPolicy activities against kubesim (and the fake Elasticsearch): the merged
+file-settings Secret of two policies, a conflict, readiness from the cluster's reported version,
+an untargeted cluster's reset, the finalizer and the flip mapper."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from temporalio.testing import ActivityEnvironment
+
+from activities import stackconfigpolicy as policy_activities
+from activities.context import ElasticsearchApi, ElasticsearchEndpoint
+from activities.errors import translated_errors
+from kubesim.testing import KubeSim
+from stackflow.api.crds import crd_for
+from stackflow.api.kinds import kind_info
+from stackflow.elastic import AiohttpElasticsearchClient
+from stackflow.kube import errors
+from stackflow.models.engine import (
+    FinalizeInput,
+    FlipDirectionName,
+    ReconcileInput,
+    ReconcileResult,
+    ResourceRef,
+    Trigger,
+    TriggerReason,
+)
+from stackflow.models.kinds import SECRETS
+from stackflow.stack.elasticsearch import names as es_names
+from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
+
+__all__ = ["cluster"]
+
+NAMESPACE = "team-a"
+POLICY = kind_info("StackConfigPolicy").resource
+ES = kind_info("Elasticsearch").resource
+
+
+@pytest.fixture(autouse=True)
+async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) -> None:
+    api: Any = client.ApiextensionsV1Api(ka_client)
+    for kind in ("StackConfigPolicy", "Kibana"):
+        await api.create_custom_resource_definition(crd_for(kind_info(kind)))
+    await kubesim.settle()
+    await cluster.create_namespace(NAMESPACE)
+
+
+@pytest.fixture
+async def fake_es() -> AsyncIterator[FakeElasticsearch]:
+    async with FakeElasticsearch() as fake:
+        yield fake
+
+
+class FakeFactory:
+    """Points every cluster at the fake server."""
+
+    def __init__(self, fake: FakeElasticsearch) -> None:
+        self.fake = fake
+
+    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+        return AiohttpElasticsearchClient(
+            url=self.fake.url, username="elastic", password="changeme"
+        )
+
+
+def policy(namespace: str, name: str, weight: int, settings: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": POLICY.api_version,
+        "kind": "StackConfigPolicy",
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {
+            "weight": weight,
+            "resourceSelector": {"matchLabels": {"env": "prod"}},
+            "elasticsearch": {"clusterSettings": settings},
+        },
+    }
+
+
+def elasticsearch(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": ES.api_version,
+        "kind": "Elasticsearch",
+        "metadata": {"namespace": NAMESPACE, "name": name, "labels": labels},
+        "spec": {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]},
+    }
+
+
+def ref(namespace: str, name: str) -> ResourceRef:
+    return ResourceRef.of("stackconfigpolicy", POLICY, namespace=namespace, name=name)
+
+
+async def reconcile(cluster: Cluster, target: ResourceRef, **kwargs: Any) -> ReconcileResult:
+    context = cluster.context(**kwargs)
+    request = ReconcileInput(
+        ref=target, triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
+    )
+    return await ActivityEnvironment().run(
+        translated_errors(policy_activities.reconcile), context, request
+    )
+
+
+async def settings(cluster: Cluster, es: str = "prod") -> dict[str, Any]:
+    secret = await cluster.raw.get(
+        SECRETS, namespace=NAMESPACE, name=es_names.file_settings_secret_name(es)
+    )
+    document: dict[str, Any] = json.loads(base64.b64decode(secret["data"]["settings.json"]))
+    return document
+
+
+async def status(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
+    obj = await cluster.raw.get(POLICY, namespace=namespace, name=name)
+    return dict(obj.get("status") or {})
+
+
+async def test_two_policies_merge_by_weight_and_the_version_moves_only_on_change(
+    cluster: Cluster,
+) -> None:
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    await cluster.raw.create(ES, elasticsearch("dev", {"env": "dev"}), namespace=NAMESPACE)
+    low = policy(OPERATOR_NAMESPACE, "low", 10, {"a": "low", "b": "low"})
+    high = policy(NAMESPACE, "high", 100, {"a": "high"})
+    await cluster.raw.create(POLICY, low, namespace=OPERATOR_NAMESPACE)
+    await cluster.raw.create(POLICY, high, namespace=NAMESPACE)
+
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "low"))
+    document = await settings(cluster)
+    assert document["state"]["cluster_settings"] == {"a": "high", "b": "low"}
+    version = document["metadata"]["version"]
+    secret = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-file-settings")
+    assert json.loads(secret["metadata"]["annotations"]["eck.k8s.elastic.co/owner-refs"]) == [
+        "elastic-system/low",
+        "team-a/high",
+    ]
+    # The unlabelled cluster is not targeted: no policy Secret for it.
+    with pytest.raises(errors.NotFound):
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="dev-es-file-settings")
+    await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-policy-config")
+
+    await reconcile(cluster, ref(NAMESPACE, "high"))
+    assert (await settings(cluster))["metadata"]["version"] == version
+    for name in ("low", "high"):
+        namespace = OPERATOR_NAMESPACE if name == "low" else NAMESPACE
+        got = await status(cluster, namespace, name)
+        assert (got["resources"], got["readyCount"]) == (1, "0/1")
+        # Outside a cluster nothing is dialled: the change is still being applied.
+        assert got["details"]["elasticsearch"]["team-a/prod"]["phase"] == "ApplyingChanges"
+
+    # The high-weight policy gone: its setting goes, the version moves, one owner is left.
+    await cluster.raw.delete(POLICY, namespace=NAMESPACE, name="high")
+    context = cluster.context()
+    await ActivityEnvironment().run(
+        policy_activities.finalize, context, FinalizeInput(ref=ref(NAMESPACE, "high"))
+    )
+    document = await settings(cluster)
+    assert document["state"]["cluster_settings"] == {"a": "low", "b": "low"}
+    assert int(document["metadata"]["version"]) == int(version) + 1
+    secret = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-file-settings")
+    assert secret["metadata"]["labels"]["eck.k8s.elastic.co/owner-name"] == "low"
+
+    # The cluster no longer matches: reset to an empty state, policy config deleted, not counted.
+    await cluster.raw.merge_patch(
+        ES, {"metadata": {"labels": {"env": "qa"}}}, namespace=NAMESPACE, name="prod"
+    )
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "low"))
+    document = await settings(cluster)
+    assert document["state"]["cluster_settings"] == {}
+    assert int(document["metadata"]["version"]) == int(version) + 2
+    with pytest.raises(errors.NotFound):
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-policy-config")
+    got = await status(cluster, OPERATOR_NAMESPACE, "low")
+    assert (got["resources"], got["phase"], got.get("details") or {}) == (0, "Ready", {})
+
+
+async def test_equal_weights_conflict_and_nothing_is_written(cluster: Cluster) -> None:
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    await cluster.raw.create(
+        POLICY, policy(OPERATOR_NAMESPACE, "one", 5, {"a": "1"}), namespace=OPERATOR_NAMESPACE
+    )
+    await cluster.raw.create(POLICY, policy(NAMESPACE, "two", 5, {"a": "2"}), namespace=NAMESPACE)
+
+    await reconcile(cluster, ref(NAMESPACE, "two"))
+
+    got = await status(cluster, NAMESPACE, "two")
+    assert got["phase"] == "Conflict"
+    entry = got["details"]["elasticsearch"]["team-a/prod"]
+    assert entry["phase"] == "Conflict"
+    assert entry["error"]["message"] == (
+        'merge conflict: policies "team-a/two" and "elastic-system/one" have the same weight 5'
+    )
+    with pytest.raises(errors.NotFound):
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-file-settings")
+
+
+async def test_ready_once_the_cluster_reports_the_version(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    await cluster.raw.create(
+        SECRETS,
+        {
+            "metadata": {"namespace": NAMESPACE, "name": "prod-es-internal-users"},
+            "data": {"elastic-internal": base64.b64encode(b"secret").decode()},
+        },
+        namespace=NAMESPACE,
+    )
+    await cluster.raw.create(
+        POLICY, policy(OPERATOR_NAMESPACE, "p", 0, {"a": "1"}), namespace=OPERATOR_NAMESPACE
+    )
+    factory = FakeFactory(fake_es)
+
+    first = await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
+    assert first.requeue_after_seconds == policy_activities.NOT_READY_REQUEUE_SECONDS
+    version = int((await settings(cluster))["metadata"]["version"])
+    entry = (await status(cluster, OPERATOR_NAMESPACE, "p"))["details"]["elasticsearch"]
+    assert entry["team-a/prod"] == {"phase": "ApplyingChanges", "expectedVersion": version}
+
+    fake_es.state.file_settings_version = version
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
+    got = await status(cluster, OPERATOR_NAMESPACE, "p")
+    assert (got["phase"], got["readyCount"]) == ("Ready", "1/1")
+    assert got["details"]["elasticsearch"]["team-a/prod"]["currentVersion"] == version
+
+
+async def test_flip_mapper_names_the_flipped_namespace_and_the_operator_namespace(
+    cluster: Cluster,
+) -> None:
+    await cluster.create_namespace("team-b")
+    for namespace, name in ((OPERATOR_NAMESPACE, "global"), (NAMESPACE, "a"), ("team-b", "b")):
+        await cluster.raw.create(
+            POLICY, policy(namespace, name, 1, {"x": "y"}), namespace=namespace
+        )
+    found = await policy_activities.flip_mapper(
+        cluster.context(), NAMESPACE, FlipDirectionName.INTO_SCOPE
+    )
+    assert sorted(obj["metadata"]["name"] for obj in found) == ["a", "global"]
