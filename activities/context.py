@@ -92,13 +92,34 @@ def runs_in_cluster(environ: Mapping[str, str] | None = None) -> bool:
 def elasticsearch_factory(
     config: OperatorConfig, environ: Mapping[str, str] | None = None
 ) -> ElasticsearchApiFactory:
-    """The Elasticsearch client factory for ``config``: in-cluster networking (the
+    """The Elasticsearch client factory for ``config``: every cluster at ``elasticsearch-url``
+    when it is set; else in-cluster networking (the
     ``in-cluster-networking`` key; unset, on exactly when the operator runs in a Pod) dials the
     clusters' Services, else nothing is dialled (their names resolve only inside the cluster)."""
+    if config.elasticsearch_url is not None:
+        return redirected_elasticsearch(str(config.elasticsearch_url).rstrip("/"))
     dial = config.in_cluster_networking
     if dial is None:
         dial = runs_in_cluster(environ)
     return aiohttp_elasticsearch if dial else out_of_cluster_elasticsearch
+
+
+def redirected_elasticsearch(url: str) -> ElasticsearchApiFactory:
+    """A factory dialling ``url`` for every cluster (the ``elasticsearch-url`` key), with each
+    cluster's own credentials."""
+
+    def factory(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+        # Over TLS the certificate is still verified against the cluster's CA, but not its
+        # name: it names the cluster's Service, not this forwarded address.
+        return AiohttpElasticsearchClient(
+            url=url,
+            username=endpoint.username,
+            password=endpoint.password,
+            ca_pem=endpoint.ca_pem,
+            check_hostname=False,
+        )
+
+    return factory
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 from pydantic import (
+    AnyHttpUrl,
     BaseModel,
     ConfigDict,
     Field,
@@ -225,6 +226,11 @@ class OperatorConfig(BaseModel):
     #: those names do not resolve; off, each cluster's API is reported not reachable and its
     #: health is derived from its Pods, and no name is looked up.
     in_cluster_networking: bool | None = None
+    #: Reach every cluster's HTTP API at this one URL instead of its Service: for an operator run
+    #: outside the cluster against one Elasticsearch through ``kubectl port-forward``. An
+    #: ``http://`` URL is dialled without TLS, an ``https://`` one trusting the cluster's CA.
+    #: Set, it wins over ``in-cluster-networking``.
+    elasticsearch_url: AnyHttpUrl | None = None
 
     @field_validator(
         "temporal_tls_cert",
@@ -234,6 +240,7 @@ class OperatorConfig(BaseModel):
         "temporal_payload_encryption_key",
         "license_public_key",
         "in_cluster_networking",
+        "elasticsearch_url",
         mode="before",
     )
     @classmethod

@@ -7,6 +7,7 @@ client factory for tests that do not care about the cluster's API: its clusters 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import ssl
@@ -46,6 +47,8 @@ class FakeElasticsearchState:
         default_factory=lambda: {"uid": "basic-uid", "type": "basic", "status": "active"}
     )
     unavailable: bool = False
+    #: Seconds every answer is delayed (a slow cluster).
+    latency: float = 0.0
     #: Elasticsearch runs a self-generated trial at most once per cluster.
     trial_activated: bool = False
     file_settings_version: int | None = None
@@ -63,11 +66,19 @@ class FakeElasticsearch:
         password: str = "changeme",
         cert_pem: bytes | None = None,
         key_pem: bytes | None = None,
+        any_credentials: bool = False,
+        port: int = 0,
     ) -> None:
-        """Configure credentials and, with ``cert_pem``/``key_pem``, TLS."""
+        """Configure credentials and, with ``cert_pem``/``key_pem``, TLS.
+
+        ``any_credentials`` accepts every user (one fake standing in for many clusters, each with
+        its own generated password); ``port`` binds a given port (a restart on the same address).
+        """
         self.state = FakeElasticsearchState()
         self.calls: list[RecordedCall] = []
         self._credentials = (username, password)
+        self._any_credentials = any_credentials
+        self.port = port
         self._tls = (cert_pem, key_pem) if cert_pem and key_pem else None
         self._runner: web.AppRunner | None = None
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
@@ -113,10 +124,10 @@ class FakeElasticsearch:
         app.router.add_get("/_cluster/state/metadata", self._cluster_state)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._ssl_context())
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=self._ssl_context())
         await site.start()
-        port = self._runner.addresses[0][1]
-        self.url = f"{'https' if self._tls else 'http'}://127.0.0.1:{port}"
+        self.port = int(self._runner.addresses[0][1])
+        self.url = f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
 
     async def stop(self) -> None:
         """Stop serving and remove the temporary certificate files."""
@@ -137,7 +148,9 @@ class FakeElasticsearch:
         body = json.loads(raw) if raw else None
         self.calls.append(RecordedCall(request.method, request.path, dict(request.query), body))
         expected = "Basic " + base64.b64encode(":".join(self._credentials).encode()).decode()
-        if request.headers.get("Authorization") != expected:
+        if self.state.latency:
+            await asyncio.sleep(self.state.latency)  # the injected slowness itself
+        if not self._any_credentials and request.headers.get("Authorization") != expected:
             return web.json_response({"error": "unauthorized", "status": 401}, status=401)
         if self.state.unavailable:
             return web.json_response({"error": "master_not_discovered", "status": 503}, status=503)

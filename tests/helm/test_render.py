@@ -540,6 +540,7 @@ EVERY_KEY = {
         "temporalMaxCachedWorkflows": 0,
         "temporalWorkflowSandbox": True,
         "inClusterNetworking": False,
+        "elasticsearchUrl": "https://quickstart-es-http.team-a.svc:9200",
         "licensePublicKey": {"existingSecret": "license-key", "key": "key.pem"},
     },
 }
@@ -632,6 +633,7 @@ def test_the_default_config_is_the_operator_default(tmp_path: Path) -> None:
                 "temporal_max_cached_workflows": 0,
                 "temporal_workflow_sandbox": True,
                 "in_cluster_networking": False,
+                "elasticsearch_url": "https://quickstart-es-http.team-a.svc:9200/",
                 "license_public_key": "etc/stackflow-license/key.pem",
             },
         ),
@@ -659,6 +661,8 @@ def test_the_operator_loads_the_rendered_config(
             seen[name] = config.namespace_selector.to_string()
         elif name == "telemetry_interval_seconds":
             seen[name] = config.telemetry_interval.total_seconds()
+        elif name == "elasticsearch_url":
+            seen[name] = str(config.elasticsearch_url)
         else:
             value = getattr(config, name)
             if hasattr(value, "get_secret_value"):

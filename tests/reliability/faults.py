@@ -98,6 +98,29 @@ async def api_conflicts(rig: Rig, load: Load, rng: random.Random) -> None:
     await _proxy_window(rig, Faults(conflict_rate=0.5))
 
 
+async def elasticsearch_down(rig: Rig, load: Load, rng: random.Random) -> None:
+    """The clusters' HTTP API refuses connections for a while."""
+    await rig.elasticsearch_outage(WINDOW_SECONDS)
+
+
+async def elasticsearch_slow(rig: Rig, load: Load, rng: random.Random) -> None:
+    """The clusters' HTTP API answers after 3 seconds for a while."""
+    rig.elasticsearch.state.latency = 3.0
+    try:
+        await asyncio.sleep(WINDOW_SECONDS)  # the fault lasts this long
+    finally:
+        rig.elasticsearch.state.latency = 0.0
+
+
+async def elasticsearch_errors(rig: Rig, load: Load, rng: random.Random) -> None:
+    """The clusters' HTTP API answers 503 (no master) for a while."""
+    rig.elasticsearch.state.unavailable = True
+    try:
+        await asyncio.sleep(WINDOW_SECONDS)  # the fault lasts this long
+    finally:
+        rig.elasticsearch.state.unavailable = False
+
+
 #: Every kind of fault, by the name the figures use.
 FAULTS: dict[str, Fault] = {
     "operator-kill": kill_every_replica,
@@ -109,6 +132,9 @@ FAULTS: dict[str, Fault] = {
     "api-5xx": api_errors,
     "api-latency": api_latency,
     "api-409": api_conflicts,
+    "es-down": elasticsearch_down,
+    "es-slow": elasticsearch_slow,
+    "es-5xx": elasticsearch_errors,
 }
 
 

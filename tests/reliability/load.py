@@ -180,9 +180,12 @@ class Load:
                 await self.flip(namespace, True)
 
     async def not_converged(self) -> dict[ClusterKey, str]:
-        """Every cluster not (yet) in its expected state, with what is wrong."""
+        """Every cluster in a namespace in scope not (yet) in its expected state, with what is
+        wrong (a cluster out of scope is expected to be left as it is)."""
         wrong: dict[ClusterKey, str] = {}
         for key, count in sorted(self.expected.items()):
+            if not self.in_scope.get(key.namespace, True):
+                continue
             problem = await cluster_state(self.kube, key, count)
             if problem is not None:
                 wrong[key] = problem

@@ -1,5 +1,6 @@
-"""The reliability rig: every real server the operator depends on, each one the rig can break.
+"""The reliability rig: every server the operator depends on, each one the rig can break.
 
+The fake Elasticsearch HTTP API (one for every cluster, the operator's ``elasticsearch-url``),
 kubesim (restartable on its state file, with a small watch history so resumed watches get
 ``410 Expired``), the fault proxy in front of it (the operator's only way to the API), a Temporal dev
 server on its database file (restartable on the same port) and ``stackflow run`` replicas as
@@ -31,6 +32,7 @@ from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import LEASES
 from tests.clusters import CRDS, ensure_namespace
 from tests.e2e.harness import SCOPE_LABEL, Operator, accept_trial
+from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.reliability.proxy import FaultProxy
 
 __all__ = ["OPERATOR_NAMESPACE", "Rig", "open_rig"]
@@ -54,6 +56,8 @@ class Rig:
     proxy: FaultProxy
     temporal: TemporalDevServer
     kube: ResourceClient
+    #: The fake Elasticsearch HTTP API every cluster is reached at (``elasticsearch-url``).
+    elasticsearch: FakeElasticsearch
     operators: list[Operator] = field(default_factory=list)
     #: Operator exit statuses seen when a replica was killed or restarted (for the final check).
     exits: list[int] = field(default_factory=list)
@@ -87,6 +91,16 @@ class Rig:
         self.sim = _kubesim(self.directory, port=port)
         await self.sim.start()
 
+    async def elasticsearch_outage(self, seconds: float) -> None:
+        """Stop the Elasticsearch API for ``seconds`` (connections refused), then serve again on
+        the same address with the same state."""
+        old = self.elasticsearch
+        await old.stop()
+        await asyncio.sleep(seconds)  # the fault itself: unreachable this long
+        self.elasticsearch = FakeElasticsearch(any_credentials=True, port=old.port)
+        self.elasticsearch.state = old.state
+        await self.elasticsearch.start()
+
     async def restart_temporal(self, *, outage: float = 0.0, crash: bool = False) -> None:
         """Stop the Temporal server (SIGKILL when ``crash``), stay down ``outage`` seconds, start
         it again on the same port and database."""
@@ -113,11 +127,12 @@ def _kubesim(directory: Path, *, port: int = 0) -> KubeSim:
     )
 
 
-def _operator_config(path: Path, *, temporal_address: str) -> Path:
+def _operator_config(path: Path, *, temporal_address: str, elasticsearch_url: str) -> Path:
     config: dict[str, Any] = {
         "operator-namespace": OPERATOR_NAMESPACE,
         "namespace-selector": {"matchLabels": {SCOPE_LABEL: "true"}},
         "temporal-address": temporal_address,
+        "elasticsearch-url": elasticsearch_url,
     }
     path.write_text(yaml.safe_dump(config))
     return path
@@ -135,8 +150,10 @@ async def open_rig(directory: Path, *, seed: int, replicas: int) -> AsyncIterato
             "limit.historyCount.suggestContinueAsNew": str(CONTINUE_AS_NEW_AFTER_EVENTS)
         },
     )
+    elasticsearch = FakeElasticsearch(any_credentials=True)
     rig: Rig | None = None
     try:
+        await elasticsearch.start()
         apply_crds(sim, CRDS)
         await sim.settle()
         await temporal.start()
@@ -149,9 +166,11 @@ async def open_rig(directory: Path, *, seed: int, replicas: int) -> AsyncIterato
             async with FaultProxy(upstream=sim.url, seed=seed) as proxy:
                 operator_kubeconfig = write_kubeconfig(directory / "operator.kubeconfig", proxy.url)
                 config = _operator_config(
-                    directory / "operator.yaml", temporal_address=temporal.address
+                    directory / "operator.yaml",
+                    temporal_address=temporal.address,
+                    elasticsearch_url=elasticsearch.url,
                 )
-                rig = Rig(directory, seed, sim, proxy, temporal, kube)
+                rig = Rig(directory, seed, sim, proxy, temporal, kube, elasticsearch)
                 for index in range(replicas):
                     operator = Operator(
                         config=config,
@@ -171,3 +190,4 @@ async def open_rig(directory: Path, *, seed: int, replicas: int) -> AsyncIterato
     finally:
         await temporal.stop()
         await (rig.sim if rig is not None else sim).stop()
+        await (rig.elasticsearch if rig is not None else elasticsearch).stop()

@@ -48,6 +48,9 @@ async def test_nothing_is_lost_under_faults(tmp_path: Path) -> None:
         "api-5xx",
         "api-latency",
         "api-409",
+        "es-down",
+        "es-slow",
+        "es-5xx",
     }, figures
     # Killed replicas died of SIGKILL; every other stop was clean.
     assert all(code in (0, -signal.SIGKILL) for code in report.exits), report.exits

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -12,8 +13,9 @@ from activities.context import (
     elasticsearch_factory,
     out_of_cluster_elasticsearch,
 )
-from stackflow.config import load_config
+from stackflow.config import ConfigError, load_config
 from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchUnavailable
+from tests.fakes.fake_elasticsearch import FakeElasticsearch
 
 IN_A_POD = {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}
 ENDPOINT = ElasticsearchEndpoint(
@@ -59,3 +61,21 @@ async def test_every_call_outside_the_cluster_is_unavailable_at_once_naming_the_
     for call in calls:
         with pytest.raises(ElasticsearchUnavailable, match=re.escape(ENDPOINT.url)):
             await call
+
+
+async def test_elasticsearch_url_reaches_every_cluster_there_with_its_own_credentials() -> None:
+    async with FakeElasticsearch(username=ENDPOINT.username, password=ENDPOINT.password) as fake:
+        config = load_config(
+            None,
+            {"STACKFLOW_ELASTICSEARCH_URL": fake.url, "STACKFLOW_IN_CLUSTER_NETWORKING": "false"},
+        )
+        with_ca = dataclasses.replace(ENDPOINT, ca_pem=b"the cluster's CA")
+        async with elasticsearch_factory(config, {})(with_ca) as api:  # type: ignore[attr-defined]
+            health = await api.cluster_health()
+    assert health.status == "green"
+    assert [call.path for call in fake.calls] == ["/_cluster/health"]
+
+
+def test_a_malformed_elasticsearch_url_is_refused_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match="elasticsearch-url"):
+        load_config(None, {"STACKFLOW_ELASTICSEARCH_URL": "not a url"})

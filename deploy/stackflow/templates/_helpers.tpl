@@ -198,6 +198,9 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
 {{- if not (kindIs "invalid" .Values.config.inClusterNetworking) }}
 {{- $_ := set $config "in-cluster-networking" .Values.config.inClusterNetworking }}
 {{- end }}
+{{- with .Values.config.elasticsearchUrl }}
+{{- $_ := set $config "elasticsearch-url" . }}
+{{- end }}
 {{- with .Values.temporal.tls }}
 {{- if .enabled }}
 {{- $dir := include "stackflow.temporalTLSDir" $ }}
