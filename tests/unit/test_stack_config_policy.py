@@ -264,16 +264,22 @@ def test_kibana_merge() -> None:
 STATE = {**empty_state(), "cluster_settings": {"x": "1"}}
 
 # (current document, current hash, state, expected version)
+HOLDING_STATE = json.dumps({"metadata": {"version": "7"}, "state": STATE})
+HOLDING_EMPTY = json.dumps({"metadata": {"version": "7"}, "state": empty_state()})
+
 VERSIONS: list[tuple[str | None, str | None, dict[str, Any], int]] = [
     # No current document: the first version.
     (None, None, STATE, 1000),
     ("not json", None, STATE, 1000),
-    # Same hash: the version is kept.
-    ('{"metadata": {"version": "7"}}', state_hash(STATE), STATE, 7),
+    # Same hash, recorded and held: the version is kept.
+    (HOLDING_STATE, state_hash(STATE), STATE, 7),
     # Another state, or no hash recorded (the Elasticsearch controller's empty document): bumped.
-    ('{"metadata": {"version": "7"}}', state_hash(empty_state()), STATE, 8),
-    ('{"metadata": {"version": "7"}}', None, STATE, 8),
-    ('{"metadata": {"version": "7"}}', state_hash(STATE), empty_state(), 8),
+    (HOLDING_EMPTY, state_hash(empty_state()), STATE, 8),
+    (HOLDING_EMPTY, None, STATE, 8),
+    (HOLDING_STATE, state_hash(STATE), empty_state(), 8),
+    # The recorded hash matches but the document was replaced under it: bumped.
+    (HOLDING_EMPTY, state_hash(STATE), STATE, 8),
+    ('{"metadata": {"version": "7"}}', state_hash(STATE), STATE, 8),
 ]
 
 

@@ -410,13 +410,17 @@ class FileSettings:
     document: str
 
 
-def _current_version(settings_json: str | None) -> int | None:
+def _current_document(settings_json: str | None) -> tuple[int | None, str | None]:
+    """The version of the current document and the hash of the state it holds (None: unreadable)."""
     if not settings_json:
-        return None
+        return None, None
     try:
-        return int(json.loads(settings_json)["metadata"]["version"])
+        document = json.loads(settings_json)
+        version = int(document["metadata"]["version"])
     except (ValueError, KeyError, TypeError):
-        return None
+        return None, None
+    state = document.get("state") if isinstance(document, Mapping) else None
+    return version, state_hash(state) if isinstance(state, Mapping) else None
 
 
 def file_settings(
@@ -430,11 +434,14 @@ def file_settings(
     bumped by one otherwise; ``first_version`` when the current Secret carries none.
 
     Elasticsearch applies a file whose version is higher than the one it applied last, so the
-    version must grow with every change and must not move without one.
+    version must grow with every change and must not move without one. The version is kept only
+    when both the recorded hash and the state the document holds match: a document another
+    writer replaced under the annotation (the Elasticsearch controller's empty one, written from
+    an older read) would otherwise come back with new content under a version already applied.
     """
     digest = state_hash(state)
-    current = _current_version(current_document)
-    if current is not None and current_hash == digest:
+    current, held = _current_document(current_document)
+    if current is not None and current_hash == digest and held == digest:
         version = current
     elif current is not None:
         version = current + 1
