@@ -15,7 +15,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import stackconfigpolicy as policy_activities
 from activities.context import ElasticsearchApi, ElasticsearchEndpoint
-from activities.errors import translated_errors
+from activities.errors import InvalidSpecError, translated_errors
 from kubesim.testing import KubeSim
 from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info
@@ -239,3 +239,63 @@ async def test_flip_mapper_names_the_flipped_namespace_and_the_operator_namespac
         cluster.context(), NAMESPACE, FlipDirectionName.INTO_SCOPE
     )
     assert sorted(obj["metadata"]["name"] for obj in found) == ["a", "global"]
+
+
+async def test_a_kibana_gets_its_policy_config_and_loses_it_when_no_longer_targeted(
+    cluster: Cluster,
+) -> None:
+    kibana = kind_info("Kibana").resource
+    await cluster.raw.create(
+        kibana,
+        {
+            "apiVersion": kibana.api_version,
+            "kind": "Kibana",
+            "metadata": {"namespace": NAMESPACE, "name": "kb", "labels": {"env": "prod"}},
+            "spec": {"version": "9.1.0", "count": 1},
+        },
+        namespace=NAMESPACE,
+    )
+    obj = {
+        "apiVersion": POLICY.api_version,
+        "kind": "StackConfigPolicy",
+        "metadata": {"namespace": NAMESPACE, "name": "kb-policy"},
+        "spec": {
+            "resourceSelector": {"matchLabels": {"env": "prod"}},
+            "kibana": {"config": {"xpack.fleet.agents.enabled": False}},
+        },
+    }
+    await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
+
+    await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
+
+    secret = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="kb-kb-policy-config")
+    assert json.loads(base64.b64decode(secret["data"]["kibana.json"])) == {
+        "xpack.fleet.agents.enabled": False
+    }
+    assert secret["metadata"]["labels"]["eck.k8s.elastic.co/owner-name"] == "kb-policy"
+    got = await status(cluster, NAMESPACE, "kb-policy")
+    # The Kibana controller does not read the Secret yet: never seen applied.
+    assert got["details"]["kibana"]["team-a/kb"]["phase"] == "ApplyingChanges"
+    assert got["resources"] == 1
+
+    await cluster.raw.merge_patch(
+        kibana, {"metadata": {"labels": {"env": None}}}, namespace=NAMESPACE, name="kb"
+    )
+    await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
+
+    with pytest.raises(errors.NotFound):
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="kb-kb-policy-config")
+    assert (await status(cluster, NAMESPACE, "kb-policy"))["resources"] == 0
+
+
+async def test_an_unusable_selector_is_an_invalid_spec(cluster: Cluster) -> None:
+    obj = policy(NAMESPACE, "bad", 0, {"a": "1"})
+    obj["spec"]["resourceSelector"] = {
+        "matchExpressions": [{"key": "env", "operator": "Sometimes", "values": ["x"]}]
+    }
+    await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
+    request = ReconcileInput(
+        ref=ref(NAMESPACE, "bad"), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
+    )
+    with pytest.raises(InvalidSpecError, match="resourceSelector"):
+        await policy_activities.reconcile(cluster.context(), request)
