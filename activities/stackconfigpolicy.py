@@ -48,6 +48,7 @@ from stackflow.stack.policies.stack_config import (
     ELASTICSEARCH,
     KIBANA,
     KIBANA_NAME_LABEL,
+    ElasticsearchMerge,
     MergeConflictError,
     Policy,
     ResourceStatus,
@@ -210,6 +211,42 @@ async def _applied_version(
     )
 
 
+async def _apply_file_settings(
+    context: ControllerContext,
+    target: Target,
+    merged: ElasticsearchMerge | None,
+    owner: Mapping[str, Any],
+) -> int | None:
+    """Write the cluster's file-settings Secret for ``merged`` (None: reset it, if a policy made
+    it; the Elasticsearch controller owns an unmarked one); the version written, if any.
+
+    The Elasticsearch controller creates the Secret of a new cluster and another policy's
+    workflow may write it at the same moment: a create that finds it, or a replace that finds it
+    changed, is built again once from a fresh read (the versioning rule needs the current one).
+    """
+    name = file_settings_secret_name(target.name)
+    for attempt in range(2):
+        current = await _secret_or_none(context, target.namespace, name)
+        if merged is None and not secret_owners(current):
+            return None
+        desired, version = file_settings_secret(
+            current,
+            namespace=target.namespace,
+            es_name=target.name,
+            merged=merged,
+            first_version=_first_version(context),
+            owner_reference=owner,
+        )
+        try:
+            await _write(context, current, desired)
+        except (errors.AlreadyExists, errors.Conflict):
+            if attempt:
+                raise
+            continue
+        return version
+    return None
+
+
 async def _sync_elasticsearch(
     context: ControllerContext, es: Mapping[str, Any], policies: Sequence[Policy]
 ) -> ResourceStatus | None:
@@ -225,35 +262,13 @@ async def _sync_elasticsearch(
     owner = controller_owner_reference(
         {"apiVersion": es.get("apiVersion"), "kind": es.get("kind"), "metadata": es["metadata"]}
     )
-    current = await _secret_or_none(
-        context, target.namespace, file_settings_secret_name(target.name)
-    )
     config_name = es_policy_config_secret_name(target.name)
     config_current = await _secret_or_none(context, target.namespace, config_name)
+    version = await _apply_file_settings(context, target, merged, owner)
     if merged is None:
-        # Reset only what a policy made: the Elasticsearch controller owns an unmarked one.
-        if secret_owners(current):
-            desired, _ = file_settings_secret(
-                current,
-                namespace=target.namespace,
-                es_name=target.name,
-                merged=None,
-                first_version=_first_version(context),
-                owner_reference=owner,
-            )
-            await _write(context, current, desired)
         if secret_owners(config_current):
             await _delete(context, config_current)
         return None
-    desired, version = file_settings_secret(
-        current,
-        namespace=target.namespace,
-        es_name=target.name,
-        merged=merged,
-        first_version=_first_version(context),
-        owner_reference=owner,
-    )
-    await _write(context, current, desired)
     await _write(
         context,
         config_current,
@@ -265,6 +280,8 @@ async def _sync_elasticsearch(
             owner_reference=owner,
         ),
     )
+    if version is None:  # not reached: a merge is always written
+        return ResourceStatus(phase="ApplyingChanges")
     return await _applied_version(context, es, version)
 
 

@@ -176,7 +176,11 @@ async def test_a_policy_follows_namespace_flips_without_touching_the_clusters(
     await eventually(
         lambda: counts(["scp-in/quickstart"]), within=WITHIN, what="the policy counts one cluster"
     )
-    assert await cluster_setting(kube, "scp-in") == "50mb"
+
+    async def applied_in() -> bool:
+        return await cluster_setting(kube, "scp-in") == "50mb"
+
+    await eventually(applied_in, within=WITHIN, what="the policy applied in scp-in")
     # Out of scope: the operator wrote nothing there.
     assert await cluster_setting(kube, "scp-later") is None
 
@@ -288,8 +292,12 @@ async def test_no_license_warns_and_applies_nothing_until_a_license_arrives(
         await accept_trial(kube, operator_namespace=OPERATOR_NAMESPACE)
 
         async def applied() -> bool:
-            return await cluster_setting(kube, "scp-gated") == "5mb"
+            # The Secret is written before the status: wait for both.
+            status = await policy_status(kube, OPERATOR_NAMESPACE, "gated")
+            return (
+                await cluster_setting(kube, "scp-gated") == "5mb" and status.get("resources") == 1
+            )
 
-        await eventually(applied, within=WITHIN, what="the policy applied once licensed")
-        status = await policy_status(kube, OPERATOR_NAMESPACE, "gated")
-        assert status["resources"] == 1
+        await eventually(
+            applied, within=WITHIN, what="the policy applied and counted once licensed"
+        )
