@@ -29,6 +29,8 @@ T = TypeVar("T")
 VERSION = "9.1.0"
 #: The namespace of the probe clusters: always in scope, changed only to time a recovery.
 PROBE_NAMESPACE = "rel-probe"
+#: The namespace of the witness clusters: always in scope, each changed once, during one fault.
+WITNESS_NAMESPACE = "rel-witness"
 #: How long a user keeps retrying one write while the API server is down.
 WRITE_RETRY_SECONDS = 120.0
 
@@ -105,6 +107,8 @@ class Load:
     namespaces: list[str]
     per_namespace: int
     probes: int = 2
+    #: One witness cluster per fault of the run.
+    witnesses: int = 0
     #: The node count each cluster must end with.
     expected: dict[ClusterKey, int] = field(default_factory=dict)
     in_scope: dict[str, bool] = field(default_factory=dict)
@@ -116,17 +120,32 @@ class Load:
         """The probe clusters."""
         return [ClusterKey(PROBE_NAMESPACE, f"probe-{i}") for i in range(self.probes)]
 
+    def witness_key(self, number: int) -> ClusterKey:
+        """The witness cluster of fault ``number`` (from 1)."""
+        return ClusterKey(WITNESS_NAMESPACE, f"w-{number}")
+
+    async def witness(self, number: int) -> None:
+        """The one change of fault ``number``'s witness: two nodes instead of one."""
+        await self.set_count(self.witness_key(number), 2)
+        self.changes["witness"] += 1
+
     async def create(self) -> None:
         """Create the namespaces (about half in scope) and the clusters, one node each."""
         await create_namespace(self.kube, PROBE_NAMESPACE, in_scope=True)
+        await create_namespace(self.kube, WITNESS_NAMESPACE, in_scope=True)
         for index, namespace in enumerate(self.namespaces):
             self.in_scope[namespace] = index % 2 == 0
             await create_namespace(self.kube, namespace, in_scope=self.in_scope[namespace])
-        keys = self.probe_keys + [
-            ClusterKey(namespace, f"es-{i}")
-            for namespace in self.namespaces
-            for i in range(self.per_namespace)
-        ]
+        witnesses = [self.witness_key(n) for n in range(1, self.witnesses + 1)]
+        keys = (
+            self.probe_keys
+            + witnesses
+            + [
+                ClusterKey(namespace, f"es-{i}")
+                for namespace in self.namespaces
+                for i in range(self.per_namespace)
+            ]
+        )
         for key in keys:
             body = manifest("Elasticsearch", key.name, key.namespace, _spec(1))
             await self.kube.create(ES, body, namespace=key.namespace)
@@ -154,9 +173,7 @@ class Load:
     async def change_once(self) -> None:
         """One change: mostly a spec change (in or out of scope), else a namespace flip."""
         if self.rng.random() < 0.75:
-            key = self.rng.choice(
-                [key for key in self.expected if key.namespace != PROBE_NAMESPACE]
-            )
+            key = self.rng.choice([key for key in self.expected if key.namespace in self.in_scope])
             await self.set_count(key, 3 - self.expected[key])
             self.changes["spec"] += 1
         else:

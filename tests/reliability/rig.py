@@ -10,7 +10,6 @@ directly: the user is not the one under test.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import signal
 from collections.abc import AsyncIterator
@@ -91,25 +90,26 @@ class Rig:
         self.sim = _kubesim(self.directory, port=port)
         await self.sim.start()
 
-    async def elasticsearch_outage(self, seconds: float) -> None:
-        """Stop the Elasticsearch API for ``seconds`` (connections refused), then serve again on
-        the same address with the same state."""
+    async def stop_elasticsearch(self) -> None:
+        """Stop the Elasticsearch API (connections refused from now on)."""
+        await self.elasticsearch.stop()
+
+    async def start_elasticsearch(self) -> None:
+        """Serve the Elasticsearch API again on the same address, with the same state."""
         old = self.elasticsearch
-        await old.stop()
-        await asyncio.sleep(seconds)  # the fault itself: unreachable this long
         self.elasticsearch = FakeElasticsearch(any_credentials=True, port=old.port)
         self.elasticsearch.state = old.state
         await self.elasticsearch.start()
 
-    async def restart_temporal(self, *, outage: float = 0.0, crash: bool = False) -> None:
-        """Stop the Temporal server (SIGKILL when ``crash``), stay down ``outage`` seconds, start
-        it again on the same port and database."""
+    async def stop_temporal(self, *, crash: bool) -> None:
+        """Stop the Temporal server: SIGKILL when ``crash``, else as Ctrl-C would."""
         if crash:
             await self.temporal.kill()
         else:
             await self.temporal.stop()
-        if outage:
-            await asyncio.sleep(outage)  # the fault itself: Temporal unreachable this long
+
+    async def start_temporal(self) -> None:
+        """Start the Temporal server again on the same port and database."""
         await self.temporal.start()
 
 

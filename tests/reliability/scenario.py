@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
 import statistics
 import time
@@ -21,7 +22,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from stackflow.models.kinds import CONFIGMAPS, PODS, SECRETS, SERVICES, STATEFULSETS
 from tests.polling import eventually
 from tests.reliability.faults import FAULTS, schedule
-from tests.reliability.load import Load, cluster_state
+from tests.reliability.load import PROBE_NAMESPACE, WITNESS_NAMESPACE, Load, cluster_state
 from tests.reliability.rig import Rig, open_rig
 
 __all__ = ["Report", "Size", "run"]
@@ -164,7 +165,14 @@ async def run(
     progress(f"reliability: seed {seed} (rerun with this seed to replay the same schedule)")
     async with open_rig(directory, seed=seed, replicas=size.replicas) as rig:
         namespaces = [f"rel-{i}" for i in range(size.namespaces)]
-        load = Load(rig.kube, random.Random(rng.random()), namespaces, size.per_namespace)
+        faults = schedule(rng, rounds=size.rounds)
+        load = Load(
+            rig.kube,
+            random.Random(rng.random()),
+            namespaces,
+            size.per_namespace,
+            witnesses=len(faults),
+        )
         await load.create()
         report.clusters = len(load.expected)
 
@@ -175,12 +183,12 @@ async def run(
         stop = asyncio.Event()
         changer = asyncio.create_task(load.run(interval=size.change_interval, stop=stop))
         try:
-            for number, kind in enumerate(schedule(rng, rounds=size.rounds), start=1):
+            for number, kind in enumerate(faults, start=1):
                 await asyncio.sleep(size.gap)  # plain load between faults
                 if changer.done():
                     changer.result()  # the load's own failure, if any
                 progress(f"reliability: fault {number}: {kind}")
-                await FAULTS[kind](rig, load, rng)
+                await FAULTS[kind](rig, load, rng, functools.partial(load.witness, number))
                 report.faults[kind] += 1
                 seconds = await _probe(rig, load, rng, within=size.recovery_within)
                 report.recovery[kind].append(seconds)
@@ -208,7 +216,7 @@ async def run(
         report.lost = lost
         report.changes = load.changes
         report.injected = rig.proxy.injected
-        report.objects = await _objects(rig, [*namespaces, *{k.namespace for k in load.probe_keys}])
+        report.objects = await _objects(rig, [*namespaces, PROBE_NAMESPACE, WITNESS_NAMESPACE])
         client = await rig.client()
         report.stuck = await _stuck(client)
         report.continued_as_new = await _continued_as_new(client)
