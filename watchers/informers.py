@@ -16,12 +16,21 @@ informer of the same projection follows that one (``Informer.follow``) instead o
 watching on its own: a Secret labelled for a cluster is decoded and held once, not once per
 informer that selects it, and the API server serves one watch per kind instead of one per
 selector (``follow_sources`` decides, pure).
+
+The unfiltered Secret informer is narrowed (``Informer.narrow``, ``narrowed_informers`` decides):
+no label selector covers every Secret the operator needs (those it makes carry different labels,
+the trial-status Secret none, and a user's Secret named in a spec whatever its owner gave it), so
+it still lists and watches every Secret, but holds only those some handler needs: the ones its
+followers' selectors match (the operator's own Secrets), and those its other users ``keep`` (the
+watchers keep the Secrets a spec references and the selector-less child watch's). A cluster's
+unrelated Secrets are decoded as they pass and dropped. Nothing reads Secrets from that cache
+(it keeps metadata): the activities GET a referenced Secret through the scoped client.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from stackflow.controllers import ControllerTable
@@ -46,12 +55,15 @@ from stackflow.scope.matcher import NamespaceMatcher
 from stackflow.scope.selector import SelectorError, parse_selector_string
 
 __all__ = [
+    "NARROWED_KINDS",
     "PROJECTED_KINDS",
     "WHOLE_INFORMERS",
     "InformerKey",
     "InformerSet",
+    "any_of",
     "follow_sources",
     "informer_projection",
+    "narrowed_informers",
     "reference_resources",
     "selector_predicate",
 ]
@@ -119,6 +131,38 @@ def follow_sources(projections: Mapping[InformerKey, Projection]) -> dict[Inform
     return follows
 
 
+#: (group, plural) of the kinds whose unfiltered informer keeps only what its users need.
+NARROWED_KINDS: frozenset[tuple[str, str]] = frozenset({(SECRETS.group, SECRETS.plural)})
+
+
+def narrowed_informers(
+    projections: Mapping[InformerKey, Projection], kept: Iterable[tuple[str, str, str]]
+) -> set[InformerKey]:
+    """Which informers are narrowed (pure): the unfiltered informer of each ``NARROWED_KINDS``
+    kind that keeps metadata, once a user said what it needs of it (``kept``: (group, version,
+    plural) of such kinds). An informer of whole objects is not: it is read as a cache of every
+    object, which can say "absent" (``InformerSet.get``)."""
+    wanted = set(kept)
+    return {
+        key
+        for key, projection in projections.items()
+        if not key[3]
+        and projection is Projection.METADATA
+        and (key[0], key[2]) in NARROWED_KINDS
+        and key[:3] in wanted
+    }
+
+
+def any_of(predicates: Sequence[Selects]) -> Selects:
+    """One predicate accepting what any of ``predicates`` accepts (pure; none accepts nothing)."""
+    chosen = tuple(predicates)
+
+    def selects(obj: Mapping[str, Any]) -> bool:
+        return any(predicate(obj) for predicate in chosen)
+
+    return selects
+
+
 def reference_resources(controllers: ControllerTable) -> list[Kind]:
     """The kinds whose changes wake referrers: Secrets and ConfigMaps (any spec may name them)
     and every controller's reference kinds, each once, in first-seen order."""
@@ -148,6 +192,16 @@ class InformerSet:
         self.matcher = matcher
         self.backoff = backoff
         self._informers: dict[InformerKey, Informer] = {}
+        self._keeps: dict[tuple[str, str, str], list[Selects]] = {}
+
+    def keep(self, resource: Kind, keeps: Selects) -> None:
+        """Say what a handler of the unfiltered informer of ``resource`` needs of it: for a
+        ``NARROWED_KINDS`` kind, the informer then holds only the objects its followers'
+        selectors or some ``keeps`` accept (others ignore it). Every user of such an informer
+        must say so before the set starts; one that does not sees only what the others keep."""
+        self._keeps.setdefault((resource.group, resource.version, resource.plural), []).append(
+            keeps
+        )
 
     def informer(self, resource: Kind, *, label_selector: str | None = None) -> Informer:
         """The raw (cluster-wide, unfiltered) informer of ``resource``; it keeps whole objects.
@@ -193,6 +247,7 @@ class InformerSet:
             or not informer.has_synced
             or not informer.covers(namespace if resource.namespaced else None)
             or informer.projection is not Projection.WHOLE
+            or informer.narrowed  # holds what its users need, not every object
         ):
             return None
         return informer
@@ -236,12 +291,30 @@ class InformerSet:
             for key, informer in self._informers.items()
             if informer.source is None and not informer.has_synced
         }
-        for key, source in follow_sources(projections).items():
+        follows = follow_sources(projections)
+        followers: dict[InformerKey, list[Selects]] = {}
+        for key, source in follows.items():
             selects = selector_predicate(key[3])
-            if selects is not None:
-                self._informers[key].follow(self._informers[source], selects)
+            if selects is not None and self._informers[key].follow(
+                self._informers[source], selects
+            ):
+                followers.setdefault(source, []).append(selects)
+        for key in narrowed_informers(projections, self._keeps):
+            # Its followers are fed by its events: it keeps whatever they select, and what its
+            # own users said they need.
+            self._informers[key].narrow(any_of([*followers.get(key, ()), *self._keeps[key[:3]]]))
         for informer in self._informers.values():
             informer.start()
+
+    def cached_objects(self, resource: Kind) -> int:
+        """How many objects of ``resource`` the set holds: the caches of its informers that list
+        on their own (a follower holds its source's objects, not copies)."""
+        return sum(
+            len(informer.cache)
+            for (group, version, plural, _), informer in self._informers.items()
+            if (group, version, plural) == (resource.group, resource.version, resource.plural)
+            and informer.source is None
+        )
 
     async def change_namespaces(self) -> None:
         """Watch the matcher's static list as it is now (it changed while running): every

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -73,6 +73,15 @@ IN_SCOPE_PHASES_QUERY = (
 )
 
 _log = structlog.get_logger(__name__)
+
+
+def _has_owners(child: ChildWatch) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether an object is a child of ``child``'s watch: its owner mapper names someone."""
+
+    def owned(obj: Mapping[str, Any]) -> bool:
+        return bool(child.owners(obj))
+
+    return owned
 
 
 class Watchers:
@@ -134,6 +143,8 @@ class Watchers:
         # that is also a primary kind (Elasticsearch, Kibana, Agent…) reuses the primary's.
         for resource in reference_resources(controllers):
             self.informers.scoped(resource).add_handler(self._reference_handler(resource))
+            # A narrowed informer (Secrets) holds the referenced objects, not every one.
+            self.informers.keep(resource, self._is_referenced(resource))
         self.license_secrets = self.informers.scoped(
             SECRETS, label_selector=OPERATOR_LICENSE_SELECTOR
         )
@@ -200,6 +211,26 @@ class Watchers:
             self.informers.scoped(child.kind, label_selector=child.label_selector).add_handler(
                 self._child_handler(controller, child)
             )
+            if child.label_selector is None:
+                # On the unfiltered informer: if narrowed, it must hold the children that have an
+                # owner (the trial-status Secret), which no selector names.
+                self.informers.keep(child.kind, _has_owners(child))
+
+    def _is_referenced(self, resource: Kind) -> Callable[[Mapping[str, Any]], bool]:
+        """Whether an object of ``resource`` is referenced by some spec now (the index)."""
+
+        def referenced(obj: Mapping[str, Any]) -> bool:
+            meta = view(obj)
+            return bool(
+                self.references.referrers(
+                    group=resource.group,
+                    kind=resource.kind,
+                    namespace=meta.namespace,
+                    name=meta.name,
+                )
+            )
+
+        return referenced
 
     def _index_handler(
         self, controller: Controller

@@ -28,6 +28,14 @@ instead of listing and watching on its own: it then keeps the objects of that so
 selector matches (the same dicts: nothing is decoded or held twice) and turns the source's
 events into its own, as the API server does for a selector watch (ADDED when an object starts
 matching, DELETED when it stops).
+
+A narrowed informer (``narrow``) still lists and watches every object of its kind (no label
+selector can say what it needs), but caches and hands on only the objects its ``keeps`` predicate
+accepts, decided on each object as it arrives: an object that stops being kept leaves as DELETED,
+one that starts being kept (its next event) arrives as ADDED, and a kept object deleted before it
+was ever cached is still handed on as DELETED (its owners learn it is gone). The unfiltered Secret
+informer is narrowed so (``watchers.informers``): a cluster's unrelated Secrets are decoded as
+they pass and dropped, not held.
 """
 
 from __future__ import annotations
@@ -116,6 +124,7 @@ class Informer:
         self._task: asyncio.Task[None] | None = None
         self._source: Informer | None = None
         self._selects: Selects | None = None
+        self._keeps: Selects | None = None
         self._log = _log.bind(resource=resource.group_resource, namespace=self.namespace or "")
 
     def add_handler(self, handler: EventHandler) -> None:
@@ -172,6 +181,34 @@ class Informer:
         self._source, self._selects = source, selects
         source.add_handler(self._on_source_event)
         return True
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether the informer keeps only the objects a predicate accepts (``narrow``)."""
+        return self._keeps is not None
+
+    def narrow(self, keeps: Selects) -> bool:
+        """Cache and hand on only the objects ``keeps`` accepts (read on each object as it is
+        listed or watched; it may change its mind as what it depends on changes). False (and
+        nothing changes) once the informer started or when it follows another.
+
+        Its cache then cannot tell that an object does not exist: only an unnarrowed cache of
+        every object can (``stackflow.kube.reader``).
+        """
+        if self._began or self._source is not None:
+            return False
+        self._keeps = keeps
+        return True
+
+    def _kept(self, obj: Mapping[str, Any]) -> bool:
+        if self._keeps is None:
+            return True
+        try:
+            return self._keeps(obj)
+        except Exception:
+            # Holding one object too many is harmless; missing a change is not.
+            self._log.exception("informer.keeps_failed")
+            return True
 
     @property
     def has_synced(self) -> bool:
@@ -321,6 +358,10 @@ class Informer:
         if listed_before:
             self.relist_count += 1
         items: list[dict[str, Any]] = listed["items"]
+        if self._keeps is not None:
+            # Before projecting: what is not kept is never projected nor held.
+            items = [item for item in items if self._kept(item)]
+            listed["items"] = items
         # In place, so each raw object is dropped as soon as its projection exists.
         for index, item in enumerate(items):
             items[index] = project(item, self._projection)
@@ -355,7 +396,14 @@ class Informer:
             return
         key = object_key(obj)
         cached = self.cache.get(namespace=key[0], name=key[1])
-        if event_type in ("ADDED", "MODIFIED"):
+        kept = self._kept(obj)
+        if event_type in ("ADDED", "MODIFIED") and not kept:
+            if cached is not None:  # it stopped being kept: gone, as far as the handlers know
+                await self._apply_and_dispatch(("DELETED", cached, None))
+        elif event_type == "DELETED" and cached is None and kept and self._keeps is not None:
+            # Kept, but not cached yet (it became wanted after its last change): still news.
+            await self._apply_and_dispatch(("DELETED", project(obj, self._projection), None))
+        elif event_type in ("ADDED", "MODIFIED"):
             if cached is not None and _resource_version(cached) == new_rv:
                 pass  # already applied (a duplicate after a reconnect)
             elif cached is None:

@@ -580,3 +580,48 @@ async def test_a_referrer_out_of_scope_is_not_woken_by_its_references_until_it_i
     await eventually(lambda: h.watchers.matcher.name_matches("team-a"), what="team-a in scope")
     await target_changed_then_settled("marker-3", 4)
     assert await reference_changes() > in_scope_count
+
+
+async def test_the_secret_informer_holds_only_needed_secrets_and_referrers_still_wake(
+    harness: Harness,
+) -> None:
+    h = harness
+    secrets = h.watchers.informers.scoped(SECRETS)
+
+    def held() -> set[str]:
+        return {view(obj).name for obj in secrets.list(namespace="team-a")}
+
+    async def link_child(name: str) -> None:
+        """A link controller's child (labelled: held), once the informer holds it: every Secret
+        event before it was handled then."""
+        labels = {LINK_NAME_LABEL: "app", LINK_NAMESPACE_LABEL: "team-a"}
+        await h.create(
+            SECRETS, {"metadata": {"name": name, "namespace": "team-a", "labels": labels}}
+        )
+        await eventually(lambda: name in held(), what=f"{name} held")
+
+    # Secrets that exist before any spec names them: an unrelated one, two a widget will name.
+    for name in ("unrelated", "named-then-edited", "named-then-deleted"):
+        await h.create(SECRETS, {"metadata": {"name": name, "namespace": "team-a"}})
+    await link_child("link-child")
+    assert held() == {"link-child"}
+    await h.create(WIDGETS, widget("edited", "team-a", color="named-then-edited"))
+    await h.create(WIDGETS, widget("deleted", "team-a", color="named-then-deleted"))
+    await h.wait_for("widget/team-a/edited", TriggerReason.CREATED)
+    await h.wait_for("widget/team-a/deleted", TriggerReason.CREATED)
+    # Edited after a spec named it: the referrer wakes, and the Secret is held from then on.
+    await h.resources.merge_patch(
+        SECRETS, {"stringData": {"k": "v"}}, namespace="team-a", name="named-then-edited"
+    )
+    await h.wait_for("widget/team-a/edited", TriggerReason.REFERENCE_CHANGED)
+    assert held() == {"link-child", "named-then-edited"}
+    # Deleted without ever being held: the referrer still wakes.
+    await h.resources.delete(SECRETS, namespace="team-a", name="named-then-deleted")
+    await h.wait_for("widget/team-a/deleted", TriggerReason.REFERENCE_CHANGED)
+    # The unrelated one, edited, is still not held and wakes nobody.
+    await h.resources.merge_patch(
+        SECRETS, {"stringData": {"k": "v"}}, namespace="team-a", name="unrelated"
+    )
+    await link_child("canary")
+    assert held() == {"link-child", "named-then-edited", "canary"}
+    assert await h.reasons("widget/team-a/edited") == ["Created", "ReferenceChanged"]
