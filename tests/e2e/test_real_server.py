@@ -71,6 +71,17 @@ EXTRA = [
     ("PackageRegistry", "epr", {"count": 1}),
 ]
 WRITES = {"create", "update", "patch", "delete"}
+POLICY = kind_resource("StackConfigPolicy")
+#: A StackConfigPolicy selecting no cluster: the operator still reads it and gives it a status.
+UNUSED_POLICY = {
+    "apiVersion": POLICY.api_version,
+    "kind": POLICY.kind,
+    "metadata": {"name": "nothing", "namespace": NAMESPACE},
+    "spec": {
+        "resourceSelector": {"matchLabels": {"stackflow.test/policy": "on"}},
+        "elasticsearch": {"clusterSettings": {"indices.recovery.max_bytes_per_sec": "50mb"}},
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -277,6 +288,7 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
     for kind, name, spec in EXTRA:
         body = manifest(kind, name, NAMESPACE, {"version": "8.15.0", **spec})
         await stack.kube.create(kind_resource(kind), body, namespace=NAMESPACE)
+    await stack.kube.create(POLICY, UNUSED_POLICY, namespace=NAMESPACE)
     # Exercise the update and delete paths: a scaled cluster (StatefulSet, unicast hosts) with its
     # own disruption budget, an annotated HTTP Service, an application switching workload kind (its
     # DaemonSet deleted) and an association removed (its user Secret deleted).
@@ -314,10 +326,13 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         seen.update({kind: await health(stack, kind, name) for kind, name, _ in EXTRA})
         es = await stack.kube.get(ES, namespace=NAMESPACE, name="quickstart")
         seen["es"] = es.get("status") or {}
+        policy = await stack.kube.get(POLICY, namespace=NAMESPACE, name="nothing")
+        seen["policy"] = policy.get("status") or {}
         return (
             "quickstart-beat" not in seen["daemonsets"]
             and all(seen[kind] == "green" for kind, _, _ in EXTRA)
             and seen["es"].get("availableNodes") == 2
+            and seen["policy"].get("resources") == 0
         )
 
     try:
