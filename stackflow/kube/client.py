@@ -71,6 +71,11 @@ async def make_api_client(
     that does not set its own (seconds). Close the client with ``close_api_client``.
     """
     configuration = k8s_client.Configuration()
+    # No cap on connections: over HTTP/1.1 every open watch holds one, and the operator keeps
+    # one per watched kind (per namespace with a static list: dozens). At the library's default
+    # of 100 the watches took them all and the Lease renewals queued until they timed out, so
+    # no replica ever led (a static list of two namespaces was enough).
+    configuration.connection_pool_maxsize = 0
     if kubeconfig is None and os.environ.get(_IN_CLUSTER_ENV):
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         return TimedApiClient(configuration, request_timeout=timeout)
