@@ -221,6 +221,22 @@ class ControlPlane:
         if self._owned_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
 
+    def restart_apiserver(self, *, with_etcd: bool = False) -> None:
+        """Stop kube-apiserver (and etcd first, with ``with_etcd``) and start them again on the
+        same ports and data, as a crash or an upgrade would; return once the API server is ready.
+        Every watch and connection to it ends meanwhile."""
+        names = ("etcd", "kube-apiserver") if with_etcd else ("kube-apiserver",)
+        chosen = [component for component in self.components if component.name in names]
+        for component in reversed(chosen):
+            self.progress(f"stopping {component.name}")
+            component.stop()
+        for component in chosen:
+            self.progress(f"starting {component.name} again")
+            component.start()
+            if component.pid is not None:
+                self.started.append(component.pid)
+        self._wait(chosen[-1], self._apiserver_ready)
+
     def _stop_components(self) -> None:
         if self.provisioner is not None:
             self.provisioner.stop()
