@@ -1,0 +1,337 @@
+"""ECK's ElasticsearchAutoscaler rules as pure functions: the autoscaler spec's validation, the
+node-set resources computed from Elasticsearch's ``_autoscaling/capacity`` response, the
+autoscaler's status conditions and the unlicensed case.
+
+Nothing here does I/O: a controller would read the autoscaler, the cluster and the capacity
+response, call these functions and write what they return.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from stackflow.models.quantity import parse_quantity
+
+__all__ = [
+    "ACTIVE",
+    "HEALTHY",
+    "INVALID_LICENSE_EVENT_REASON",
+    "LIMITED",
+    "ONLINE",
+    "UNLICENSED_RETRY_SECONDS",
+    "AutoscalingSpecError",
+    "Bounds",
+    "NodeSetResources",
+    "PolicyLimits",
+    "PolicyResult",
+    "compute_policy",
+    "conditions",
+    "parse_policy_limits",
+    "policy_for_roles",
+    "unlicensed_conditions",
+    "unlicensed_event",
+    "validate_policies",
+]
+
+#: Condition types of ``status.conditions``, as ECK names them.
+ACTIVE = "Active"
+HEALTHY = "Healthy"
+LIMITED = "Limited"
+ONLINE = "Online"
+
+#: The Warning event's reason when the license does not allow autoscaling.
+INVALID_LICENSE_EVENT_REASON = "InvalidLicense"
+#: Without an enterprise license the autoscaler is looked at again after this delay: a license
+#: may be installed at any time, and nothing else would wake the reconcile.
+UNLICENSED_RETRY_SECONDS = 60
+
+
+class AutoscalingSpecError(ValueError):
+    """The autoscaler spec cannot be used (its message says which policy and why)."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """An inclusive ``[min, max]`` range; amounts in base units (bytes, cores, nodes)."""
+
+    min: Decimal
+    max: Decimal
+
+    def clamp(self, value: Decimal) -> tuple[Decimal, bool]:
+        """``value`` within the bounds, and whether a bound had to be applied (``Limited``)."""
+        if value < self.min:
+            # Below the floor is not a limit being hit: the minimum is what the user asked for.
+            return self.min, False
+        if value > self.max:
+            return self.max, True
+        return value, False
+
+
+@dataclass(frozen=True)
+class PolicyLimits:
+    """One ``spec.policies[]`` entry: its roles and resource bounds (None: not autoscaled)."""
+
+    name: str
+    roles: frozenset[str]
+    node_count: Bounds
+    memory: Bounds | None = None
+    storage: Bounds | None = None
+    cpu: Bounds | None = None
+
+
+def _bounds(data: object, field_name: str, *, integer: bool = False) -> Bounds | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise AutoscalingSpecError(f"{field_name}: expected an object with min and max")
+    low = parse_quantity(data.get("min"))
+    high = parse_quantity(data.get("max"))
+    if low is None or high is None:
+        raise AutoscalingSpecError(f"{field_name}: min and max must both be quantities")
+    if integer and (low != low.to_integral_value() or high != high.to_integral_value()):
+        raise AutoscalingSpecError(f"{field_name}: min and max must be whole numbers")
+    if low < 0 or high < low:
+        raise AutoscalingSpecError(f"{field_name}: need 0 <= min <= max, got {low} and {high}")
+    return Bounds(low, high)
+
+
+def parse_policy_limits(policy: Mapping[str, Any]) -> PolicyLimits:
+    """The limits of one ``spec.policies[]`` entry; AutoscalingSpecError when unusable."""
+    name = str(policy.get("name") or "")
+    if not name:
+        raise AutoscalingSpecError("a policy has no name")
+    resources = policy.get("resources") or {}
+    if not isinstance(resources, Mapping):
+        raise AutoscalingSpecError(f"policy {name}: resources must be an object")
+    node_count = _bounds(
+        resources.get("nodeCount"), f"policy {name}: resources.nodeCount", integer=True
+    )
+    if node_count is None:
+        raise AutoscalingSpecError(f"policy {name}: resources.nodeCount is required")
+    return PolicyLimits(
+        name=name,
+        roles=frozenset(str(role) for role in policy.get("roles") or ()),
+        node_count=node_count,
+        memory=_bounds(resources.get("memory"), f"policy {name}: resources.memory"),
+        storage=_bounds(resources.get("storage"), f"policy {name}: resources.storage"),
+        cpu=_bounds(resources.get("cpu"), f"policy {name}: resources.cpu"),
+    )
+
+
+def validate_policies(policies: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The problems of ``spec.policies``, one clear message each (empty: valid).
+
+    Every policy needs a name (unique) and a non-empty role list; two policies may not have
+    the same roles, since a node set is matched to the single policy with exactly its roles.
+    """
+    problems: list[str] = []
+    seen_names: set[str] = set()
+    roles_owner: dict[frozenset[str], str] = {}
+    for index, policy in enumerate(policies):
+        name = str(policy.get("name") or "")
+        label = name or f"#{index}"
+        if not name:
+            problems.append(f"spec.policies[{index}]: name is required")
+        elif name in seen_names:
+            problems.append(f"spec.policies[{index}]: policy name {name!r} is used twice")
+        seen_names.add(name)
+        roles = frozenset(str(role) for role in policy.get("roles") or ())
+        if not roles:
+            problems.append(f"spec.policies[{index}] ({label}): roles must not be empty")
+        elif roles in roles_owner:
+            problems.append(
+                f"spec.policies[{index}] ({label}): roles {sorted(roles)} are already "
+                f"those of policy {roles_owner[roles]!r}"
+            )
+        else:
+            roles_owner[roles] = label
+        if name:
+            try:
+                parse_policy_limits(policy)
+            except AutoscalingSpecError as error:
+                problems.append(str(error))
+    return problems
+
+
+def policy_for_roles(
+    node_set_roles: Sequence[str], policies: Sequence[PolicyLimits]
+) -> PolicyLimits:
+    """The one policy whose roles are exactly the node set's; AutoscalingSpecError otherwise."""
+    roles = frozenset(node_set_roles)
+    if not roles:
+        raise AutoscalingSpecError("a node set without roles cannot be autoscaled")
+    found = [policy for policy in policies if policy.roles == roles]
+    if not found:
+        raise AutoscalingSpecError(f"no autoscaling policy has the roles {sorted(roles)}")
+    if len(found) > 1:
+        names = ", ".join(sorted(policy.name for policy in found))
+        raise AutoscalingSpecError(
+            f"several autoscaling policies have the roles {sorted(roles)}: {names}"
+        )
+    return found[0]
+
+
+@dataclass(frozen=True)
+class NodeSetResources:
+    """What the node sets of one policy get: node count and per-node memory and storage."""
+
+    node_count: int
+    memory: Decimal | None = None
+    storage: Decimal | None = None
+    cpu: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """The outcome for one policy: the resources, whether a maximum capped them, and why."""
+
+    policy: str
+    resources: NodeSetResources
+    #: Whether the response had this policy at all (False: kept at the minimums, ``Online``).
+    in_response: bool
+    limited: bool = False
+    messages: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _amount(capacity: Mapping[str, Any], scope: str, resource: str) -> Decimal:
+    part = capacity.get(scope)
+    value = parse_quantity(part.get(resource)) if isinstance(part, Mapping) else None
+    return value if value is not None and value > 0 else Decimal(0)
+
+
+def _ceil_div(total: Decimal, per_node: Decimal) -> int:
+    return math.ceil(total / per_node) if per_node > 0 else 0
+
+
+def compute_policy(limits: PolicyLimits, capacity_response: Mapping[str, Any]) -> PolicyResult:
+    """The node-set resources of one policy from an ``_autoscaling/capacity`` response.
+
+    Per node, memory and storage are the required ``node`` amounts (at least the minimums) kept
+    within the bounds. The node count is the largest of ``ceil(required total / per-node)`` over
+    memory and storage, within ``nodeCount``. A policy absent from the response, or with nothing
+    required, gets its minimums. A maximum that had to be applied marks the result ``limited``.
+    """
+    policies = capacity_response.get("policies")
+    entry = policies.get(limits.name) if isinstance(policies, Mapping) else None
+    if not isinstance(entry, Mapping):
+        return PolicyResult(
+            policy=limits.name,
+            resources=_minimums(limits),
+            in_response=False,
+            messages=(f"policy {limits.name} is not in the autoscaling capacity response",),
+        )
+    required = entry.get("required_capacity")
+    required = required if isinstance(required, Mapping) else {}
+    limited = False
+    messages: list[str] = []
+    per_node: dict[str, Decimal | None] = {}
+    counts: list[int] = []
+    for resource, bounds in (("memory", limits.memory), ("storage", limits.storage)):
+        if bounds is None:
+            per_node[resource] = None
+            continue
+        wanted = max(_amount(required, "node", resource), bounds.min)
+        value, capped = bounds.clamp(wanted)
+        if capped:
+            limited = True
+            messages.append(
+                f"{resource} per node limited to {bounds.max} (required {wanted}) "
+                f"in policy {limits.name}"
+            )
+        per_node[resource] = value
+        counts.append(_ceil_div(_amount(required, "total", resource), value))
+    count, capped = limits.node_count.clamp(Decimal(max(counts, default=0)))
+    if capped:
+        limited = True
+        messages.append(
+            f"node count limited to {limits.node_count.max} (required {max(counts)}) "
+            f"in policy {limits.name}"
+        )
+    return PolicyResult(
+        policy=limits.name,
+        resources=NodeSetResources(
+            node_count=int(count),
+            memory=per_node.get("memory"),
+            storage=per_node.get("storage"),
+            cpu=limits.cpu.min if limits.cpu is not None else None,
+        ),
+        in_response=True,
+        limited=limited,
+        messages=tuple(messages),
+    )
+
+
+def _minimums(limits: PolicyLimits) -> NodeSetResources:
+    return NodeSetResources(
+        node_count=int(limits.node_count.min),
+        memory=limits.memory.min if limits.memory is not None else None,
+        storage=limits.storage.min if limits.storage is not None else None,
+        cpu=limits.cpu.min if limits.cpu is not None else None,
+    )
+
+
+def _condition(type_: str, status: bool, message: str) -> dict[str, str]:
+    return {"type": type_, "status": "True" if status else "False", "message": message}
+
+
+def conditions(
+    results: Sequence[PolicyResult], *, online: bool, spec_errors: Sequence[str] = ()
+) -> list[dict[str, str]]:
+    """The autoscaler's ``status.conditions`` (without transition times, which the writer keeps).
+
+    ``Active``: the license allows autoscaling (this function is for the licensed case).
+    ``Online``: the autoscaling API answered (``online``). ``Limited``: a maximum capped some
+    policy. ``Healthy``: the spec is valid and every policy was computed from the response.
+    """
+    limited_messages = [
+        message for result in results if result.limited for message in result.messages
+    ]
+    missing = [result.policy for result in results if not result.in_response]
+    if spec_errors:
+        health = _condition(HEALTHY, False, "; ".join(spec_errors))
+    elif not online:
+        health = _condition(HEALTHY, False, "the Elasticsearch autoscaling API is not reachable")
+    elif missing:
+        health = _condition(
+            HEALTHY,
+            False,
+            "policies missing from the capacity response: " + ", ".join(sorted(missing)),
+        )
+    else:
+        health = _condition(HEALTHY, True, "")
+    return [
+        _condition(ACTIVE, True, ""),
+        health,
+        _condition(LIMITED, bool(limited_messages), "; ".join(limited_messages)),
+        _condition(
+            ONLINE,
+            online,
+            ""
+            if online
+            else "the autoscaling capacity could not be read; using the last known resources",
+        ),
+    ]
+
+
+def unlicensed_conditions() -> list[dict[str, str]]:
+    """The conditions without an enterprise license: ``Active`` false, nothing else decided."""
+    return [
+        _condition(
+            ACTIVE,
+            False,
+            "autoscaling is inactive: an enterprise license is required",
+        )
+    ]
+
+
+def unlicensed_event() -> dict[str, str]:
+    """The Warning event recorded on the autoscaler without an enterprise license."""
+    return {
+        "type": "Warning",
+        "reason": INVALID_LICENSE_EVENT_REASON,
+        "message": f"autoscaling is an enterprise feature; retrying in {UNLICENSED_RETRY_SECONDS}s",
+    }

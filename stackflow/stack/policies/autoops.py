@@ -1,0 +1,413 @@
+"""ECK's AutoOpsAgentPolicy rules as pure functions: which Elasticsearch clusters a policy serves,
+which it skips, the names and labels of the objects written for each served cluster, the hash
+that decides when a cluster's API key is recreated, the start-up clean-up of orphaned API-key
+Secrets and the policy's status.
+
+Nothing here does I/O: a controller would read the policy, the clusters and their namespaces'
+labels and the current Secrets, call these functions and write what they return.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stackflow.api.autoops import PHASE_PRIORITY
+from stackflow.models.objects import view
+from stackflow.scope.selector import LabelSelector, label_selector_from_data
+from stackflow.stack.elasticsearch.version import Version, parse_version
+from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, TYPE_LABEL
+
+__all__ = [
+    "API_KEY_SECRET_TYPE",
+    "CONFIG_HASH_ANNOTATION",
+    "ES_NAMESPACE_LABEL",
+    "MAX_LABEL_VALUE_LENGTH",
+    "MAX_OBJECT_NAME_LENGTH",
+    "MIN_AUTOOPS_VERSION",
+    "POLICY_KIND",
+    "POLICY_NAMESPACE_LABEL",
+    "POLICY_NAME_LABEL",
+    "AutoOpsPolicy",
+    "Cluster",
+    "ClusterObjectNames",
+    "Selection",
+    "agent_config_hash",
+    "api_key_needs_recreation",
+    "api_key_secret_labels",
+    "cluster_object_labels",
+    "cluster_object_names",
+    "matched_cluster_keys",
+    "orphaned_api_key_secrets",
+    "parse_policy",
+    "policy_status",
+    "select_clusters",
+]
+
+POLICY_KIND = "AutoOpsAgentPolicy"
+
+MIN_AUTOOPS_VERSION = Version(7, 17, 0)
+"""The oldest Elasticsearch version an AutoOps agent is given.
+
+Elastic's AutoOps documentation for self-managed clusters lists 7.17 as the oldest supported
+Elasticsearch version, and 7.17.0 is also this operator's own floor
+(``stackflow.stack.elasticsearch.version.MIN_SUPPORTED``), so nothing the operator manages is
+skipped today; the constant is kept separate because AutoOps may raise its floor on its own.
+"""
+
+MAX_LABEL_VALUE_LENGTH = 63
+"""Kubernetes label values (and DNS-1123 labels) are at most 63 characters."""
+
+MAX_OBJECT_NAME_LENGTH = MAX_LABEL_VALUE_LENGTH
+"""Per-cluster object names are kept label-sized, not merely under the 253-character name limit:
+the Deployment's name is copied into its Pods' labels and selectors, and a name used as a label
+value must fit 63 characters."""
+
+POLICY_NAME_LABEL = "autoops.k8s.elastic.co/policy-name"
+POLICY_NAMESPACE_LABEL = "autoops.k8s.elastic.co/policy-namespace"
+ES_NAMESPACE_LABEL = "elasticsearch.k8s.elastic.co/namespace"
+#: ``common.k8s.elastic.co/type`` of the objects; the API-key Secret's value is what the
+#: start-up clean-up lists by.
+AGENT_TYPE = "autoops-agent"
+API_KEY_SECRET_TYPE = "autoops-api-key"
+#: The agent-config hash the API key was created for, on the API-key Secret.
+CONFIG_HASH_ANNOTATION = "autoops.k8s.elastic.co/config-hash"
+
+_PREFIX = "autoops"
+_HASH_LENGTH = 8
+#: Suffixes of the per-cluster objects; the longest decides how much of the policy name fits.
+_DEPLOYMENT_SUFFIX = ""
+_CONFIG_MAP_SUFFIX = "config"
+_API_KEY_SUFFIX = "es-api-key"
+_CA_SUFFIX = "es-ca"
+_CLIENT_CERT_SUFFIX = "es-client-cert"
+_LONGEST_SUFFIX = max(
+    (_DEPLOYMENT_SUFFIX, _CONFIG_MAP_SUFFIX, _API_KEY_SUFFIX, _CA_SUFFIX, _CLIENT_CERT_SUFFIX),
+    key=len,
+)
+
+
+@dataclass(frozen=True)
+class AutoOpsPolicy:
+    """The parts of an AutoOpsAgentPolicy that selection and naming read."""
+
+    namespace: str
+    name: str
+    resource_selector: LabelSelector
+    #: None: every namespace (the field is optional).
+    namespace_selector: LabelSelector | None = None
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.name}"
+
+
+def parse_policy(obj: Mapping[str, Any]) -> AutoOpsPolicy:
+    """The policy of an AutoOpsAgentPolicy object; SelectorError for an unusable selector."""
+    meta = view(obj)
+    spec = obj.get("spec") or {}
+    namespace_selector_data = spec.get("namespaceSelector")
+    return AutoOpsPolicy(
+        namespace=meta.namespace,
+        name=meta.name,
+        resource_selector=label_selector_from_data(
+            spec.get("resourceSelector") or {}, field="spec.resourceSelector"
+        ),
+        namespace_selector=(
+            None
+            if namespace_selector_data is None
+            else label_selector_from_data(namespace_selector_data, field="spec.namespaceSelector")
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """An Elasticsearch cluster as selection reads it."""
+
+    namespace: str
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    #: ``status.phase``; only Ready clusters are served.
+    phase: str | None = None
+    #: ``spec.version``.
+    version: str = ""
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, the key of ``status.details``."""
+        return f"{self.namespace}/{self.name}"
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> Cluster:
+        """The cluster of an Elasticsearch object."""
+        meta = view(obj)
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        return cls(
+            namespace=meta.namespace,
+            name=meta.name,
+            labels=dict(meta.labels),
+            phase=status.get("phase"),
+            version=str(spec.get("version") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How a policy sees the clusters: all are sorted ``namespace/name`` keys."""
+
+    #: Selected by both selectors: the policy's ``status.resources``.
+    matched: tuple[str, ...] = ()
+    #: Matched, Ready and of a supported version: these get an agent.
+    served: tuple[str, ...] = ()
+    #: Matched but not (yet) Ready.
+    not_ready: tuple[str, ...] = ()
+    #: Matched but skipped, with the reason (the ``Skipped`` detail's message).
+    skipped: Mapping[str, str] = field(default_factory=dict)
+
+
+def _skip_reason(version_text: str) -> str | None:
+    try:
+        version = parse_version(version_text)
+    except ValueError:
+        return f"invalid Elasticsearch version {version_text!r}"
+    if not version.at_least(
+        MIN_AUTOOPS_VERSION.major, MIN_AUTOOPS_VERSION.minor, MIN_AUTOOPS_VERSION.patch
+    ):
+        return (
+            f"Elasticsearch version {version} is not supported by AutoOps "
+            f"(minimum {MIN_AUTOOPS_VERSION})"
+        )
+    return None
+
+
+def select_clusters(
+    policy: AutoOpsPolicy,
+    clusters: Iterable[Cluster],
+    namespace_labels: Mapping[str, Mapping[str, str]],
+) -> Selection:
+    """Which clusters the policy matches, serves, waits for and skips.
+
+    A policy selects cluster-wide: ``resourceSelector`` must match the cluster's labels and
+    ``namespaceSelector`` (when set) its namespace's labels (a namespace absent from
+    ``namespace_labels`` has none). A matched cluster below :data:`MIN_AUTOOPS_VERSION` is skipped
+    whatever its phase; a supported one is served once its phase is Ready.
+    """
+    matched: list[str] = []
+    served: list[str] = []
+    not_ready: list[str] = []
+    skipped: dict[str, str] = {}
+    for cluster in sorted(clusters, key=lambda c: (c.namespace, c.name)):
+        if not policy.resource_selector.matches(cluster.labels):
+            continue
+        if policy.namespace_selector is not None and not policy.namespace_selector.matches(
+            namespace_labels.get(cluster.namespace, {})
+        ):
+            continue
+        matched.append(cluster.key)
+        reason = _skip_reason(cluster.version)
+        if reason is not None:
+            skipped[cluster.key] = reason
+        elif cluster.phase == "Ready":
+            served.append(cluster.key)
+        else:
+            not_ready.append(cluster.key)
+    return Selection(tuple(matched), tuple(served), tuple(not_ready), skipped)
+
+
+def matched_cluster_keys(
+    policy: AutoOpsPolicy,
+    clusters: Iterable[Cluster],
+    namespace_labels: Mapping[str, Mapping[str, str]],
+) -> tuple[str, ...]:
+    """The ``namespace/name`` keys of the clusters the policy serves (matched, Ready, supported)."""
+    return select_clusters(policy, clusters, namespace_labels).served
+
+
+@dataclass(frozen=True)
+class ClusterObjectNames:
+    """The names of the objects written for one served cluster, in the policy's namespace."""
+
+    deployment: str
+    config_map: str
+    api_key_secret: str
+    ca_secret: str
+    client_certificate_secret: str
+
+
+def _cluster_hash(policy_name: str, es_namespace: str, es_name: str) -> str:
+    # NUL cannot occur in a Kubernetes name, so distinct triples never join into one string
+    # (plain dashes would: policy "a-b" + namespace "c" vs policy "a" + namespace "b-c").
+    digest = hashlib.sha256(f"{policy_name}\0{es_namespace}\0{es_name}".encode()).hexdigest()
+    return digest[:_HASH_LENGTH]
+
+
+def _name(base: str, suffix: str) -> str:
+    return f"{base}-{suffix}" if suffix else base
+
+
+def cluster_object_names(policy_name: str, es_namespace: str, es_name: str) -> ClusterObjectNames:
+    """The names ``autoops-<policy>-<hash>[-<suffix>]`` of one cluster's objects.
+
+    The hash (8 hex digits of SHA-256 over policy name, cluster namespace and name) is always
+    present: cluster namespace and name would not fit 63 characters in general, and with the
+    hash two clusters never share names. The policy name is cut so that the longest name
+    (``…-es-client-cert``) stays within :data:`MAX_OBJECT_NAME_LENGTH`; the hash covers the
+    whole policy name, so two long policy names sharing a prefix still differ. A cut never
+    leaves a trailing ``-`` or ``.`` before the hash.
+    """
+    cluster_hash = _cluster_hash(policy_name, es_namespace, es_name)
+    fixed = len(_PREFIX) + 1 + 1 + len(cluster_hash) + 1 + len(_LONGEST_SUFFIX)
+    room = MAX_OBJECT_NAME_LENGTH - fixed
+    policy_part = policy_name[:room].rstrip("-.")
+    base = f"{_PREFIX}-{policy_part}-{cluster_hash}"
+    return ClusterObjectNames(
+        deployment=_name(base, _DEPLOYMENT_SUFFIX),
+        config_map=_name(base, _CONFIG_MAP_SUFFIX),
+        api_key_secret=_name(base, _API_KEY_SUFFIX),
+        ca_secret=_name(base, _CA_SUFFIX),
+        client_certificate_secret=_name(base, _CLIENT_CERT_SUFFIX),
+    )
+
+
+def cluster_object_labels(
+    *, policy_namespace: str, policy_name: str, es_namespace: str, es_name: str
+) -> dict[str, str]:
+    """The labels of every object written for one cluster: the policy and the cluster.
+
+    Kubernetes names of policies, namespaces and clusters are at most 63 characters for
+    namespaces and ECK-validated resources, but a policy name may be up to 253; a value too long
+    for a label is replaced by its hash so that the object can still be written and found.
+    """
+    return {
+        TYPE_LABEL: AGENT_TYPE,
+        POLICY_NAMESPACE_LABEL: _label_value(policy_namespace),
+        POLICY_NAME_LABEL: _label_value(policy_name),
+        ES_NAMESPACE_LABEL: _label_value(es_namespace),
+        ES_CLUSTER_NAME_LABEL: _label_value(es_name),
+    }
+
+
+def api_key_secret_labels(
+    *, policy_namespace: str, policy_name: str, es_namespace: str, es_name: str
+) -> dict[str, str]:
+    """The API-key Secret's labels. It has no ownerReference (the API key lives in
+    Elasticsearch, and the key must be invalidated before the Secret goes), so these labels are
+    how the start-up clean-up finds the Secrets of deleted policies."""
+    labels = cluster_object_labels(
+        policy_namespace=policy_namespace,
+        policy_name=policy_name,
+        es_namespace=es_namespace,
+        es_name=es_name,
+    )
+    labels[TYPE_LABEL] = API_KEY_SECRET_TYPE
+    return labels
+
+
+def _label_value(value: str) -> str:
+    if len(value) <= MAX_LABEL_VALUE_LENGTH:
+        return value
+    # A long value keeps a readable prefix and a hash of the whole, so it stays unique.
+    digest = hashlib.sha256(value.encode()).hexdigest()[:_HASH_LENGTH]
+    return f"{value[: MAX_LABEL_VALUE_LENGTH - _HASH_LENGTH - 1].rstrip('-._')}-{digest}"
+
+
+def agent_config_hash(config: Mapping[str, Any] | None, *, es_namespace: str, es_name: str) -> str:
+    """A stable hash of the agent configuration for one cluster (hex SHA-256).
+
+    Keys are sorted, so a reordered but equal config hashes the same and does not churn the API
+    key; the cluster is part of the hash because the key is created for that cluster. When it
+    differs from the API-key Secret's :data:`CONFIG_HASH_ANNOTATION` the key is recreated.
+    """
+    document = {"cluster": f"{es_namespace}/{es_name}", "config": dict(config or {})}
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def api_key_needs_recreation(secret: Mapping[str, Any] | None, desired_hash: str) -> bool:
+    """Whether the cluster's API key must be (re)created: no Secret yet, or one made for
+    another config hash (a missing annotation counts as another)."""
+    if secret is None:
+        return True
+    return view(secret).annotations.get(CONFIG_HASH_ANNOTATION) != desired_hash
+
+
+def orphaned_api_key_secrets(
+    secrets: Iterable[Mapping[str, Any]], policies: Iterable[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The ``(namespace, name)`` of the API-key Secrets to delete at start-up.
+
+    A Secret is an API-key Secret by its type label; it is orphaned when the policy its labels
+    name (``(namespace, name)`` in ``policies``, compared after the same label shortening) no
+    longer exists. A Secret without both policy labels is left alone: it is not known to be
+    ours. The result is sorted.
+    """
+    existing = {(_label_value(namespace), _label_value(name)) for namespace, name in policies}
+    orphaned: list[tuple[str, str]] = []
+    for secret in secrets:
+        meta = view(secret)
+        labels = meta.labels
+        if labels.get(TYPE_LABEL) != API_KEY_SECRET_TYPE:
+            continue
+        policy_namespace = labels.get(POLICY_NAMESPACE_LABEL)
+        policy_name = labels.get(POLICY_NAME_LABEL)
+        if not policy_namespace or not policy_name:
+            continue
+        if (policy_namespace, policy_name) not in existing:
+            orphaned.append((meta.namespace, meta.name))
+    return sorted(orphaned)
+
+
+def policy_status(
+    selection: Selection,
+    *,
+    agents_ready: Mapping[str, bool],
+    errors: Mapping[str, str] | None = None,
+    observed_generation: int | None = None,
+) -> dict[str, Any]:
+    """The policy's ``status``.
+
+    ``resources`` counts the matched clusters, ``ready`` those served whose agent is ready
+    (``agents_ready`` by cluster key). Skipped and failed clusters get a ``details`` entry. The
+    phase is the highest-priority one of: ``NoMonitoredResources`` (nothing matched), ``Error``
+    (some cluster failed), ``MonitoredResourcesNotReady`` (a matched cluster is not Ready),
+    ``AutoOpsAgentsNotReady`` (a served cluster's agent is not ready), else ``Ready``.
+    """
+    failures = dict(errors or {})
+    ready = sum(
+        1 for key in selection.served if agents_ready.get(key, False) and key not in failures
+    )
+    details: dict[str, dict[str, str]] = {}
+    for key, reason in sorted(selection.skipped.items()):
+        details[key] = {"phase": "Skipped", "message": reason}
+    for key, error in sorted(failures.items()):
+        details[key] = {"phase": "Error", "error": error}
+    candidates: list[str] = ["Ready"]
+    if not selection.matched:
+        candidates.append("NoMonitoredResources")
+    if failures:
+        candidates.append("Error")
+    if selection.not_ready:
+        candidates.append("MonitoredResourcesNotReady")
+    if any(not agents_ready.get(key, False) for key in selection.served if key not in failures):
+        candidates.append("AutoOpsAgentsNotReady")
+    # max keeps the first of equal priorities: a not-Ready cluster is reported before its agent.
+    phase = max(candidates, key=lambda candidate: PHASE_PRIORITY[candidate])
+    status: dict[str, Any] = {
+        "resources": len(selection.matched),
+        "ready": ready,
+        "errors": len(failures),
+        "skipped": len(selection.skipped),
+        "readyCount": f"{ready}/{len(selection.matched)}",
+        "phase": phase,
+    }
+    if details:
+        status["details"] = details
+    if observed_generation is not None:
+        status["observedGeneration"] = observed_generation
+    return status

@@ -1,0 +1,254 @@
+"""Table tests of the ElasticsearchAutoscaler rules (stackflow.stack.elasticsearch.autoscaling)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from stackflow.stack.elasticsearch.autoscaling import (
+    ACTIVE,
+    HEALTHY,
+    INVALID_LICENSE_EVENT_REASON,
+    LIMITED,
+    ONLINE,
+    UNLICENSED_RETRY_SECONDS,
+    AutoscalingSpecError,
+    NodeSetResources,
+    PolicyResult,
+    compute_policy,
+    conditions,
+    parse_policy_limits,
+    policy_for_roles,
+    unlicensed_conditions,
+    unlicensed_event,
+    validate_policies,
+)
+
+GI = Decimal(2**30)
+
+
+def _policy(**resources: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"nodeCount": {"min": 1, "max": 5}}
+    base.update(resources)
+    return {"name": "data", "roles": ["data"], "resources": base}
+
+
+def _response(
+    node: dict[str, Any] | None = None, total: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {"policies": {"data": {"required_capacity": {"node": node or {}, "total": total or {}}}}}
+
+
+MEMORY = {"memory": {"min": "2Gi", "max": "8Gi"}}
+STORAGE = {"storage": {"min": "10Gi", "max": "100Gi"}}
+BOTH = {**MEMORY, **STORAGE}
+
+
+@pytest.mark.parametrize(
+    ("resources", "response", "expected", "limited", "in_response"),
+    [
+        # 1. nothing required: the minimums
+        (BOTH, _response(), NodeSetResources(1, 2 * GI, 10 * GI), False, True),
+        # 2. total storage 35Gi over 10Gi nodes: 4 nodes
+        (
+            BOTH,
+            _response({"storage": 5 * 2**30}, {"storage": 35 * 2**30}),
+            NodeSetResources(4, 2 * GI, 10 * GI),
+            False,
+            True,
+        ),
+        # 3. per-node storage 20Gi raises the node size; 35Gi total → 2 nodes
+        (
+            BOTH,
+            _response({"storage": 20 * 2**30}, {"storage": 35 * 2**30}),
+            NodeSetResources(2, 2 * GI, 20 * GI),
+            False,
+            True,
+        ),
+        # 4. node count maximum hit
+        (
+            BOTH,
+            _response({}, {"storage": 1000 * 2**30}),
+            NodeSetResources(5, 2 * GI, 10 * GI),
+            True,
+            True,
+        ),
+        # 5. per-node memory maximum hit, count follows from the capped size
+        (
+            MEMORY,
+            _response({"memory": 16 * 2**30}, {"memory": 16 * 2**30}),
+            NodeSetResources(2, 8 * GI, None),
+            True,
+            True,
+        ),
+        # 6. memory decides the count when it needs more nodes than storage
+        (
+            BOTH,
+            _response({"memory": 4 * 2**30}, {"memory": 12 * 2**30, "storage": 10 * 2**30}),
+            NodeSetResources(3, 4 * GI, 10 * GI),
+            False,
+            True,
+        ),
+        # 7. exact multiple: no rounding up
+        (
+            STORAGE,
+            _response({}, {"storage": 30 * 2**30}),
+            NodeSetResources(3, None, 10 * GI),
+            False,
+            True,
+        ),
+        # 8. policy missing from the response: minimums, not in response
+        (BOTH, {"policies": {}}, NodeSetResources(1, 2 * GI, 10 * GI), False, False),
+        # 9. empty response body
+        (BOTH, {}, NodeSetResources(1, 2 * GI, 10 * GI), False, False),
+        # 10. nodeCount minimum above what is required
+        (
+            {**BOTH, "nodeCount": {"min": 3, "max": 5}},
+            _response({}, {"storage": 10 * 2**30}),
+            NodeSetResources(3, 2 * GI, 10 * GI),
+            False,
+            True,
+        ),
+        # 11. zero and negative amounts count as nothing required
+        (
+            BOTH,
+            _response({"memory": 0, "storage": -5}, {"memory": 0, "storage": 0}),
+            NodeSetResources(1, 2 * GI, 10 * GI),
+            False,
+            True,
+        ),
+        # 12. no memory/storage bounds: only the node count, at its minimum
+        ({}, _response({"storage": 10}, {"storage": 100}), NodeSetResources(1), False, True),
+        # 13. both maxima hit at once
+        (
+            BOTH,
+            _response({"memory": 64 * 2**30, "storage": 500 * 2**30}, {"storage": 5000 * 2**30}),
+            NodeSetResources(5, 8 * GI, 100 * GI),
+            True,
+            True,
+        ),
+        # 14. cpu is not in the response: its minimum
+        (
+            {"cpu": {"min": "500m", "max": 4}},
+            _response(),
+            NodeSetResources(1, cpu=Decimal("0.5")),
+            False,
+            True,
+        ),
+    ],
+)
+def test_compute_policy(
+    resources: dict[str, Any],
+    response: dict[str, Any],
+    expected: NodeSetResources,
+    limited: bool,
+    in_response: bool,
+) -> None:
+    result = compute_policy(parse_policy_limits(_policy(**resources)), response)
+    assert result.resources == expected
+    assert result.limited is limited
+    assert result.in_response is in_response
+    assert bool(result.messages) is (limited or not in_response)
+
+
+@pytest.mark.parametrize(
+    ("policies", "problems"),
+    [
+        ([_policy()], []),
+        (
+            [_policy(), {**_policy(), "name": "other"}],
+            ["spec.policies[1] (other): roles ['data'] are already those of policy 'data'"],
+        ),
+        ([{**_policy(), "roles": []}], ["spec.policies[0] (data): roles must not be empty"]),
+        ([{**_policy(), "name": ""}], ["spec.policies[0]: name is required"]),
+        (
+            [_policy(), {**_policy(), "roles": ["ml"]}],
+            ["spec.policies[1]: policy name 'data' is used twice"],
+        ),
+        (
+            [{"name": "p", "roles": ["ml"], "resources": {}}],
+            ["policy p: resources.nodeCount is required"],
+        ),
+        (
+            [{"name": "p", "roles": ["ml"], "resources": {"nodeCount": {"min": 3, "max": 1}}}],
+            ["policy p: resources.nodeCount: need 0 <= min <= max, got 3 and 1"],
+        ),
+        (
+            [{"name": "p", "roles": ["ml"], "resources": {"nodeCount": {"min": 1.5, "max": 2}}}],
+            ["policy p: resources.nodeCount: min and max must be whole numbers"],
+        ),
+        (
+            [
+                {
+                    "name": "p",
+                    "roles": ["ml"],
+                    "resources": {
+                        "nodeCount": {"min": 1, "max": 2},
+                        "memory": {"min": "x", "max": "1Gi"},
+                    },
+                }
+            ],
+            ["policy p: resources.memory: min and max must both be quantities"],
+        ),
+    ],
+)
+def test_validate_policies(policies: list[dict[str, Any]], problems: list[str]) -> None:
+    assert validate_policies(policies) == problems
+
+
+def test_policy_for_roles() -> None:
+    data = parse_policy_limits(_policy())
+    ml = parse_policy_limits(
+        {"name": "ml", "roles": ["ml"], "resources": {"nodeCount": {"min": 0, "max": 1}}}
+    )
+    assert policy_for_roles(["data"], [data, ml]) is data
+    with pytest.raises(AutoscalingSpecError, match="no autoscaling policy"):
+        policy_for_roles(["data", "ml"], [data, ml])
+    with pytest.raises(AutoscalingSpecError, match="without roles"):
+        policy_for_roles([], [data])
+    with pytest.raises(AutoscalingSpecError, match="several"):
+        policy_for_roles(["ml"], [ml, ml])
+
+
+def _by_type(conds: list[dict[str, str]]) -> dict[str, str]:
+    return {cond["type"]: cond["status"] for cond in conds}
+
+
+OK = PolicyResult("data", NodeSetResources(1), in_response=True)
+CAPPED = PolicyResult(
+    "data", NodeSetResources(5), in_response=True, limited=True, messages=("capped",)
+)
+MISSING = PolicyResult("data", NodeSetResources(1), in_response=False, messages=("missing",))
+
+
+@pytest.mark.parametrize(
+    ("results", "online", "spec_errors", "expected"),
+    [
+        ([OK], True, (), {ACTIVE: "True", HEALTHY: "True", LIMITED: "False", ONLINE: "True"}),
+        ([CAPPED], True, (), {ACTIVE: "True", HEALTHY: "True", LIMITED: "True", ONLINE: "True"}),
+        ([MISSING], True, (), {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"}),
+        ([OK], False, (), {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "False"}),
+        ([], True, ("bad",), {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"}),
+    ],
+)
+def test_conditions(
+    results: list[PolicyResult],
+    online: bool,
+    spec_errors: tuple[str, ...],
+    expected: dict[str, str],
+) -> None:
+    conds = conditions(results, online=online, spec_errors=spec_errors)
+    assert _by_type(conds) == expected
+    limited = next(cond for cond in conds if cond["type"] == LIMITED)
+    assert ("capped" in limited["message"]) is (expected[LIMITED] == "True")
+
+
+def test_unlicensed() -> None:
+    assert _by_type(unlicensed_conditions()) == {ACTIVE: "False"}
+    assert "inactive" in unlicensed_conditions()[0]["message"]
+    event = unlicensed_event()
+    assert event["type"] == "Warning"
+    assert event["reason"] == INVALID_LICENSE_EVENT_REASON == "InvalidLicense"
+    assert UNLICENSED_RETRY_SECONDS == 60
