@@ -16,7 +16,7 @@ from stackflow.stack.elasticsearch.remote_clusters import (
     api_keys_secret_data,
     enterprise_disabled_event,
     flip_clusters,
-    managed_aliases_annotation,
+    managed_aliases_annotation_patch,
     read_managed_aliases,
     related_clusters,
     remote_api_keys_secret_name,
@@ -144,12 +144,11 @@ def test_supports_api_keys(version: str, expected: bool) -> None:
 # --- settings --------------------------------------------------------------------------------------
 
 _B_SEEDS = ["b-es-transport.ns.svc:9300"]
-_B_PROXY = "b-es-remote-cluster.ns.svc:9443"
-_NULLS = {"mode": None, "seeds": None, "proxy_address": None}
+_B_REMOTE_CLUSTER_SEEDS = ["b-es-remote-cluster.ns.svc:9443"]
 
 
-def _settings(alias: str, **values: object) -> dict[str, object]:
-    return {f"cluster.remote.{alias}.{k}": v for k, v in {**_NULLS, **values}.items()}
+def _settings(alias: str, seeds: list[str] | None = None) -> dict[str, list[str] | None]:
+    return {f"cluster.remote.{alias}.seeds": seeds}
 
 
 @pytest.mark.parametrize(
@@ -187,8 +186,8 @@ def _settings(alias: str, **values: object) -> dict[str, object]:
             [RemoteClusterRef("b", "ns", "b", {"search": []})],
             [],
             "8.10.0",
-            _settings("b", mode="proxy", proxy_address=_B_PROXY),
-            id="api-key-8.10",
+            _settings("b", seeds=_B_REMOTE_CLUSTER_SEEDS),
+            id="api-key-8.10-remote-cluster-service",
         ),
         pytest.param(
             [RemoteClusterRef("b", "ns", "b", {"search": []})],
@@ -218,7 +217,7 @@ def test_remote_cluster_settings(
     desired: Sequence[RemoteClusterRef],
     previous: Sequence[str],
     version: str,
-    expected: dict[str, object],
+    expected: dict[str, list[str] | None],
 ) -> None:
     assert remote_cluster_settings(desired, previous, version) == expected
 
@@ -267,11 +266,9 @@ def test_api_keys_secret_data(
         pytest.param(None, [], id="no-annotations"),
         pytest.param({}, [], id="absent"),
         pytest.param({MANAGED_REMOTE_CLUSTERS_ANNOTATION: ""}, [], id="empty"),
-        pytest.param({MANAGED_REMOTE_CLUSTERS_ANNOTATION: '["b","a"]'}, ["a", "b"], id="json"),
-        pytest.param({MANAGED_REMOTE_CLUSTERS_ANNOTATION: "b, a,,b"}, ["a", "b"], id="comma"),
-        pytest.param(
-            {MANAGED_REMOTE_CLUSTERS_ANNOTATION: '{"a":"x","b":"y"}'}, ["a", "b"], id="json-object"
-        ),
+        pytest.param({MANAGED_REMOTE_CLUSTERS_ANNOTATION: "a,b"}, ["a", "b"], id="eck-format"),
+        pytest.param({MANAGED_REMOTE_CLUSTERS_ANNOTATION: "b, a,,b"}, ["a", "b"], id="untidy"),
+        pytest.param({MANAGED_REMOTE_CLUSTERS_ANNOTATION: "solo"}, ["solo"], id="one-alias"),
     ],
 )
 def test_read_managed_aliases(annotations: Mapping[str, str] | None, expected: list[str]) -> None:
@@ -281,14 +278,17 @@ def test_read_managed_aliases(annotations: Mapping[str, str] | None, expected: l
 @pytest.mark.parametrize(
     ("aliases", "value"),
     [
-        pytest.param(["b", "a", "b"], '["a","b"]', id="sorted-unique"),
-        pytest.param([], "[]", id="none-left"),
+        pytest.param(["b", "a", "b"], "a,b", id="sorted-unique"),
+        pytest.param([], None, id="none-left-deletes-annotation"),
     ],
 )
-def test_managed_aliases_annotation_round_trips(aliases: list[str], value: str) -> None:
-    annotations = managed_aliases_annotation(aliases)
-    assert annotations == {MANAGED_REMOTE_CLUSTERS_ANNOTATION: value}
-    assert read_managed_aliases(annotations) == sorted(set(aliases))
+def test_managed_aliases_annotation_patch_round_trips(
+    aliases: list[str], value: str | None
+) -> None:
+    patch = managed_aliases_annotation_patch(aliases)
+    assert patch == {MANAGED_REMOTE_CLUSTERS_ANNOTATION: value}
+    written = {key: text for key, text in patch.items() if text is not None}
+    assert read_managed_aliases(written) == sorted(set(aliases))
 
 
 # --- relationships and the remote CA --------------------------------------------------------------
@@ -328,6 +328,12 @@ def test_related_clusters(key: ClusterKey, expected: list[ClusterKey]) -> None:
             id="ordered-by-namespace-then-name",
         ),
         pytest.param(
+            [("a", "b-c"), ("a-b", "a")],
+            {("a", "b-c"): _pem("ABC"), ("a-b", "a"): _pem("ABA")},
+            f"{_pem('ABA')}\n{_pem('ABC')}\n",
+            id="eck-secret-name-order",
+        ),
+        pytest.param(
             [("ns", "b"), ("ns", "c")],
             {("ns", "b"): _pem("SHARED") + "\n", ("ns", "c"): "\n" + _pem("SHARED")},
             f"{_pem('SHARED')}\n",
@@ -345,13 +351,14 @@ def test_related_clusters(key: ClusterKey, expected: list[ClusterKey]) -> None:
             f"{_pem('B')}\n",
             id="unknown-ca-skipped",
         ),
-        pytest.param([], {}, "", id="no-relationship"),
+        pytest.param([], {}, f"{_pem('OWN')}\n", id="no-relationship-own-ca"),
+        pytest.param([("ns", "missing")], {}, f"{_pem('OWN')}\n", id="no-known-ca-own-ca"),
     ],
 )
 def test_remote_ca_bundle(
     related: list[ClusterKey], cas: Mapping[ClusterKey, str], expected: str
 ) -> None:
-    assert remote_ca_bundle(related, cas) == expected
+    assert remote_ca_bundle(related, cas, own_transport_ca=_pem("OWN")) == expected
 
 
 # --- the namespace flip mapper ---------------------------------------------------------------------
@@ -381,11 +388,24 @@ def test_flip_clusters(namespace: str, expected: list[ClusterKey]) -> None:
 # --- licensing -------------------------------------------------------------------------------------
 
 
-def test_enterprise_disabled_event() -> None:
-    event = enterprise_disabled_event()
-    assert event == WarningEvent(
-        type="Warning",
-        reason="AssociationError",
-        message="Remote cluster is an enterprise feature. Enterprise features are disabled",
-    )
-    assert "enterprise feature" in event.message
+_ENTERPRISE_WARNING = WarningEvent(
+    type="Warning",
+    reason="AssociationError",
+    message="Remote cluster is an enterprise feature. Enterprise features are disabled",
+)
+
+
+@pytest.mark.parametrize(
+    ("es", "enterprise_enabled", "expected"),
+    [
+        pytest.param(
+            _es("ns", "a", _remote("b", "b")), False, _ENTERPRISE_WARNING, id="unlicensed"
+        ),
+        pytest.param(_es("ns", "a", _remote("b", "b")), True, None, id="licensed"),
+        pytest.param(_es("ns", "a"), False, None, id="unlicensed-without-remotes"),
+    ],
+)
+def test_enterprise_disabled_event(
+    es: Mapping[str, Any], enterprise_enabled: bool, expected: WarningEvent | None
+) -> None:
+    assert enterprise_disabled_event(es, enterprise_enabled) == expected

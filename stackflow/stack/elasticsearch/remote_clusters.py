@@ -4,22 +4,29 @@ A *client* cluster lists ``{name: <alias>, elasticsearchRef: {name, namespace?},
 entries; each names a *remote* cluster. Everything here is value in, value out: the reconciler
 (not written yet) reads the objects, calls these functions and writes what they return.
 
-Assumptions, where ECK's behaviour was not checked line by line against its source:
+As ECK (``pkg/controller/elasticsearch/remotecluster``, ``certificates/remoteca``), so that a
+cluster ECK configured is adopted without a settings or Secret change:
 
-* Certificate-based remotes are reached in sniff mode through the remote's transport Service
-  (``<remote>-es-transport.<ns>.svc:9300``); API-key based remotes (8.10+, ``apiKey`` set) in
-  proxy mode through the remote cluster server Service (``<remote>-es-remote-cluster.<ns>.svc:9443``).
-  The settings of the other mode are set to null so that a switch between modes is accepted by
-  Elasticsearch, which refuses sniff settings on a proxy-mode remote and the other way round.
-* The managed-aliases annotation holds a JSON list of aliases, sorted; reading also accepts a
-  comma-joined list (the older ECK format) so that an annotation written that way is not lost.
-* The remote CA bundle is split into PEM blocks before deduplication, so that one CA shared by two
-  related clusters (or listed twice in one PEM) appears once.
+* Only ``cluster.remote.<alias>.seeds`` is written, in both modes (ECK never sets ``mode`` or
+  ``proxy_address``): the transport Service ``<remote>-es-transport.<ns>.svc:9300`` for
+  certificate-based remotes, the remote cluster server Service
+  ``<remote>-es-remote-cluster.<ns>.svc:9443`` when ``apiKey`` is set. A removed alias gets
+  ``seeds: null``, which makes Elasticsearch drop the remote.
+* The managed-aliases annotation is ECK's: aliases sorted and comma-joined, removed when empty.
+* The remote CA bundle is ordered as ECK orders its per-remote CA Secrets
+  (``<es>-<ns>-<name>-es-remote-ca``, by name, so by ``<ns>-<name>``) and falls back to the
+  cluster's own transport CA when empty, so that the mounted file is never empty.
+
+Where this differs from ECK, on purpose:
+
+* API-key mode is used only from 8.10.0; below it an ``apiKey`` entry falls back to the transport
+  seeds (ECK's webhook rejects such a spec, so ECK never meets the case).
+* The bundle is split into PEM blocks and each certificate kept once (ECK concatenates as is), so
+  that a CA shared by two related clusters appears once.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,9 +43,6 @@ MANAGED_REMOTE_CLUSTERS_ANNOTATION = "elasticsearch.k8s.elastic.co/managed-remot
 TRANSPORT_PORT = 9300
 REMOTE_CLUSTER_SERVER_PORT = 9443
 REMOTE_CA_SECRET_KEY = "ca.crt"
-
-SNIFF_MODE = "sniff"
-PROXY_MODE = "proxy"
 
 ENTERPRISE_EVENT_TYPE = "Warning"
 ENTERPRISE_EVENT_REASON = "AssociationError"
@@ -160,46 +164,39 @@ def supports_api_keys(version: str) -> bool:
 # --- settings ----------------------------------------------------------------------------------
 
 
-def seed_address(remote: RemoteClusterRef) -> str:
-    """Return the sniff-mode seed of a certificate-based remote: its transport Service on 9300."""
+def seed_address(remote: RemoteClusterRef, version: str) -> str:
+    """Return the seed of ``remote`` for a client on ``version``.
+
+    The remote cluster server Service on 9443 for an API-key entry on 8.10+, else the transport
+    Service on 9300 (certificate-based).
+    """
+    if remote.uses_api_key and supports_api_keys(version):
+        service = remote_cluster_service_name(remote.name)
+        return f"{service}.{remote.namespace}.svc:{REMOTE_CLUSTER_SERVER_PORT}"
     return f"{transport_service_name(remote.name)}.{remote.namespace}.svc:{TRANSPORT_PORT}"
 
 
-def proxy_address(remote: RemoteClusterRef) -> str:
-    """Return the proxy address of an API-key based remote: its remote cluster Service on 9443."""
-    service = remote_cluster_service_name(remote.name)
-    return f"{service}.{remote.namespace}.svc:{REMOTE_CLUSTER_SERVER_PORT}"
-
-
-def _settings_of(alias: str, mode: object, seeds: object, proxy: object) -> dict[str, object]:
-    prefix = f"cluster.remote.{alias}"
-    return {f"{prefix}.mode": mode, f"{prefix}.seeds": seeds, f"{prefix}.proxy_address": proxy}
+def seeds_setting(alias: str) -> str:
+    """Return the name of an alias's seeds setting, ``cluster.remote.<alias>.seeds``."""
+    return f"cluster.remote.{alias}.seeds"
 
 
 def remote_cluster_settings(
     desired: Sequence[RemoteClusterRef], previously_managed: Iterable[str], version: str
-) -> dict[str, object]:
-    """Return the persistent cluster settings update for ``desired`` remotes.
+) -> dict[str, list[str] | None]:
+    """Return the persistent cluster settings update for ``desired`` remotes on ``version``.
 
-    Each desired alias gets its mode's settings and the other mode's settings set to null;
-    aliases in ``previously_managed`` but no longer desired (removed or renamed) get all three
-    set to null, which deletes them. API-key mode is used only when ``version`` supports it.
+    Each desired alias gets ``seeds: [<seed>]``; aliases in ``previously_managed`` but no longer
+    desired (removed, or the old name of a renamed one) get ``seeds: null``, which deletes them.
+    Aliases the user added by hand are never in ``previously_managed``, so they are left alone.
     When two entries share an alias the first wins (the webhook rejects duplicates).
     """
-    api_keys_supported = supports_api_keys(version)
-    settings: dict[str, object] = {}
-    desired_aliases: set[str] = set()
+    settings: dict[str, list[str] | None] = {}
     for remote in desired:
-        if remote.alias in desired_aliases:
-            continue
-        desired_aliases.add(remote.alias)
-        if remote.uses_api_key and api_keys_supported:
-            settings.update(_settings_of(remote.alias, PROXY_MODE, None, proxy_address(remote)))
-        else:
-            # mode null resets to the default, sniff, without naming it.
-            settings.update(_settings_of(remote.alias, None, [seed_address(remote)], None))
+        settings.setdefault(seeds_setting(remote.alias), [seed_address(remote, version)])
+    desired_aliases = {remote.alias for remote in desired}
     for alias in sorted(set(previously_managed) - desired_aliases):
-        settings.update(_settings_of(alias, None, None, None))
+        settings[seeds_setting(alias)] = None
     return settings
 
 
@@ -226,29 +223,19 @@ def api_keys_secret_data(
 def read_managed_aliases(annotations: Mapping[str, str] | None) -> list[str]:
     """Return the aliases recorded in the managed-remote-clusters annotation, sorted, unique.
 
-    The value is a JSON list; a value that is not one is read as a comma-joined list.
+    The value is ECK's: a comma-joined list. Blank items (a stray comma) are ignored.
     """
     raw = (annotations or {}).get(MANAGED_REMOTE_CLUSTERS_ANNOTATION, "")
-    if not raw.strip():
-        return []
-    try:
-        decoded = json.loads(raw)
-    except ValueError:
-        decoded = None
-    if isinstance(decoded, list):
-        aliases = [str(alias) for alias in decoded]
-    elif isinstance(decoded, dict):
-        # A JSON object keyed by alias (another format ECK has used) keeps its keys.
-        aliases = [str(alias) for alias in decoded]
-    else:
-        aliases = raw.split(",")
-    return sorted({alias.strip() for alias in aliases if alias.strip()})
+    return sorted({alias.strip() for alias in raw.split(",") if alias.strip()})
 
 
-def managed_aliases_annotation(aliases: Iterable[str]) -> dict[str, str]:
-    """Return the annotation recording ``aliases`` as a sorted, unique JSON list."""
-    value = json.dumps(sorted(set(aliases)), separators=(",", ":"))
-    return {MANAGED_REMOTE_CLUSTERS_ANNOTATION: value}
+def managed_aliases_annotation_patch(aliases: Iterable[str]) -> dict[str, str | None]:
+    """Return the annotations merge patch recording ``aliases``: sorted, unique, comma-joined.
+
+    No aliases left gives ``None``, which deletes the annotation in a merge patch, as ECK does.
+    """
+    unique = sorted(set(aliases))
+    return {MANAGED_REMOTE_CLUSTERS_ANNOTATION: ",".join(unique) if unique else None}
 
 
 # --- relationships and the remote CA --------------------------------------------------------------
@@ -277,20 +264,34 @@ def pem_blocks(pem: str) -> list[str]:
     return [block.strip() for block in _PEM_BLOCK.findall(pem)]
 
 
-def remote_ca_bundle(related: Iterable[ClusterKey], transport_cas: Mapping[ClusterKey, str]) -> str:
+def _eck_ca_order(key: ClusterKey) -> tuple[str, str, str]:
+    # ECK sorts the per-remote Secrets ``<es>-<ns>-<name>-es-remote-ca`` by name; the tuple
+    # breaks the ties that joining with "-" creates ("a-b"/"c" and "a"/"b-c").
+    namespace, name = key
+    return f"{namespace}-{name}", namespace, name
+
+
+def remote_ca_bundle(
+    related: Iterable[ClusterKey],
+    transport_cas: Mapping[ClusterKey, str],
+    own_transport_ca: str = "",
+) -> str:
     """Return the ``<es>-es-remote-ca`` bundle: the related clusters' transport CAs, concatenated.
 
-    Clusters are taken in ``(namespace, name)`` order and certificates in file order, each
-    certificate once (related clusters may share a CA), so that the Secret only changes when a
-    CA does. A related cluster without a known CA is skipped until its CA is published.
+    Clusters are taken in ECK's order and certificates in file order, each certificate once
+    (related clusters may share a CA), so that the Secret only changes when a CA does. A related
+    cluster without a known CA is skipped until its CA is published. When nothing is left the
+    cluster's own transport CA is used, as ECK does, so that the mounted file is never empty.
     """
     seen: set[str] = set()
     bundle: list[str] = []
-    for key in sorted(set(related)):
+    for key in sorted(set(related), key=_eck_ca_order):
         for block in pem_blocks(transport_cas.get(key, "")):
             if block not in seen:
                 seen.add(block)
                 bundle.append(block + "\n")
+    if not bundle:
+        bundle = [block + "\n" for block in pem_blocks(own_transport_ca)]
     return "".join(bundle)
 
 
@@ -320,8 +321,16 @@ def flip_clusters(namespace: str, clusters: Sequence[Mapping[str, Any]]) -> list
 # --- licensing -------------------------------------------------------------------------------------
 
 
-def enterprise_disabled_event() -> WarningEvent:
-    """Return the Warning Event recorded on a client cluster declaring remotes while unlicensed."""
+def enterprise_disabled_event(
+    es: Mapping[str, Any], enterprise_enabled: bool
+) -> WarningEvent | None:
+    """Return the Warning Event to record on ``es`` for its remote clusters, or ``None``.
+
+    As ECK: only a cluster declaring (well-formed) remotes while enterprise features are disabled
+    gets one; its remote cluster settings are then left as they are.
+    """
+    if enterprise_enabled or not remote_cluster_refs(es):
+        return None
     return WarningEvent(
         type=ENTERPRISE_EVENT_TYPE,
         reason=ENTERPRISE_EVENT_REASON,
