@@ -7,26 +7,33 @@ from typing import Any
 import pytest
 
 from stackflow.scope.selector import LabelSelector, label_selector_from_data
-from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, TYPE_LABEL
+from stackflow.stack.labels import TYPE_LABEL
+from stackflow.stack.naming import MAX_NAME_LENGTH
 from stackflow.stack.policies.autoops import (
     API_KEY_SECRET_TYPE,
     CONFIG_HASH_ANNOTATION,
+    ES_NAME_LABEL,
+    ES_NAMESPACE_LABEL,
     MAX_LABEL_VALUE_LENGTH,
-    MAX_OBJECT_NAME_LENGTH,
     POLICY_NAME_LABEL,
     POLICY_NAMESPACE_LABEL,
+    SECRET_TYPE_LABEL,
     AutoOpsPolicy,
     Cluster,
+    ClusterObjectNames,
     Selection,
     agent_config_hash,
+    api_key_name,
     api_key_needs_recreation,
     api_key_secret_labels,
+    cluster_hash,
     cluster_object_labels,
     cluster_object_names,
     matched_cluster_keys,
     orphaned_api_key_secrets,
     parse_policy,
     policy_status,
+    secret_labels,
     select_clusters,
 )
 
@@ -140,59 +147,82 @@ def test_parse_policy() -> None:
 
 
 @pytest.mark.parametrize(
-    ("policy_name", "es_namespace", "es_name"),
+    ("policy_name", "es_namespace", "es_name", "names"),
     [
-        ("p", "ns", "es"),
-        ("monitor", "production", "logging-cluster"),
-        ("x" * 63, "ns", "es"),
-        ("y" * 253, "n" * 63, "e" * 36),
-        ("ends-with-dash-" + "z" * 40, "ns", "es"),
+        # ECK: <policy>-autoops-<suffix>-<HashObject(esNamespace + esName)>
+        (
+            "pol",
+            "ns",
+            "es",
+            ClusterObjectNames(
+                deployment="pol-autoops-deploy-3813183098",
+                config_map="pol-autoops-config-3813183098",
+                api_key_secret="pol-autoops-apikey-3813183098",
+                ca_secret="pol-autoops-ca-3813183098",
+                client_certificate_secret="pol-autoops-cc-3813183098",
+            ),
+        ),
+        # The hash is of the plain concatenation, as in ECK ("elastic" + "testing").
+        (
+            "p",
+            "elastic",
+            "testing",
+            ClusterObjectNames(
+                deployment="p-autoops-deploy-4269947480",
+                config_map="p-autoops-config-4269947480",
+                api_key_secret="p-autoops-apikey-4269947480",
+                ca_secret="p-autoops-ca-4269947480",
+                client_certificate_secret="p-autoops-cc-4269947480",
+            ),
+        ),
     ],
 )
-def test_object_names_fit(policy_name: str, es_namespace: str, es_name: str) -> None:
-    names = cluster_object_names(policy_name, es_namespace, es_name)
-    all_names = [
-        names.deployment,
-        names.config_map,
-        names.api_key_secret,
-        names.ca_secret,
-        names.client_certificate_secret,
-    ]
-    assert len(set(all_names)) == 5
-    for name in all_names:
-        assert name.startswith("autoops-")
-        assert len(name) <= MAX_OBJECT_NAME_LENGTH
-        assert "--" not in name
-        assert ".-" not in name
-    assert names.config_map == names.deployment + "-config"
-    assert names.api_key_secret == names.deployment + "-es-api-key"
-    assert names.ca_secret == names.deployment + "-es-ca"
-    assert names.client_certificate_secret == names.deployment + "-es-client-cert"
+def test_object_names(
+    policy_name: str, es_namespace: str, es_name: str, names: ClusterObjectNames
+) -> None:
+    assert cluster_object_names(policy_name, es_namespace, es_name) == names
 
 
-def test_object_names_are_stable_and_distinct() -> None:
-    assert cluster_object_names("p", "ns", "es") == cluster_object_names("p", "ns", "es")
-    # joining with dashes would make these the same
-    assert cluster_object_names("a-b", "c", "d") != cluster_object_names("a", "b-c", "d")
-    long_a, long_b = "p" * 60 + "a", "p" * 60 + "b"
-    assert cluster_object_names(long_a, "ns", "es") != cluster_object_names(long_b, "ns", "es")
-    short = cluster_object_names("p", "ns", "es").deployment
-    assert short.startswith("autoops-p-")
-    assert len(short) == len("autoops-p-") + 8
+def test_cluster_hash_is_ecks_hash_object() -> None:
+    assert cluster_hash("elastic", "testing") == "4269947480"
+    # ECK joins without a separator: these two clusters share a hash (and their names).
+    assert cluster_hash("a", "bc") == cluster_hash("ab", "c")
+    assert cluster_hash("ns", "a") != cluster_hash("ns", "b")
+
+
+def test_object_names_truncate_an_overlong_policy_name() -> None:
+    names = cluster_object_names("y" * 300, "ns", "es")
+    assert len(names.deployment) == MAX_NAME_LENGTH
+    assert names.deployment.endswith("-autoops-deploy-" + cluster_hash("ns", "es"))
+
+
+def test_api_key_name() -> None:
+    assert (
+        api_key_name(policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a")
+        == "autoops-ops-p-prod-a"
+    )
 
 
 def test_labels() -> None:
     labels = api_key_secret_labels(
         policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
     )
-    assert labels[TYPE_LABEL] == API_KEY_SECRET_TYPE
-    assert labels[POLICY_NAMESPACE_LABEL] == "ops"
-    assert labels[POLICY_NAME_LABEL] == "p"
-    assert labels[ES_CLUSTER_NAME_LABEL] == "a"
+    assert labels == {
+        TYPE_LABEL: "autoops-agent",
+        POLICY_NAMESPACE_LABEL: "ops",
+        POLICY_NAME_LABEL: "p",
+        SECRET_TYPE_LABEL: API_KEY_SECRET_TYPE,
+        ES_NAME_LABEL: "a",
+        ES_NAMESPACE_LABEL: "prod",
+    }
+    assert API_KEY_SECRET_TYPE == "api-key"
     other = cluster_object_labels(
         policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
     )
-    assert other[TYPE_LABEL] != API_KEY_SECRET_TYPE
+    assert SECRET_TYPE_LABEL not in other
+    assert secret_labels(
+        "ca", policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
+    ) == {**other, SECRET_TYPE_LABEL: "ca"}
     long = cluster_object_labels(
         policy_namespace="ops", policy_name="q" * 200, es_namespace="prod", es_name="a"
     )
@@ -246,7 +276,7 @@ def test_orphaned_api_key_secrets() -> None:
     not_api_key = cluster_object_labels(
         policy_namespace="ops", policy_name="gone", es_namespace="prod", es_name="a"
     )
-    unlabelled = {TYPE_LABEL: API_KEY_SECRET_TYPE}
+    unlabelled = {SECRET_TYPE_LABEL: API_KEY_SECRET_TYPE}
     secrets = [
         _secret("ops", "s-live", live),
         _secret("ops", "s-gone", gone),

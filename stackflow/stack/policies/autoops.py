@@ -19,31 +19,39 @@ from stackflow.api.autoops import PHASE_PRIORITY
 from stackflow.models.objects import view
 from stackflow.scope.selector import LabelSelector, label_selector_from_data
 from stackflow.stack.elasticsearch.version import Version, parse_version
-from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, TYPE_LABEL
+from stackflow.stack.labels import TYPE_LABEL
+from stackflow.stack.naming import Namer, hash_object
 
 __all__ = [
+    "AGENT_TYPE",
     "API_KEY_SECRET_TYPE",
+    "CA_SECRET_TYPE",
+    "CLIENT_CERT_SECRET_TYPE",
     "CONFIG_HASH_ANNOTATION",
     "ES_NAMESPACE_LABEL",
+    "ES_NAME_LABEL",
     "MAX_LABEL_VALUE_LENGTH",
-    "MAX_OBJECT_NAME_LENGTH",
     "MIN_AUTOOPS_VERSION",
     "POLICY_KIND",
     "POLICY_NAMESPACE_LABEL",
     "POLICY_NAME_LABEL",
+    "SECRET_TYPE_LABEL",
     "AutoOpsPolicy",
     "Cluster",
     "ClusterObjectNames",
     "Selection",
     "agent_config_hash",
+    "api_key_name",
     "api_key_needs_recreation",
     "api_key_secret_labels",
+    "cluster_hash",
     "cluster_object_labels",
     "cluster_object_names",
     "matched_cluster_keys",
     "orphaned_api_key_secrets",
     "parse_policy",
     "policy_status",
+    "secret_labels",
     "select_clusters",
 ]
 
@@ -61,33 +69,31 @@ skipped today; the constant is kept separate because AutoOps may raise its floor
 MAX_LABEL_VALUE_LENGTH = 63
 """Kubernetes label values (and DNS-1123 labels) are at most 63 characters."""
 
-MAX_OBJECT_NAME_LENGTH = MAX_LABEL_VALUE_LENGTH
-"""Per-cluster object names are kept label-sized, not merely under the 253-character name limit:
-the Deployment's name is copied into its Pods' labels and selectors, and a name used as a label
-value must fit 63 characters."""
-
 POLICY_NAME_LABEL = "autoops.k8s.elastic.co/policy-name"
 POLICY_NAMESPACE_LABEL = "autoops.k8s.elastic.co/policy-namespace"
+#: Which of the per-cluster Secrets an object is (``api-key``, ``ca``, ``client-cert``).
+SECRET_TYPE_LABEL = "autoops.k8s.elastic.co/secret-type"
+ES_NAME_LABEL = "elasticsearch.k8s.elastic.co/name"
 ES_NAMESPACE_LABEL = "elasticsearch.k8s.elastic.co/namespace"
-#: ``common.k8s.elastic.co/type`` of the objects; the API-key Secret's value is what the
-#: start-up clean-up lists by.
+#: ``common.k8s.elastic.co/type`` of every object written for a policy.
 AGENT_TYPE = "autoops-agent"
-API_KEY_SECRET_TYPE = "autoops-api-key"
-#: The agent-config hash the API key was created for, on the API-key Secret.
+#: ``autoops.k8s.elastic.co/secret-type`` values; the API-key one is what the start-up
+#: clean-up lists by.
+API_KEY_SECRET_TYPE = "api-key"
+CA_SECRET_TYPE = "ca"
+CLIENT_CERT_SECRET_TYPE = "client-cert"
+#: The agent-config hash (on the Deployment, and on the API-key Secret: the hash the key was
+#: created for).
 CONFIG_HASH_ANNOTATION = "autoops.k8s.elastic.co/config-hash"
 
-_PREFIX = "autoops"
+#: ECK's Namer short name for AutoOps objects: ``<policy>-autoops-<suffix>-<hash>``.
+NAMER = Namer("autoops")
 _HASH_LENGTH = 8
-#: Suffixes of the per-cluster objects; the longest decides how much of the policy name fits.
-_DEPLOYMENT_SUFFIX = ""
+_DEPLOYMENT_SUFFIX = "deploy"
 _CONFIG_MAP_SUFFIX = "config"
-_API_KEY_SUFFIX = "es-api-key"
-_CA_SUFFIX = "es-ca"
-_CLIENT_CERT_SUFFIX = "es-client-cert"
-_LONGEST_SUFFIX = max(
-    (_DEPLOYMENT_SUFFIX, _CONFIG_MAP_SUFFIX, _API_KEY_SUFFIX, _CA_SUFFIX, _CLIENT_CERT_SUFFIX),
-    key=len,
-)
+_API_KEY_SUFFIX = "apikey"
+_CA_SUFFIX = "ca"
+_CLIENT_CERT_SUFFIX = "cc"
 
 
 @dataclass(frozen=True)
@@ -240,57 +246,68 @@ class ClusterObjectNames:
     client_certificate_secret: str
 
 
-def _cluster_hash(policy_name: str, es_namespace: str, es_name: str) -> str:
-    # NUL cannot occur in a Kubernetes name, so distinct triples never join into one string
-    # (plain dashes would: policy "a-b" + namespace "c" vs policy "a" + namespace "b-c").
-    digest = hashlib.sha256(f"{policy_name}\0{es_namespace}\0{es_name}".encode()).hexdigest()
-    return digest[:_HASH_LENGTH]
-
-
-def _name(base: str, suffix: str) -> str:
-    return f"{base}-{suffix}" if suffix else base
+def cluster_hash(es_namespace: str, es_name: str) -> str:
+    """ECK's ``hash.HashObject(esNamespace + esName)``: the two strings joined as they are,
+    hashed as one Go string (so ``a``/``bc`` and ``ab``/``c`` share it, as in ECK)."""
+    return hash_object(es_namespace + es_name)
 
 
 def cluster_object_names(policy_name: str, es_namespace: str, es_name: str) -> ClusterObjectNames:
-    """The names ``autoops-<policy>-<hash>[-<suffix>]`` of one cluster's objects.
-
-    The hash (8 hex digits of SHA-256 over policy name, cluster namespace and name) is always
-    present: cluster namespace and name would not fit 63 characters in general, and with the
-    hash two clusters never share names. The policy name is cut so that the longest name
-    (``…-es-client-cert``) stays within :data:`MAX_OBJECT_NAME_LENGTH`; the hash covers the
-    whole policy name, so two long policy names sharing a prefix still differ. A cut never
-    leaves a trailing ``-`` or ``.`` before the hash.
-    """
-    cluster_hash = _cluster_hash(policy_name, es_namespace, es_name)
-    fixed = len(_PREFIX) + 1 + 1 + len(cluster_hash) + 1 + len(_LONGEST_SUFFIX)
-    room = MAX_OBJECT_NAME_LENGTH - fixed
-    policy_part = policy_name[:room].rstrip("-.")
-    base = f"{_PREFIX}-{policy_part}-{cluster_hash}"
+    """ECK's names ``<policy>-autoops-<suffix>-<h>`` of one cluster's objects, ``h`` being
+    :func:`cluster_hash`. The Namer truncates an overlong policy name (ECK's webhook keeps
+    names within 36 characters, so it never does for a validated policy)."""
+    h = cluster_hash(es_namespace, es_name)
     return ClusterObjectNames(
-        deployment=_name(base, _DEPLOYMENT_SUFFIX),
-        config_map=_name(base, _CONFIG_MAP_SUFFIX),
-        api_key_secret=_name(base, _API_KEY_SUFFIX),
-        ca_secret=_name(base, _CA_SUFFIX),
-        client_certificate_secret=_name(base, _CLIENT_CERT_SUFFIX),
+        deployment=NAMER.suffix(policy_name, _DEPLOYMENT_SUFFIX, h),
+        config_map=NAMER.suffix(policy_name, _CONFIG_MAP_SUFFIX, h),
+        api_key_secret=NAMER.suffix(policy_name, _API_KEY_SUFFIX, h),
+        ca_secret=NAMER.suffix(policy_name, _CA_SUFFIX, h),
+        client_certificate_secret=NAMER.suffix(policy_name, _CLIENT_CERT_SUFFIX, h),
     )
+
+
+def api_key_name(
+    *, policy_namespace: str, policy_name: str, es_namespace: str, es_name: str
+) -> str:
+    """The Elasticsearch API key's name: ``autoops-<policyNs>-<policy>-<esNs>-<es>``."""
+    return f"autoops-{policy_namespace}-{policy_name}-{es_namespace}-{es_name}"
 
 
 def cluster_object_labels(
     *, policy_namespace: str, policy_name: str, es_namespace: str, es_name: str
 ) -> dict[str, str]:
-    """The labels of every object written for one cluster: the policy and the cluster.
+    """The labels of every object written for one cluster: the type, the policy and the cluster.
 
-    Kubernetes names of policies, namespaces and clusters are at most 63 characters for
-    namespaces and ECK-validated resources, but a policy name may be up to 253; a value too long
-    for a label is replaced by its hash so that the object can still be written and found.
+    ECK's webhook keeps policy and cluster names within 36 characters; a longer value (an
+    object created without the webhook) is replaced by a prefix and its hash so that the
+    object can still be written and found.
     """
     return {
         TYPE_LABEL: AGENT_TYPE,
         POLICY_NAMESPACE_LABEL: _label_value(policy_namespace),
         POLICY_NAME_LABEL: _label_value(policy_name),
         ES_NAMESPACE_LABEL: _label_value(es_namespace),
-        ES_CLUSTER_NAME_LABEL: _label_value(es_name),
+        ES_NAME_LABEL: _label_value(es_name),
     }
+
+
+def secret_labels(
+    secret_type: str,
+    *,
+    policy_namespace: str,
+    policy_name: str,
+    es_namespace: str,
+    es_name: str,
+) -> dict[str, str]:
+    """A per-cluster Secret's labels: the object labels and its ``secret-type``."""
+    labels = cluster_object_labels(
+        policy_namespace=policy_namespace,
+        policy_name=policy_name,
+        es_namespace=es_namespace,
+        es_name=es_name,
+    )
+    labels[SECRET_TYPE_LABEL] = secret_type
+    return labels
 
 
 def api_key_secret_labels(
@@ -298,15 +315,14 @@ def api_key_secret_labels(
 ) -> dict[str, str]:
     """The API-key Secret's labels. It has no ownerReference (the API key lives in
     Elasticsearch, and the key must be invalidated before the Secret goes), so these labels are
-    how the start-up clean-up finds the Secrets of deleted policies."""
-    labels = cluster_object_labels(
+    how the finalizer and the start-up clean-up find it."""
+    return secret_labels(
+        API_KEY_SECRET_TYPE,
         policy_namespace=policy_namespace,
         policy_name=policy_name,
         es_namespace=es_namespace,
         es_name=es_name,
     )
-    labels[TYPE_LABEL] = API_KEY_SECRET_TYPE
-    return labels
 
 
 def _label_value(value: str) -> str:
@@ -342,7 +358,7 @@ def orphaned_api_key_secrets(
 ) -> list[tuple[str, str]]:
     """The ``(namespace, name)`` of the API-key Secrets to delete at start-up.
 
-    A Secret is an API-key Secret by its type label; it is orphaned when the policy its labels
+    A Secret is an API-key Secret by its ``secret-type`` label; it is orphaned when the policy its labels
     name (``(namespace, name)`` in ``policies``, compared after the same label shortening) no
     longer exists. A Secret without both policy labels is left alone: it is not known to be
     ours. The result is sorted.
@@ -352,7 +368,7 @@ def orphaned_api_key_secrets(
     for secret in secrets:
         meta = view(secret)
         labels = meta.labels
-        if labels.get(TYPE_LABEL) != API_KEY_SECRET_TYPE:
+        if labels.get(SECRET_TYPE_LABEL) != API_KEY_SECRET_TYPE:
             continue
         policy_namespace = labels.get(POLICY_NAMESPACE_LABEL)
         policy_name = labels.get(POLICY_NAME_LABEL)
