@@ -62,6 +62,9 @@ class ElasticsearchEndpoint:
     username: str
     password: str
     ca_pem: bytes | None = None
+    #: An encoded API key (``base64(id:key)``) to authenticate with instead of the user: the
+    #: AutoOps clean-up lets a key invalidate itself when its cluster may not be read.
+    api_key: str | None = None
 
 
 #: Builds a client for one cluster; tests point it at the fake Elasticsearch server.
@@ -75,6 +78,7 @@ def aiohttp_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
         username=endpoint.username,
         password=endpoint.password,
         ca_pem=endpoint.ca_pem,
+        api_key=endpoint.api_key,
     )
 
 
@@ -117,6 +121,7 @@ def redirected_elasticsearch(url: str) -> ElasticsearchApiFactory:
             password=endpoint.password,
             ca_pem=endpoint.ca_pem,
             check_hostname=False,
+            api_key=endpoint.api_key,
         )
 
     return factory

@@ -54,6 +54,7 @@ from stackflow.stack.labels import (
     SOFT_OWNER_NAME_LABEL,
     SOFT_OWNER_NAMESPACE_LABEL,
 )
+from stackflow.stack.policies import autoops
 
 __all__ = [
     "OWNER_REFS_ANNOTATION",
@@ -258,14 +259,44 @@ async def sweep_orphaned_secrets(
         if await _exists(context, kinds[owner.kind], namespace=owner.namespace, name=owner.name):
             existing.add(owner)
         _heartbeat(len(existing))
+    orphans = list(orphaned_secrets(secrets, managed_kinds=kinds, existing_owners=existing))
+    orphans += await _orphaned_autoops_api_key_secrets(context)
     deleted: list[str] = []
-    for namespace, name in orphaned_secrets(secrets, managed_kinds=kinds, existing_owners=existing):
+    for namespace, name in orphans:
         try:
             await context.scoped.delete(SECRETS, namespace=namespace, name=name)
         except errors.NotFound:
             continue
         deleted.append(f"Secret {namespace}/{name}")
     return SweepSecretsResult(deleted=tuple(deleted))
+
+
+async def _orphaned_autoops_api_key_secrets(context: ControllerContext) -> list[tuple[str, str]]:
+    """ECK's start-up clean-up of AutoOps API-key Secrets whose policy is gone (they carry the
+    policy's labels, not the soft-owner ones, and no ownerReference): when the AutoOps
+    controller runs. Each policy is looked up unscoped, as the soft owners above."""
+    controller = next(
+        (c for c in context.controllers if c.primary.kind == autoops.POLICY_KIND), None
+    )
+    if controller is None:
+        return []
+    listed = await context.scoped.list(
+        SECRETS,
+        label_selector=f"{autoops.SECRET_TYPE_LABEL}={autoops.API_KEY_SECRET_TYPE}",
+    )
+    secrets = list(listed["items"])
+    named = {
+        (labels[autoops.POLICY_NAMESPACE_LABEL], labels[autoops.POLICY_NAME_LABEL])
+        for secret in secrets
+        if (labels := view(secret).labels).get(autoops.POLICY_NAMESPACE_LABEL)
+        and labels.get(autoops.POLICY_NAME_LABEL)
+    }
+    existing = [
+        (namespace, name)
+        for namespace, name in sorted(named)
+        if await _exists(context, controller.primary, namespace=namespace, name=name)
+    ]
+    return autoops.orphaned_api_key_secrets(secrets, existing)
 
 
 def build_garbage_activities(

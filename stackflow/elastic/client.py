@@ -125,11 +125,16 @@ class AiohttpElasticsearchClient:
         ca_pem: bytes | None = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         check_hostname: bool = True,
+        api_key: str | None = None,
     ) -> None:
-        """Prepare a client for ``url`` (``https://<es>-es-internal-http.<ns>.svc:9200``)."""
+        """Prepare a client for ``url`` (``https://<es>-es-internal-http.<ns>.svc:9200``);
+        with ``api_key`` (encoded) it authenticates as that key, not as the user."""
         self._url = url.rstrip("/")
-        credentials = base64.b64encode(f"{username}:{password}".encode()).decode()
-        self._headers = {"Authorization": f"Basic {credentials}"}
+        if api_key is not None:
+            self._headers = {"Authorization": f"ApiKey {api_key}"}
+        else:
+            credentials = base64.b64encode(f"{username}:{password}".encode()).decode()
+            self._headers = {"Authorization": f"Basic {credentials}"}
         self._ssl: ssl.SSLContext | bool = (
             tls_context(ca_pem, check_hostname=check_hostname) if url.startswith("https") else False
         )

@@ -121,6 +121,7 @@ class FakeElasticsearch:
         app.router.add_post("/_security/api_key", self._create_api_key)
         app.router.add_put("/_security/api_key", self._create_api_key)
         app.router.add_delete("/_security/api_key", self._invalidate_api_key)
+        app.router.add_get("/_security/api_key", self._get_api_keys)
         app.router.add_get("/_cluster/state/metadata", self._cluster_state)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
@@ -138,6 +139,14 @@ class FakeElasticsearch:
             self._tempdir.cleanup()
             self._tempdir = None
 
+    def api_keys_named(self, name: str) -> dict[str, bool]:
+        """The API keys of ``name`` created so far: id → whether it is still valid."""
+        return {
+            key_id: not key["invalidated"]
+            for key_id, key in self.state.api_keys.items()
+            if key["name"] == name
+        }
+
     def calls_to(self, method: str, path: str) -> list[RecordedCall]:
         """Return the recorded calls of ``method`` on ``path``."""
         return [c for c in self.calls if c.method == method and c.path == path]
@@ -150,13 +159,26 @@ class FakeElasticsearch:
         expected = "Basic " + base64.b64encode(":".join(self._credentials).encode()).decode()
         if self.state.latency:
             await asyncio.sleep(self.state.latency)  # the injected slowness itself
-        if not self._any_credentials and request.headers.get("Authorization") != expected:
+        authorization = request.headers.get("Authorization", "")
+        if authorization.startswith("ApiKey "):
+            # An API key authenticates while it is valid, whatever ``any_credentials`` says.
+            if not self._valid_api_key(authorization.removeprefix("ApiKey ")):
+                return web.json_response({"error": "unauthorized", "status": 401}, status=401)
+        elif not self._any_credentials and authorization != expected:
             return web.json_response({"error": "unauthorized", "status": 401}, status=401)
         if self.state.unavailable:
             return web.json_response({"error": "master_not_discovered", "status": 503}, status=503)
         request[REQUEST_BODY] = body if isinstance(body, dict) else {}
         response: web.StreamResponse = await handler(request)
         return response
+
+    def _valid_api_key(self, encoded: str) -> bool:
+        try:
+            key_id, _, secret = base64.b64decode(encoded).decode().partition(":")
+        except ValueError:
+            return False
+        key = self.state.api_keys.get(key_id)
+        return key is not None and not key["invalidated"] and secret == f"secret-{key_id}"
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response(
@@ -222,6 +244,17 @@ class FakeElasticsearch:
                 "error_count": 0,
             }
         )
+
+    async def _get_api_keys(self, request: web.Request) -> web.Response:
+        wanted_id = request.query.get("id")
+        wanted_name = request.query.get("name")
+        keys = [
+            {"id": key_id, "name": key["name"], "invalidated": key["invalidated"]}
+            for key_id, key in self.state.api_keys.items()
+            if (wanted_id is None or key_id == wanted_id)
+            and (wanted_name is None or key["name"] == wanted_name)
+        ]
+        return web.json_response({"api_keys": keys})
 
     async def _cluster_state(self, request: web.Request) -> web.Response:
         if self.state.file_settings_version is None:

@@ -211,6 +211,7 @@ def test_build_activities_registers_every_contract_name() -> None:
                 for controller in ("elasticsearch", "license", "trial", "stackconfigpolicy")
                 for step in STEPS
             ),
+            *(f"autoopsagentpolicy.{step}" for step in STEPS),
             *(f"{app}.{step}" for app in APP_NAMES for step in STEPS),
             *(f"{association}.{step}" for association in ASSOCIATION_NAMES for step in STEPS),
             # Retired compensations still answer, so runs that recorded them can finish.

@@ -1,0 +1,705 @@
+"""The AutoOpsAgentPolicy controller's activities: reconcile, finalize and its flip mapper.
+
+A reconcile reads the policy, every Elasticsearch cluster of the managed namespaces (a policy
+selects cluster-wide, but through the scoped client: a cluster whose namespace left scope is not
+seen, so it stops being served) and the Namespace labels, and lets the pure rules of
+``stackflow.stack.policies.autoops`` decide which clusters are served, waited for or skipped.
+For each served (matched, Ready, supported) cluster it keeps, in the policy's namespace, ECK's
+Deployment, ConfigMap, API-key Secret (no ownerReference) and, when the cluster's HTTP TLS is on,
+CA Secret; the cluster's API key is created when missing and recreated when the agent-config
+hash changes. The objects of a cluster that is no longer matched, or left scope, are deleted
+and its key invalidated: the one case where leaving scope removes operator-made objects, as ECK
+does (the key would otherwise stay valid in a cluster the operator no longer looks after).
+
+Invalidating needs credentials, and a cluster out of scope may not be read (its internal-users
+Secret is in its namespace). So the API-key Secret, in the policy's namespace, keeps what a
+clean-up needs: the encoded key (``api_key``, what the agent uses) and its id (an annotation).
+A cluster in scope is asked as the operator's internal user to invalidate every key of the
+key's name (a key whose Secret write was lost included); one out of scope is asked by the key
+itself to invalidate its own id (an API key may invalidate itself: the key's role grants
+``manage_own_api_key`` for that), trusting the CA kept in the policy's CA Secret.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from activities.apply import apply_object
+from activities.binding import ControllerActivities
+from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
+from activities.elasticsearch import endpoint_for
+from activities.errors import InvalidSpecError
+from stackflow.controllers.autoops import (
+    AUTOOPS_POLICY,
+    AUTOOPS_POLICY_CONTROLLER,
+    ELASTICSEARCH,
+)
+from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
+from stackflow.kube import errors
+from stackflow.models.engine import (
+    FinalizeInput,
+    FinalizeResult,
+    FlipDirectionName,
+    ObjectKey,
+    Phase,
+    ReconcileInput,
+    ReconcileResult,
+)
+from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS, Kind
+from stackflow.models.objects import view
+from stackflow.scope import equality_selector_string
+from stackflow.scope.selector import SelectorError
+from stackflow.stack.elasticsearch import names as es_names
+from stackflow.stack.objects import (
+    controller_owner_reference,
+    decode_secret_data,
+    encode_secret_data,
+)
+from stackflow.stack.policies.autoops import (
+    API_KEY_SECRET_TYPE,
+    CA_SECRET_TYPE,
+    CONFIG_HASH_ANNOTATION,
+    ES_NAME_LABEL,
+    ES_NAMESPACE_LABEL,
+    POLICY_NAME_LABEL,
+    POLICY_NAMESPACE_LABEL,
+    SECRET_TYPE_LABEL,
+    Cluster,
+    agent_config_hash,
+    api_key_name,
+    api_key_needs_recreation,
+    api_key_secret_labels,
+    cluster_object_labels,
+    cluster_object_names,
+    parse_policy,
+    policy_status,
+    secret_labels,
+    select_clusters,
+)
+from stackflow.stack.policies.validation import validate_autoops_agent_policy
+
+__all__ = [
+    "API_KEY_ID_ANNOTATION",
+    "CONFIG_FILE",
+    "IMPLEMENTATIONS",
+    "NOT_READY_REQUEUE_SECONDS",
+    "PAUSE_ANNOTATION",
+    "READY_RECHECK_SECONDS",
+    "finalize",
+    "flip_mapper",
+    "reconcile",
+]
+
+logger = logging.getLogger(__name__)
+
+#: How soon a policy whose clusters or agents are not all ready is looked at again.
+NOT_READY_REQUEUE_SECONDS = 10.0
+#: How often a ready policy looks again: a new cluster, a label that now matches or a served
+#: cluster's change is not named on the policy, so no watch wakes it for them.
+READY_RECHECK_SECONDS = 120.0
+#: ECK's pause annotation: nothing is changed while it is ``"true"``.
+PAUSE_ANNOTATION = "eck.k8s.elastic.co/pause-orchestration"
+PAUSED_CONDITION = "OrchestrationPaused"
+#: The id of the API key the Secret holds (the clean-up invalidates it by id).
+API_KEY_ID_ANNOTATION = "autoops.k8s.elastic.co/api-key-id"
+CONFIG_FILE = "autoops_es.yml"
+CONTAINER_NAME = "autoops-agent"
+API_KEY_SECRET_KEY = "api_key"
+#: Where the agent image comes from when ``spec.image`` is not set.
+DEFAULT_IMAGE_REPOSITORY = "docker.elastic.co/elastic-agent/elastic-otel-collector"
+CONFIG_MOUNT_PATH = "/usr/share/autoops/config"
+CA_MOUNT_PATH = "/usr/share/autoops/es-ca"
+#: What the agent's key may do: read the cluster's monitoring APIs (and invalidate itself).
+ROLE_DESCRIPTORS: Mapping[str, Any] = {
+    "autoops": {
+        "cluster": ["monitor", "read_ilm", "read_slm", "manage_own_api_key"],
+        "indices": [
+            {
+                "names": ["*"],
+                "privileges": ["monitor", "view_index_metadata"],
+                "allow_restricted_indices": True,
+            }
+        ],
+    }
+}
+_KINDS: tuple[Kind, ...] = (DEPLOYMENTS, CONFIGMAPS, SECRETS)
+
+
+def _policy_selector(namespace: str, name: str) -> str:
+    return equality_selector_string({POLICY_NAMESPACE_LABEL: namespace, POLICY_NAME_LABEL: name})
+
+
+@dataclass
+class _ClusterObjects:
+    """The objects a policy wrote for one cluster, found by their labels."""
+
+    es_namespace: str
+    es_name: str
+    objects: list[tuple[Kind, dict[str, Any]]] = field(default_factory=list)
+
+    def secret(self, secret_type: str) -> dict[str, Any] | None:
+        """Its Secret of ``secret_type`` (``api-key``, ``ca``), if any."""
+        for kind, obj in self.objects:
+            if kind is SECRETS and view(obj).labels.get(SECRET_TYPE_LABEL) == secret_type:
+                return obj
+        return None
+
+
+async def _written(
+    context: ControllerContext, namespace: str, name: str
+) -> dict[str, _ClusterObjects]:
+    """Every object the policy wrote, by cluster key, from the policy-name/namespace labels."""
+    found: dict[str, _ClusterObjects] = {}
+    selector = _policy_selector(namespace, name)
+    for kind in _KINDS:
+        listed = await context.scoped.list(kind, namespace=namespace, label_selector=selector)
+        for item in listed["items"]:
+            labels = view(item).labels
+            es_namespace, es_name = labels.get(ES_NAMESPACE_LABEL), labels.get(ES_NAME_LABEL)
+            if not es_namespace or not es_name:
+                continue
+            key = f"{es_namespace}/{es_name}"
+            found.setdefault(key, _ClusterObjects(es_namespace, es_name)).objects.append(
+                (kind, item)
+            )
+    return found
+
+
+async def _close(api: ElasticsearchApi) -> None:
+    close = getattr(api, "close", None)
+    if close is not None:
+        await close()
+
+
+async def _secret_or_none(
+    context: ControllerContext, namespace: str, name: str
+) -> dict[str, Any] | None:
+    try:
+        return await context.scoped.get(SECRETS, namespace=namespace, name=name)
+    except errors.NotFound:
+        return None
+
+
+async def _internal_endpoint(
+    context: ControllerContext, es: Mapping[str, Any]
+) -> ElasticsearchEndpoint | None:
+    """The operator's way into a cluster in scope (its internal user and CA), if it has one."""
+    namespace, name = view(es).namespace, view(es).name
+    existing: dict[tuple[str, str], dict[str, Any]] = {}
+    for secret_name in (
+        es_names.internal_users_secret_name(name),
+        es_names.http_certs_internal_secret_name(name),
+    ):
+        secret = await _secret_or_none(context, namespace, secret_name)
+        if secret is not None:
+            existing[("Secret", secret_name)] = secret
+    return endpoint_for(es, existing)
+
+
+def _http_tls(es: Mapping[str, Any]) -> bool:
+    tls = (((es.get("spec") or {}).get("http") or {}).get("tls") or {}).get(
+        "selfSignedCertificate"
+    ) or {}
+    return not bool(tls.get("disabled"))
+
+
+def _es_url(es_namespace: str, es_name: str, *, tls: bool) -> str:
+    scheme = "https" if tls else "http"
+    return f"{scheme}://{es_names.http_service_name(es_name)}.{es_namespace}.svc:9200"
+
+
+async def _user_config(context: ControllerContext, policy: Mapping[str, Any]) -> dict[str, Any]:
+    """The user's agent configuration: ``spec.config``, or the ``autoops_es.yml`` of the
+    ``configRef`` Secret (policy namespace)."""
+    spec = policy.get("spec") or {}
+    if spec.get("config") is not None:
+        return dict(spec["config"])
+    ref = spec.get("configRef") or {}
+    if not ref.get("secretName"):
+        return {}
+    secret = await _secret_or_none(context, view(policy).namespace, str(ref["secretName"]))
+    text = decode_secret_data(secret).get(CONFIG_FILE)
+    if text is None:
+        raise InvalidSpecError(f"spec.configRef: Secret {ref['secretName']} has no {CONFIG_FILE}")
+    loaded = yaml.safe_load(text) or {}
+    if not isinstance(loaded, dict):
+        raise InvalidSpecError(f"spec.configRef: {CONFIG_FILE} is not a mapping")
+    return loaded
+
+
+def _agent_config(user: Mapping[str, Any], es_url: str) -> dict[str, Any]:
+    """The agent's ``autoops_es.yml``: the user's keys, with the operator's keys winning."""
+    merged = dict(user)
+    merged["autoops_es"] = {
+        **dict(merged.get("autoops_es") or {}),
+        "url": es_url,
+        "api_key": "${env:AUTOOPS_ES_API_KEY}",
+    }
+    return merged
+
+
+async def _validate(context: ControllerContext, policy: Mapping[str, Any]) -> None:
+    """InvalidSpecError unless the policy is usable; the agent versions allowed depend on the
+    operator's license (ECK: Basic from 9.2.4, Enterprise from 9.2.1)."""
+    enterprise = (await context.licenses.verdict()).licensed
+    problems = validate_autoops_agent_policy(policy, enterprise=enterprise)
+    if problems:
+        raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
+
+
+def _secret_env(name: str, secret: str, key: str, *, optional: bool = False) -> dict[str, Any]:
+    ref: dict[str, Any] = {"name": secret, "key": key}
+    if optional:
+        ref["optional"] = True
+    return {"name": name, "valueFrom": {"secretKeyRef": ref}}
+
+
+def _deployment(
+    policy: Mapping[str, Any],
+    *,
+    name: str,
+    labels: Mapping[str, str],
+    config_map: str,
+    api_key_secret: str,
+    ca_secret: str | None,
+    es_url: str,
+    config_hash: str,
+) -> dict[str, Any]:
+    spec = policy.get("spec") or {}
+    ref_secret = str((spec.get("autoOpsRef") or {}).get("secretName"))
+    env = [
+        _secret_env("AUTOOPS_TOKEN", ref_secret, "autoops-token"),
+        {"name": "AUTOOPS_ES_URL", "value": es_url},
+        _secret_env("AUTOOPS_OTEL_URL", ref_secret, "autoops-otel-url"),
+        _secret_env("AUTOOPS_ES_API_KEY", api_key_secret, API_KEY_SECRET_KEY),
+        _secret_env(
+            "ELASTIC_CLOUD_CONNECTED_MODE_API_KEY", ref_secret, "cloud-connected-mode-api-key"
+        ),
+        _secret_env(
+            "ELASTIC_CLOUD_CONNECTED_MODE_API_URL",
+            ref_secret,
+            "cloud-connected-mode-api-url",
+            optional=True,
+        ),
+    ]
+    mounts: list[dict[str, Any]] = [
+        {"name": "config", "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}
+    ]
+    volumes: list[dict[str, Any]] = [{"name": "config", "configMap": {"name": config_map}}]
+    if ca_secret is not None:
+        mounts.append({"name": "es-ca", "mountPath": CA_MOUNT_PATH, "readOnly": True})
+        volumes.append({"name": "es-ca", "secret": {"secretName": ca_secret}})
+    container: dict[str, Any] = {
+        "name": CONTAINER_NAME,
+        "image": spec.get("image") or f"{DEFAULT_IMAGE_REPOSITORY}:{spec.get('version')}",
+        "args": ["--config", f"{CONFIG_MOUNT_PATH}/{CONFIG_FILE}"],
+        "env": env,
+        "volumeMounts": mounts,
+    }
+    if spec.get("resources"):
+        container["resources"] = spec["resources"]
+    pod_spec: dict[str, Any] = {"containers": [container], "volumes": volumes}
+    if spec.get("serviceAccountName"):
+        pod_spec["serviceAccountName"] = spec["serviceAccountName"]
+    annotations = {CONFIG_HASH_ANNOTATION: config_hash}
+    deployment_spec: dict[str, Any] = {
+        "replicas": 1,
+        "selector": {"matchLabels": dict(labels)},
+        "template": {
+            "metadata": {"labels": dict(labels), "annotations": dict(annotations)},
+            "spec": pod_spec,
+        },
+    }
+    if spec.get("revisionHistoryLimit") is not None:
+        deployment_spec["revisionHistoryLimit"] = spec["revisionHistoryLimit"]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": name,
+            "namespace": view(policy).namespace,
+            "labels": dict(labels),
+            "annotations": annotations,
+            "ownerReferences": [controller_owner_reference(policy)],
+        },
+        "spec": deployment_spec,
+    }
+
+
+def _agent_ready(deployment: Mapping[str, Any]) -> bool:
+    status = deployment.get("status") or {}
+    return int(status.get("availableReplicas") or status.get("readyReplicas") or 0) >= 1
+
+
+async def _ensure_api_key(
+    context: ControllerContext,
+    policy: Mapping[str, Any],
+    es: Mapping[str, Any],
+    *,
+    secret_name: str,
+    config_hash: str,
+) -> None:
+    """Create the cluster's API key when its Secret is missing or was made for another config
+    hash, invalidating the old keys of that name first; no Elasticsearch call otherwise."""
+    meta = view(policy)
+    es_meta = view(es)
+    current = await _secret_or_none(context, meta.namespace, secret_name)
+    if not api_key_needs_recreation(current, config_hash):
+        return
+    endpoint = await _internal_endpoint(context, es)
+    if endpoint is None:
+        raise ElasticsearchUnavailable(
+            f"{es_meta.namespace}/{es_meta.name}: the operator's user is not there yet"
+        )
+    name = api_key_name(
+        policy_namespace=meta.namespace,
+        policy_name=meta.name,
+        es_namespace=es_meta.namespace,
+        es_name=es_meta.name,
+    )
+    api = context.elasticsearch(endpoint)
+    try:
+        # By name: a key made by a reconcile whose Secret write was lost goes too.
+        await api.invalidate_api_key(name=name)
+        key = await api.create_api_key(
+            name=name,
+            role_descriptors=ROLE_DESCRIPTORS,
+            metadata={
+                "application": "autoops",
+                "managed-by": "eck",
+                "config-hash": config_hash,
+            },
+        )
+    finally:
+        await _close(api)
+    desired: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": secret_name,
+            "namespace": meta.namespace,
+            "labels": api_key_secret_labels(
+                policy_namespace=meta.namespace,
+                policy_name=meta.name,
+                es_namespace=es_meta.namespace,
+                es_name=es_meta.name,
+            ),
+            # No ownerReference: the key must be invalidated before the Secret goes.
+            "annotations": {CONFIG_HASH_ANNOTATION: config_hash, API_KEY_ID_ANNOTATION: key.id},
+        },
+        "data": encode_secret_data({API_KEY_SECRET_KEY: key.encoded}),
+    }
+    await apply_object(context.scoped, SECRETS, desired)
+
+
+async def _serve(
+    context: ControllerContext, policy: Mapping[str, Any], es: Mapping[str, Any]
+) -> bool:
+    """Keep one served cluster's objects and API key; whether its agent is ready."""
+    meta, es_meta = view(policy), view(es)
+    names = cluster_object_names(meta.name, es_meta.namespace, es_meta.name)
+    identity = {
+        "policy_namespace": meta.namespace,
+        "policy_name": meta.name,
+        "es_namespace": es_meta.namespace,
+        "es_name": es_meta.name,
+    }
+    labels = cluster_object_labels(**identity)
+    owner = [controller_owner_reference(policy)]
+    tls = _http_tls(es)
+    es_url = _es_url(es_meta.namespace, es_meta.name, tls=tls)
+    config = _agent_config(await _user_config(context, policy), es_url)
+    config_hash = agent_config_hash(config, es_namespace=es_meta.namespace, es_name=es_meta.name)
+    await _ensure_api_key(
+        context, policy, es, secret_name=names.api_key_secret, config_hash=config_hash
+    )
+    await apply_object(
+        context.scoped,
+        CONFIGMAPS,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": names.config_map,
+                "namespace": meta.namespace,
+                "labels": labels,
+                "ownerReferences": owner,
+            },
+            "data": {CONFIG_FILE: yaml.safe_dump(config, sort_keys=True)},
+        },
+    )
+    ca_secret: str | None = None
+    if tls:
+        public = await _secret_or_none(
+            context, es_meta.namespace, es_names.http_certs_public_secret_name(es_meta.name)
+        )
+        ca = decode_secret_data(public).get("ca.crt")
+        if ca is None:
+            raise ElasticsearchUnavailable(
+                f"{es_meta.namespace}/{es_meta.name}: its HTTP CA is not there yet"
+            )
+        ca_secret = names.ca_secret
+        await apply_object(
+            context.scoped,
+            SECRETS,
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": ca_secret,
+                    "namespace": meta.namespace,
+                    "labels": secret_labels(CA_SECRET_TYPE, **identity),
+                    "ownerReferences": owner,
+                },
+                "data": encode_secret_data({"ca.crt": ca}),
+            },
+        )
+    applied = await apply_object(
+        context.scoped,
+        DEPLOYMENTS,
+        _deployment(
+            policy,
+            name=names.deployment,
+            labels=labels,
+            config_map=names.config_map,
+            api_key_secret=names.api_key_secret,
+            ca_secret=ca_secret,
+            es_url=es_url,
+            config_hash=config_hash,
+        ),
+    )
+    return _agent_ready(applied.obj)
+
+
+async def _invalidate(context: ControllerContext, written: _ClusterObjects) -> None:
+    """Invalidate the cluster's API key: as the operator's user while the cluster is in scope
+    (every key of the name), else as the key itself (its own id, the CA from the CA Secret)."""
+    secret = written.secret(API_KEY_SECRET_TYPE)
+    if secret is None:
+        return
+    meta = view(secret)
+    es: dict[str, Any] | None
+    try:
+        es = await context.scoped.get(
+            ELASTICSEARCH, namespace=written.es_namespace, name=written.es_name
+        )
+    except errors.NotFound:
+        es = None  # deleted, or out of scope: not readable either way
+    endpoint = await _internal_endpoint(context, es) if es is not None else None
+    if endpoint is not None:
+        api = context.elasticsearch(endpoint)
+        name = api_key_name(
+            policy_namespace=meta.labels.get(POLICY_NAMESPACE_LABEL, meta.namespace),
+            policy_name=meta.labels.get(POLICY_NAME_LABEL, ""),
+            es_namespace=written.es_namespace,
+            es_name=written.es_name,
+        )
+        try:
+            await api.invalidate_api_key(name=name)
+        finally:
+            await _close(api)
+        return
+    key_id = meta.annotations.get(API_KEY_ID_ANNOTATION)
+    encoded = decode_secret_data(secret).get(API_KEY_SECRET_KEY)
+    if not key_id or encoded is None:
+        logger.warning("API-key Secret %s/%s has no key to invalidate", meta.namespace, meta.name)
+        return
+    ca_pem = decode_secret_data(written.secret(CA_SECRET_TYPE)).get("ca.crt")
+    self_endpoint = ElasticsearchEndpoint(
+        namespace=written.es_namespace,
+        name=written.es_name,
+        url=(
+            f"{'https' if ca_pem is not None else 'http'}://"
+            f"{es_names.internal_http_service_name(written.es_name)}.{written.es_namespace}.svc:9200"
+        ),
+        username="",
+        password="",
+        ca_pem=ca_pem,
+        api_key=encoded.decode(),
+    )
+    api = context.elasticsearch(self_endpoint)
+    try:
+        await api.invalidate_api_key(ids=(key_id,))
+    except ElasticsearchError as error:
+        if error.status != 401:
+            raise
+        # The key no longer authenticates: it is invalidated (or its cluster was recreated).
+    finally:
+        await _close(api)
+
+
+async def _release(context: ControllerContext, written: _ClusterObjects) -> list[str]:
+    """Invalidate a cluster's key, then delete every object written for it."""
+    await _invalidate(context, written)
+    deleted: list[str] = []
+    # The API-key Secret last: if a delete fails, the next try still finds the key's id.
+    ordered = sorted(
+        written.objects,
+        key=lambda item: view(item[1]).labels.get(SECRET_TYPE_LABEL) == API_KEY_SECRET_TYPE,
+    )
+    for kind, obj in ordered:
+        meta = view(obj)
+        try:
+            await context.scoped.delete(kind, namespace=meta.namespace, name=meta.name)
+        except errors.NotFound:
+            continue
+        deleted.append(f"{kind.kind} {meta.namespace}/{meta.name}")
+    return deleted
+
+
+def _paused(policy: Mapping[str, Any]) -> bool:
+    return view(policy).annotations.get(PAUSE_ANNOTATION, "").lower() == "true"
+
+
+def _conditions(
+    current: Sequence[Mapping[str, Any]], *, paused: bool, now: str
+) -> list[dict[str, Any]]:
+    """The status conditions with ``OrchestrationPaused`` set to ``paused`` (its transition
+    time kept while it does not change)."""
+    wanted = "True" if paused else "False"
+    kept = [dict(c) for c in current if c.get("type") != PAUSED_CONDITION]
+    previous = next((c for c in current if c.get("type") == PAUSED_CONDITION), None)
+    if previous is None and not paused:
+        return kept
+    if previous is not None and previous.get("status") == wanted:
+        return [*kept, dict(previous)]
+    condition = {"type": PAUSED_CONDITION, "status": wanted, "lastTransitionTime": now}
+    if paused:
+        condition["message"] = f"{PAUSE_ANNOTATION} is true: nothing is changed"
+    return [*kept, condition]
+
+
+async def _write_status(
+    context: ControllerContext, policy: Mapping[str, Any], status: dict[str, Any]
+) -> None:
+    current = policy.get("status") or {}
+    if all(current.get(key) == value for key, value in status.items()) and set(current) <= set(
+        status
+    ):
+        return
+    meta = view(policy)
+    # Keys the new status lacks (``details`` once every cluster is fine) are removed.
+    patch: dict[str, Any] = {key: None for key in current if key not in status}
+    patch.update(status)
+    await context.scoped.patch_status(
+        AUTOOPS_POLICY, {"status": patch}, namespace=meta.namespace, name=meta.name
+    )
+
+
+def _now(context: ControllerContext) -> str:
+    return context.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
+    """Bring the policy's agents in line with the clusters it selects, and report them."""
+    ref = request.ref
+    try:
+        policy = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
+    except errors.NotFound:
+        return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
+    meta = view(policy)
+    current_status = dict(policy.get("status") or {})
+    conditions = list(current_status.get("conditions") or [])
+    if _paused(policy):
+        paused_status = {
+            **current_status,
+            "conditions": _conditions(conditions, paused=True, now=_now(context)),
+        }
+        await _write_status(context, policy, paused_status)
+        return ReconcileResult(
+            phase=Phase.READY,
+            message="orchestration paused",
+            observed_generation=meta.generation,
+        )
+    await _validate(context, policy)
+    try:
+        parsed = parse_policy(policy)
+    except SelectorError as error:
+        raise InvalidSpecError(str(error)) from error
+    listed = await context.scoped.list(ELASTICSEARCH)
+    clusters = {
+        f"{view(item).namespace}/{view(item).name}": item
+        for item in listed["items"]
+        if not view(item).deletion_timestamp
+    }
+    namespace_labels = {
+        view(item).name: dict(view(item).labels)
+        for item in (await context.scoped.list(NAMESPACES))["items"]
+    }
+    selection = select_clusters(
+        parsed, (Cluster.of(obj) for obj in clusters.values()), namespace_labels
+    )
+    written = await _written(context, meta.namespace, meta.name)
+    agents_ready: dict[str, bool] = {}
+    failures: dict[str, str] = {}
+    for key in selection.served:
+        try:
+            agents_ready[key] = await _serve(context, policy, clusters[key])
+        except (ElasticsearchUnavailable, ElasticsearchError) as error:
+            failures[key] = str(error)
+    # A matched cluster that is not Ready keeps its agent (an upgrade must not churn its key).
+    keep = set(selection.served) | set(selection.not_ready)
+    for key in sorted(set(written) - keep):
+        try:
+            await _release(context, written[key])
+        except (ElasticsearchUnavailable, ElasticsearchError) as error:
+            # Kept for the next reconcile: its key is still valid somewhere.
+            logger.warning("AutoOps objects of %s not released yet: %s", key, error)
+    status = policy_status(
+        selection,
+        agents_ready=agents_ready,
+        errors=failures,
+        observed_generation=meta.generation,
+    )
+    new_conditions = _conditions(conditions, paused=False, now=_now(context))
+    if new_conditions:
+        status["conditions"] = new_conditions
+    await _write_status(context, policy, status)
+    ready = status["phase"] in ("Ready", "NoMonitoredResources")
+    return ReconcileResult(
+        phase=Phase.READY if ready else Phase.RECONCILING,
+        message=f"{status['phase']}: {status['readyCount']} agents ready",
+        requeue_after_seconds=READY_RECHECK_SECONDS if ready else NOT_READY_REQUEUE_SECONDS,
+        observed_generation=meta.generation,
+        referenced=tuple(
+            ObjectKey.of(ELASTICSEARCH, namespace=key.partition("/")[0], name=key.partition("/")[2])
+            for key in selection.served
+        ),
+    )
+
+
+async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
+    """A deleted policy: invalidate its keys and delete its API-key Secrets (the Deployments,
+    ConfigMaps and CA Secrets go with the policy through their ownerReferences)."""
+    ref = request.ref
+    written = await _written(context, ref.namespace, ref.name)
+    deleted: list[str] = []
+    for key in sorted(written):
+        objects = written[key]
+        api_key_only = _ClusterObjects(
+            objects.es_namespace,
+            objects.es_name,
+            [(kind, obj) for kind, obj in objects.objects if kind is SECRETS],
+        )
+        deleted.extend(await _release(context, api_key_only))
+    return FinalizeResult(deleted=tuple(deleted))
+
+
+async def flip_mapper(
+    context: ControllerContext, namespace: str, direction: FlipDirectionName
+) -> list[Mapping[str, Any]]:
+    """Every policy: each selects clusters cluster-wide, so any flip may add or remove one.
+    Listed unscoped, as every flip mapper (the scope check then skips those out of scope)."""
+    return list((await context.unscoped.list(AUTOOPS_POLICY))["items"])
+
+
+IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
+    AUTOOPS_POLICY_CONTROLLER.name: ControllerActivities(
+        reconcile=reconcile, finalize=finalize, flip_targets=flip_mapper
+    ),
+}

@@ -1,0 +1,78 @@
+"""The AutoOpsAgentPolicy controller (ECK's ``autoops.k8s.elastic.co/v1alpha1``).
+
+Not enterprise-gated: only the agent version a license allows differs. A policy selects
+Elasticsearch clusters cluster-wide, so every namespace flip concerns every policy (the flip
+mapper returns them all). A policy is woken by its own changes, by the Deployments, ConfigMaps
+and Secrets it wrote for its clusters (they name the policy in ECK's ``policy-name`` /
+``policy-namespace`` labels, the API-key Secret without an ownerReference), and by the
+clusters its status names (the skipped and failed ones); a cluster it serves is not named on
+the policy object, so the policy's periodic recheck notices a served cluster's changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stackflow.api.kinds import kind_info
+from stackflow.controllers.table import (
+    ChildWatch,
+    Controller,
+    FlipStrategy,
+    Gate,
+    owners_by_labels,
+)
+from stackflow.models.engine import ObjectKey
+from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, SECRETS
+from stackflow.stack.policies.autoops import (
+    POLICY_KIND,
+    POLICY_NAME_LABEL,
+    POLICY_NAMESPACE_LABEL,
+)
+
+__all__ = [
+    "AUTOOPS_CHILD_SELECTOR",
+    "AUTOOPS_POLICY",
+    "AUTOOPS_POLICY_CONTROLLER",
+    "ELASTICSEARCH",
+    "autoops_policy_owners",
+    "autoops_policy_references",
+]
+
+AUTOOPS_POLICY = kind_info(POLICY_KIND).resource
+ELASTICSEARCH = kind_info("Elasticsearch").resource
+#: Only the objects some AutoOps policy wrote.
+AUTOOPS_CHILD_SELECTOR = POLICY_NAME_LABEL
+
+autoops_policy_owners = owners_by_labels(
+    namespace_label=POLICY_NAMESPACE_LABEL, name_label=POLICY_NAME_LABEL
+)
+"""A per-cluster object → the policy its labels name (an agent wakes its policy)."""
+
+
+def autoops_policy_references(policy: Mapping[str, Any]) -> list[ObjectKey]:
+    """The clusters the policy's ``status.details`` names (skipped or failed): a change to one
+    (a new version, a fixed error) wakes the policy."""
+    details = (policy.get("status") or {}).get("details") or {}
+    keys: list[ObjectKey] = []
+    for key in sorted(details) if isinstance(details, Mapping) else ():
+        namespace, _, name = str(key).partition("/")
+        if namespace and name:
+            keys.append(ObjectKey.of(ELASTICSEARCH, namespace=namespace, name=name))
+    return keys
+
+
+AUTOOPS_POLICY_CONTROLLER = Controller(
+    name="autoopsagentpolicy",
+    primary=AUTOOPS_POLICY,
+    gate=Gate.NONE,
+    children=tuple(
+        ChildWatch(kind=kind, owners=autoops_policy_owners, label_selector=AUTOOPS_CHILD_SELECTOR)
+        for kind in (DEPLOYMENTS, CONFIGMAPS, SECRETS)
+    ),
+    references=autoops_policy_references,
+    reference_kinds=(ELASTICSEARCH,),
+    flip=FlipStrategy.CONTROLLER,
+    # It creates and invalidates API keys in the served clusters: not a local activity.
+    local_step=False,
+)

@@ -1,0 +1,382 @@
+"""The AutoOpsAgentPolicy activities against kubesim and the fake Elasticsearch: ECK's objects
+for a Ready matched cluster, the key recreated on a config change, a not-Ready cluster, a
+cluster that stops matching or leaves scope (objects gone, key invalidated), the finalizer, the
+flip mapper and the start-up clean-up of an orphaned API-key Secret."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from temporalio.testing import ActivityEnvironment
+
+from activities import autoops as autoops_activities
+from activities.context import ElasticsearchApi, ElasticsearchEndpoint
+from activities.errors import translated_errors
+from activities.garbage import sweep_orphaned_secrets
+from kubesim.testing import KubeSim
+from stackflow.api.crds import crd_for
+from stackflow.api.kinds import kind_info
+from stackflow.elastic import AiohttpElasticsearchClient
+from stackflow.kube import errors
+from stackflow.models.engine import (
+    FinalizeInput,
+    FlipDirectionName,
+    ReconcileInput,
+    ReconcileResult,
+    ResourceRef,
+    Trigger,
+    TriggerReason,
+)
+from stackflow.models.garbage import SweepSecretsInput
+from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS
+from stackflow.stack.elasticsearch import names as es_names
+from stackflow.stack.labels import TYPE_LABEL
+from stackflow.stack.policies.autoops import (
+    CONFIG_HASH_ANNOTATION,
+    POLICY_NAME_LABEL,
+    POLICY_NAMESPACE_LABEL,
+    SECRET_TYPE_LABEL,
+    api_key_name,
+    api_key_secret_labels,
+    cluster_object_names,
+)
+from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
+from tests.polling import eventually
+
+__all__ = ["cluster"]
+
+POLICY = kind_info("AutoOpsAgentPolicy").resource
+ES = kind_info("Elasticsearch").resource
+PROD = "prod"
+SELECTOR = {"matchLabels": {"eck": "on"}}
+
+
+@pytest.fixture(autouse=True)
+async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) -> None:
+    api: Any = client.ApiextensionsV1Api(ka_client)
+    await api.create_custom_resource_definition(crd_for(kind_info("AutoOpsAgentPolicy")))
+    await kubesim.settle()
+    await cluster.create_namespace(PROD, {"eck": "on", "env": "prod"})
+
+
+@pytest.fixture
+async def fake_es() -> AsyncIterator[FakeElasticsearch]:
+    async with FakeElasticsearch() as fake:
+        yield fake
+
+
+class FakeFactory:
+    """Points every cluster at the fake server: the operator's user, or the endpoint's key."""
+
+    def __init__(self, fake: FakeElasticsearch) -> None:
+        self.fake = fake
+        self.endpoints: list[ElasticsearchEndpoint] = []
+
+    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+        self.endpoints.append(endpoint)
+        return AiohttpElasticsearchClient(
+            url=self.fake.url, username="elastic", password="changeme", api_key=endpoint.api_key
+        )
+
+
+def policy(config: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": POLICY.api_version,
+        "kind": "AutoOpsAgentPolicy",
+        "metadata": {"namespace": OPERATOR_NAMESPACE, "name": "ops"},
+        "spec": {
+            "version": "9.2.4",
+            "resourceSelector": {"matchLabels": {"autoops": "on"}},
+            "autoOpsRef": {"secretName": "autoops-connection"},
+            **({"config": config} if config is not None else {}),
+            **spec,
+        },
+    }
+
+
+async def make_cluster(
+    cluster: Cluster, name: str, *, phase: str = "Ready", tls: bool = False
+) -> None:
+    """A cluster labelled ``autoops: on`` in ``prod``, its phase, and the Secrets the
+    Elasticsearch controller would have written (internal user, HTTP CA)."""
+    spec: dict[str, Any] = {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]}
+    if not tls:
+        spec["http"] = {"tls": {"selfSignedCertificate": {"disabled": True}}}
+    await cluster.raw.create(
+        ES,
+        {
+            "apiVersion": ES.api_version,
+            "kind": "Elasticsearch",
+            "metadata": {"namespace": PROD, "name": name, "labels": {"autoops": "on"}},
+            "spec": spec,
+        },
+        namespace=PROD,
+    )
+    await cluster.raw.patch_status(ES, {"status": {"phase": phase}}, namespace=PROD, name=name)
+    secrets = {es_names.internal_users_secret_name(name): {"elastic-internal": "pw"}}
+    if tls:
+        secrets[es_names.http_certs_internal_secret_name(name)] = {"ca.crt": "CA PEM"}
+        secrets[es_names.http_certs_public_secret_name(name)] = {"ca.crt": "CA PEM"}
+    for secret_name, data in secrets.items():
+        await cluster.raw.create(
+            SECRETS,
+            {
+                "metadata": {"namespace": PROD, "name": secret_name},
+                "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+            },
+            namespace=PROD,
+        )
+
+
+def ref() -> ResourceRef:
+    return ResourceRef.of("autoopsagentpolicy", POLICY, namespace=OPERATOR_NAMESPACE, name="ops")
+
+
+async def reconcile(cluster: Cluster, factory: FakeFactory, **kwargs: Any) -> ReconcileResult:
+    context = cluster.context(selector=SELECTOR, elasticsearch=factory, **kwargs)
+    request = ReconcileInput(
+        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="t"),)
+    )
+    return await ActivityEnvironment().run(
+        translated_errors(autoops_activities.reconcile), context, request
+    )
+
+
+async def status(cluster: Cluster) -> dict[str, Any]:
+    obj = await cluster.raw.get(POLICY, namespace=OPERATOR_NAMESPACE, name="ops")
+    return dict(obj.get("status") or {})
+
+
+async def policy_objects(cluster: Cluster) -> set[str]:
+    selector = f"{POLICY_NAMESPACE_LABEL}={OPERATOR_NAMESPACE},{POLICY_NAME_LABEL}=ops"
+    found: set[str] = set()
+    for kind in (DEPLOYMENTS, CONFIGMAPS, SECRETS):
+        listed = await cluster.raw.list(kind, namespace=OPERATOR_NAMESPACE, label_selector=selector)
+        found |= {f"{kind.kind}/{item['metadata']['name']}" for item in listed["items"]}
+    return found
+
+
+KEY_A = api_key_name(
+    policy_namespace=OPERATOR_NAMESPACE, policy_name="ops", es_namespace=PROD, es_name="a"
+)
+NAMES_A = cluster_object_names("ops", PROD, "a")
+
+
+async def test_a_ready_matched_cluster_gets_eck_objects_and_an_api_key(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a", tls=True)
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, factory)
+
+    assert await policy_objects(cluster) == {
+        f"Deployment/{NAMES_A.deployment}",
+        f"ConfigMap/{NAMES_A.config_map}",
+        f"Secret/{NAMES_A.api_key_secret}",
+        f"Secret/{NAMES_A.ca_secret}",
+    }
+    deployment = await cluster.raw.get(
+        DEPLOYMENTS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.deployment
+    )
+    assert deployment["metadata"]["labels"][TYPE_LABEL] == "autoops-agent"
+    assert deployment["metadata"]["ownerReferences"][0]["kind"] == "AutoOpsAgentPolicy"
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["name"] == "autoops-agent"
+    env = {item["name"]: item for item in container["env"]}
+    assert env["AUTOOPS_ES_URL"]["value"] == "https://a-es-http.prod.svc:9200"
+    assert env["AUTOOPS_ES_API_KEY"]["valueFrom"]["secretKeyRef"] == {
+        "name": NAMES_A.api_key_secret,
+        "key": "api_key",
+    }
+    assert env["AUTOOPS_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "autoops-connection"
+    assert CONFIG_HASH_ANNOTATION in deployment["metadata"]["annotations"]
+
+    secret = await cluster.raw.get(
+        SECRETS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.api_key_secret
+    )
+    assert "ownerReferences" not in secret["metadata"]
+    assert secret["metadata"]["labels"] == api_key_secret_labels(
+        policy_namespace=OPERATOR_NAMESPACE, policy_name="ops", es_namespace=PROD, es_name="a"
+    )
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    encoded = base64.b64decode(secret["data"]["api_key"]).decode()
+    assert base64.b64decode(encoded).decode().startswith("key-1:")
+    ca = await cluster.raw.get(SECRETS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.ca_secret)
+    assert ca["metadata"]["labels"][SECRET_TYPE_LABEL] == "ca"
+    assert NAMES_A.deployment.startswith("ops-autoops-deploy-")
+    reported = await status(cluster)
+    assert (reported["resources"], reported["errors"], reported["skipped"]) == (1, 0, 0)
+    assert reported["phase"] in ("AutoOpsAgentsNotReady", "Ready")
+
+    # Nothing changed: no new key.
+    await reconcile(cluster, factory)
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+
+
+async def test_a_config_change_recreates_the_key(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(POLICY, policy({"interval": "10s"}), namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, factory)
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    await cluster.raw.merge_patch(
+        POLICY, {"spec": {"config": {"interval": "30s"}}}, namespace=OPERATOR_NAMESPACE, name="ops"
+    )
+    await reconcile(cluster, factory)
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": False, "key-2": True}
+    config_map = await cluster.raw.get(
+        CONFIGMAPS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.config_map
+    )
+    assert "interval: 30s" in config_map["data"]["autoops_es.yml"]
+
+
+async def test_a_not_ready_cluster_is_waited_for(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a", phase="ApplyingChanges")
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    result = await reconcile(cluster, FakeFactory(fake_es))
+    assert (await status(cluster))["phase"] == "MonitoredResourcesNotReady"
+    assert result.requeue_after_seconds == autoops_activities.NOT_READY_REQUEUE_SECONDS
+    assert await policy_objects(cluster) == set()
+    assert fake_es.api_keys_named(KEY_A) == {}
+
+
+async def test_a_cluster_that_stops_matching_loses_its_agent_and_key(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, factory)
+    assert len(await policy_objects(cluster)) == 3
+    await cluster.raw.merge_patch(
+        ES, {"metadata": {"labels": {"autoops": "off"}}}, namespace=PROD, name="a"
+    )
+    await reconcile(cluster, factory)
+    assert await policy_objects(cluster) == set()
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": False}
+    assert (await status(cluster))["phase"] == "NoMonitoredResources"
+
+
+async def test_a_cluster_that_leaves_scope_is_released_without_reading_it(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, factory)
+    await cluster.raw.merge_patch(
+        NAMESPACES, {"metadata": {"labels": {"eck": None}}}, namespace=None, name=PROD
+    )
+
+    async def out_of_scope() -> bool:
+        return "eck" not in (cluster.namespaces.namespace_labels(PROD) or {})
+
+    await eventually(out_of_scope)
+    await reconcile(cluster, factory)
+    assert await policy_objects(cluster) == set()
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": False}
+    # The key invalidated itself: the operator's user was not used for it.
+    assert factory.endpoints[-1].api_key is not None
+
+
+async def test_the_finalizer_invalidates_keys_and_deletes_api_key_secrets(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, factory)
+    context = cluster.context(selector=SELECTOR, elasticsearch=factory)
+    result = await ActivityEnvironment().run(
+        translated_errors(autoops_activities.finalize), context, FinalizeInput(ref=ref())
+    )
+    assert f"Secret {OPERATOR_NAMESPACE}/{NAMES_A.api_key_secret}" in result.deleted
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": False}
+    with pytest.raises(errors.NotFound):
+        await cluster.raw.get(SECRETS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.api_key_secret)
+
+
+async def test_the_flip_mapper_returns_every_policy(cluster: Cluster) -> None:
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    other = policy()
+    other["metadata"] = {"namespace": PROD, "name": "team"}
+    await cluster.raw.create(POLICY, other, namespace=PROD)
+    context = cluster.context(selector=SELECTOR)
+    found = await autoops_activities.flip_mapper(context, "elsewhere", FlipDirectionName.INTO_SCOPE)
+    assert sorted(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in found) == [
+        f"{OPERATOR_NAMESPACE}/ops",
+        f"{PROD}/team",
+    ]
+
+
+async def test_the_sweep_deletes_api_key_secrets_whose_policy_is_gone(cluster: Cluster) -> None:
+    for name, policy_name in (("orphan", "gone"), ("kept", "ops")):
+        await cluster.raw.create(
+            SECRETS,
+            {
+                "metadata": {
+                    "namespace": OPERATOR_NAMESPACE,
+                    "name": name,
+                    "labels": api_key_secret_labels(
+                        policy_namespace=OPERATOR_NAMESPACE,
+                        policy_name=policy_name,
+                        es_namespace=PROD,
+                        es_name="a",
+                    ),
+                }
+            },
+            namespace=OPERATOR_NAMESPACE,
+        )
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    context = cluster.context(selector=SELECTOR)
+    result = await sweep_orphaned_secrets(context, SweepSecretsInput())
+    assert result.deleted == (f"Secret {OPERATOR_NAMESPACE}/orphan",)
+    await cluster.raw.get(SECRETS, namespace=OPERATOR_NAMESPACE, name="kept")
+
+
+async def test_a_paused_policy_changes_nothing_and_says_so(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    paused = policy()
+    paused["metadata"]["annotations"] = {autoops_activities.PAUSE_ANNOTATION: "true"}
+    await cluster.raw.create(POLICY, paused, namespace=OPERATOR_NAMESPACE)
+    await reconcile(cluster, FakeFactory(fake_es))
+    assert await policy_objects(cluster) == set()
+    assert fake_es.api_keys_named(KEY_A) == {}
+    conditions = (await status(cluster))["conditions"]
+    assert [(c["type"], c["status"]) for c in conditions] == [("OrchestrationPaused", "True")]
+
+    await cluster.raw.merge_patch(
+        POLICY,
+        {"metadata": {"annotations": {autoops_activities.PAUSE_ANNOTATION: None}}},
+        namespace=OPERATOR_NAMESPACE,
+        name="ops",
+    )
+    await reconcile(cluster, FakeFactory(fake_es))
+    assert len(await policy_objects(cluster)) == 3
+    conditions = (await status(cluster))["conditions"]
+    assert [(c["type"], c["status"]) for c in conditions] == [("OrchestrationPaused", "False")]
+
+
+async def test_a_cluster_below_the_autoops_floor_is_skipped(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.merge_patch(ES, {"spec": {"version": "7.16.3"}}, namespace=PROD, name="a")
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    await reconcile(cluster, FakeFactory(fake_es))
+    reported = await status(cluster)
+    assert reported["skipped"] == 1
+    assert reported["details"][f"{PROD}/a"]["phase"] == "Skipped"
+    assert await policy_objects(cluster) == set()
