@@ -133,11 +133,16 @@ async def temporal_server() -> AsyncIterator[WorkflowEnvironment]:
 
 
 def write_operator_config(
-    path: Path, *, temporal: WorkflowEnvironment, webhook_port: int | None = None
+    path: Path,
+    *,
+    temporal: WorkflowEnvironment,
+    webhook_port: int | None = None,
+    elasticsearch_url: str | None = None,
 ) -> Path:
     """An operator configuration: namespaces labelled ``SCOPE_LABEL=true`` are managed.
 
-    ``webhook_port`` turns the validating webhooks on (with operator-managed certificates).
+    ``webhook_port`` turns the validating webhooks on (with operator-managed certificates);
+    ``elasticsearch_url`` points every cluster at one (fake) Elasticsearch.
     """
     config: dict[str, Any] = {
         "operator-namespace": "elastic-system",
@@ -150,6 +155,8 @@ def write_operator_config(
             "webhook-port": webhook_port,
             "manage-webhook-certs": True,
         }
+    if elasticsearch_url is not None:
+        config["elasticsearch-url"] = elasticsearch_url
     path.write_text(yaml.safe_dump(config))
     return path
 

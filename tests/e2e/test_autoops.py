@@ -1,0 +1,181 @@
+"""AutoOpsAgentPolicy end to end: a Temporal dev server, a fake Elasticsearch every cluster is
+reached at (``elasticsearch-url``) and ``stackflow run`` (dynamic scope), driven only through the
+Kubernetes API.
+
+One policy of the operator namespace selects two clusters, one in scope and one out: one agent
+Deployment; the other namespace flipped in: two; both flipped out: none, and every API key the
+operator created for them invalidated on the fake Elasticsearch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackflow.api.kinds import kind_resource
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import DEPLOYMENTS, SECRETS
+from stackflow.stack.policies.autoops import (
+    ES_NAME_LABEL,
+    ES_NAMESPACE_LABEL,
+    POLICY_NAME_LABEL,
+    POLICY_NAMESPACE_LABEL,
+    api_key_name,
+)
+from tests.clusters import ClusterTarget
+from tests.e2e.harness import (
+    ES,
+    Operator,
+    Stack,
+    accept_trial,
+    create_namespace,
+    set_in_scope,
+    temporal_server,
+    write_operator_config,
+)
+from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.polling import eventually
+
+pytestmark = [pytest.mark.timeout(400)]
+
+OPERATOR_NAMESPACE = "elastic-system"
+POLICY = kind_resource("AutoOpsAgentPolicy")
+#: Long enough for a loaded 2-core machine to start an operator and reconcile.
+WITHIN = 120.0
+IN, LATER = "aop-in", "aop-later"
+
+
+@contextlib.asynccontextmanager
+async def autoops_stack(
+    directory: Path, target: ClusterTarget
+) -> AsyncIterator[tuple[Stack, FakeElasticsearch]]:
+    """The cluster, a fake Elasticsearch, a Temporal dev server and the operator dialling the
+    fake for every cluster (so clusters become Ready); everything stopped after."""
+    async with (
+        target.open(directory) as cluster,
+        temporal_server() as temporal,
+        FakeElasticsearch(any_credentials=True) as fake,
+    ):
+        # The Elasticsearch controller is licensed under dynamic scoping; AutoOps is not gated.
+        await accept_trial(cluster.kube, operator_namespace=OPERATOR_NAMESPACE)
+        config = write_operator_config(
+            directory / "operator.yaml", temporal=temporal, elasticsearch_url=fake.url
+        )
+        operator = Operator(
+            config=config, kubeconfig=cluster.operator_kubeconfig, log=directory / "operator.log"
+        )
+        await operator.start()
+        try:
+            yield Stack(cluster, temporal, operator), fake
+        finally:
+            status = await operator.stop()
+            if status != 0:
+                raise AssertionError(f"operator exited {status}:\n{operator.tail()}")
+
+
+@pytest.fixture
+async def stack(
+    cluster_target: ClusterTarget, tmp_path: Path
+) -> AsyncIterator[tuple[Stack, FakeElasticsearch]]:
+    """The running stack and its fake Elasticsearch."""
+    async with autoops_stack(tmp_path, cluster_target) as running:
+        yield running
+
+
+def elasticsearch(namespace: str) -> dict[str, Any]:
+    """A one-node cluster the policy selects (label ``autoops: on``)."""
+    return {
+        "apiVersion": ES.api_version,
+        "kind": "Elasticsearch",
+        "metadata": {"name": "quickstart", "namespace": namespace, "labels": {"autoops": "on"}},
+        "spec": {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]},
+    }
+
+
+def policy() -> dict[str, Any]:
+    """One policy of the operator namespace selecting ``autoops: on`` clusters."""
+    return {
+        "apiVersion": POLICY.api_version,
+        "kind": "AutoOpsAgentPolicy",
+        "metadata": {"name": "ops", "namespace": OPERATOR_NAMESPACE},
+        "spec": {
+            "version": "9.2.4",
+            "resourceSelector": {"matchLabels": {"autoops": "on"}},
+            "autoOpsRef": {"secretName": "autoops-connection"},
+        },
+    }
+
+
+async def agents(kube: ResourceClient) -> list[str]:
+    """The ``namespace/name`` of the cluster of every agent Deployment of the policy."""
+    selector = f"{POLICY_NAMESPACE_LABEL}={OPERATOR_NAMESPACE},{POLICY_NAME_LABEL}=ops"
+    listed = await kube.list(DEPLOYMENTS, namespace=OPERATOR_NAMESPACE, label_selector=selector)
+    return sorted(
+        f"{item['metadata']['labels'][ES_NAMESPACE_LABEL]}/"
+        f"{item['metadata']['labels'][ES_NAME_LABEL]}"
+        for item in listed["items"]
+    )
+
+
+async def api_key_secrets(kube: ResourceClient) -> int:
+    """How many API-key Secrets of the policy exist."""
+    selector = f"{POLICY_NAME_LABEL}=ops,autoops.k8s.elastic.co/secret-type=api-key"
+    listed = await kube.list(SECRETS, namespace=OPERATOR_NAMESPACE, label_selector=selector)
+    return len(listed["items"])
+
+
+def key_name(namespace: str) -> str:
+    """The API key name of ``namespace``'s cluster."""
+    return api_key_name(
+        policy_namespace=OPERATOR_NAMESPACE,
+        policy_name="ops",
+        es_namespace=namespace,
+        es_name="quickstart",
+    )
+
+
+async def test_agents_follow_namespace_flips_and_keys_are_invalidated(
+    stack: tuple[Stack, FakeElasticsearch],
+) -> None:
+    running, fake = stack
+    kube = running.kube
+    for namespace, in_scope in ((IN, True), (LATER, False)):
+        await create_namespace(kube, namespace, in_scope=in_scope)
+        await kube.create(ES, elasticsearch(namespace), namespace=namespace)
+    await kube.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+
+    async def has_agents(expected: list[str]) -> bool:
+        return await agents(kube) == expected
+
+    await eventually(
+        lambda: has_agents([f"{IN}/quickstart"]), within=WITHIN, what="one agent, in scope"
+    )
+    assert fake.api_keys_named(key_name(LATER)) == {}
+
+    await set_in_scope(kube, LATER, True)
+    await eventually(
+        lambda: has_agents([f"{IN}/quickstart", f"{LATER}/quickstart"]),
+        within=WITHIN,
+        what="an agent for the flipped-in cluster too",
+    )
+
+    await set_in_scope(kube, IN, False)
+    await set_in_scope(kube, LATER, False)
+    await eventually(lambda: has_agents([]), within=WITHIN, what="no agent once both left scope")
+
+    async def keys_invalidated() -> bool:
+        return await api_key_secrets(kube) == 0 and all(
+            keys and not any(keys.values())
+            for keys in (fake.api_keys_named(key_name(IN)), fake.api_keys_named(key_name(LATER)))
+        )
+
+    await eventually(
+        keys_invalidated, within=WITHIN, what="both clusters' API keys invalidated, Secrets gone"
+    )
+    # The clusters themselves were left as they were (out of scope: not the operator's now).
+    for namespace in (IN, LATER):
+        await kube.get(ES, namespace=namespace, name="quickstart")
