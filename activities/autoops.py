@@ -215,17 +215,31 @@ def _es_url(es_namespace: str, es_name: str, *, tls: bool) -> str:
 
 async def _user_config(context: ControllerContext, policy: Mapping[str, Any]) -> dict[str, Any]:
     """The user's agent configuration: ``spec.config``, or the ``autoops_es.yml`` of the
-    ``configRef`` Secret (policy namespace)."""
+    ``configRef`` Secret or ConfigMap (policy namespace)."""
     spec = policy.get("spec") or {}
     if spec.get("config") is not None:
         return dict(spec["config"])
     ref = spec.get("configRef") or {}
-    if not ref.get("secretName"):
+    namespace = view(policy).namespace
+    text: str | None = None
+    if ref.get("secretName"):
+        source = f"Secret {ref['secretName']}"
+        secret = await _secret_or_none(context, namespace, str(ref["secretName"]))
+        raw = decode_secret_data(secret).get(CONFIG_FILE)
+        text = None if raw is None else raw.decode()
+    elif ref.get("configMapName"):
+        source = f"ConfigMap {ref['configMapName']}"
+        try:
+            config_map = await context.scoped.get(
+                CONFIGMAPS, namespace=namespace, name=str(ref["configMapName"])
+            )
+        except errors.NotFound:
+            config_map = {}
+        text = (config_map.get("data") or {}).get(CONFIG_FILE)
+    else:
         return {}
-    secret = await _secret_or_none(context, view(policy).namespace, str(ref["secretName"]))
-    text = decode_secret_data(secret).get(CONFIG_FILE)
     if text is None:
-        raise InvalidSpecError(f"spec.configRef: Secret {ref['secretName']} has no {CONFIG_FILE}")
+        raise InvalidSpecError(f"spec.configRef: {source} has no {CONFIG_FILE}")
     loaded = yaml.safe_load(text) or {}
     if not isinstance(loaded, dict):
         raise InvalidSpecError(f"spec.configRef: {CONFIG_FILE} is not a mapping")

@@ -63,6 +63,10 @@ NOT_SEEN = {
     # repeats within this module depends on the timing (tests/integration/test_event_recorder.py
     # shows the patch).
     ("events", "patch"): "only when an event repeats",
+    # An AutoOps agent's ConfigMap is deleted once its cluster is no longer served; serving one
+    # first needs its API key from a live Elasticsearch (tests/e2e/test_autoops.py shows it on
+    # kubesim with a fake Elasticsearch).
+    ("configmaps", "delete"): "needs a live Elasticsearch",
 }
 #: Stack objects beyond the documentation's, so every kind the role names is reconciled here.
 EXTRA = [
@@ -80,6 +84,20 @@ UNUSED_POLICY = {
     "spec": {
         "resourceSelector": {"matchLabels": {"stackflow.test/policy": "on"}},
         "elasticsearch": {"clusterSettings": {"indices.recovery.max_bytes_per_sec": "50mb"}},
+    },
+}
+
+
+AUTOOPS_POLICY = kind_resource("AutoOpsAgentPolicy")
+#: An AutoOpsAgentPolicy selecting no cluster: read, watched and given a status.
+UNUSED_AUTOOPS_POLICY = {
+    "apiVersion": AUTOOPS_POLICY.api_version,
+    "kind": AUTOOPS_POLICY.kind,
+    "metadata": {"name": "nothing", "namespace": NAMESPACE},
+    "spec": {
+        "version": "9.2.4",
+        "resourceSelector": {"matchLabels": {"stackflow.test/autoops": "on"}},
+        "autoOpsRef": {"secretName": "autoops-connection"},
     },
 }
 
@@ -289,6 +307,7 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         body = manifest(kind, name, NAMESPACE, {"version": "8.15.0", **spec})
         await stack.kube.create(kind_resource(kind), body, namespace=NAMESPACE)
     await stack.kube.create(POLICY, UNUSED_POLICY, namespace=NAMESPACE)
+    await stack.kube.create(AUTOOPS_POLICY, UNUSED_AUTOOPS_POLICY, namespace=NAMESPACE)
     # Exercise the update and delete paths: a scaled cluster (StatefulSet, unicast hosts) with its
     # own disruption budget, an annotated HTTP Service, an application switching workload kind (its
     # DaemonSet deleted) and an association removed (its user Secret deleted).
@@ -328,11 +347,14 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         seen["es"] = es.get("status") or {}
         policy = await stack.kube.get(POLICY, namespace=NAMESPACE, name="nothing")
         seen["policy"] = policy.get("status") or {}
+        autoops = await stack.kube.get(AUTOOPS_POLICY, namespace=NAMESPACE, name="nothing")
+        seen["autoops"] = autoops.get("status") or {}
         return (
             "quickstart-beat" not in seen["daemonsets"]
             and all(seen[kind] == "green" for kind, _, _ in EXTRA)
             and seen["es"].get("availableNodes") == 2
             and seen["policy"].get("resources") == 0
+            and seen["autoops"].get("phase") == "NoMonitoredResources"
         )
 
     try:

@@ -380,3 +380,26 @@ async def test_a_cluster_below_the_autoops_floor_is_skipped(
     assert reported["skipped"] == 1
     assert reported["details"][f"{PROD}/a"]["phase"] == "Skipped"
     assert await policy_objects(cluster) == set()
+
+
+async def test_a_config_map_config_ref_is_the_agent_config(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(
+        CONFIGMAPS,
+        {
+            "metadata": {"namespace": OPERATOR_NAMESPACE, "name": "agent-config"},
+            "data": {"autoops_es.yml": "interval: 45s\n"},
+        },
+        namespace=OPERATOR_NAMESPACE,
+    )
+    await cluster.raw.create(
+        POLICY, policy(configRef={"configMapName": "agent-config"}), namespace=OPERATOR_NAMESPACE
+    )
+    await reconcile(cluster, FakeFactory(fake_es))
+    config_map = await cluster.raw.get(
+        CONFIGMAPS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.config_map
+    )
+    assert "interval: 45s" in config_map["data"]["autoops_es.yml"]
+    assert "a-es-http.prod.svc:9200" in config_map["data"]["autoops_es.yml"]

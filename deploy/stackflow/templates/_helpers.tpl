@@ -71,6 +71,9 @@ rules:
     resources: ["configmaps", "services"]
     verbs: ["get", "list", "watch", "create", "update"]
     namespaced: true
+  # An AutoOps agent's ConfigMap goes when its cluster is no longer served (its Deployment too,
+  # under the workloads' delete).
+  - {apiGroups: [""], resources: ["configmaps"], verbs: ["delete"], namespaced: true}
   - apiGroups: ["policy"]
     resources: ["poddisruptionbudgets"]
     verbs: ["get", "list", "watch", "create", "update"]
@@ -83,11 +86,6 @@ rules:
   # Pods are only read (readiness, unicast hosts).
   - {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], namespaced: true}
   - {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"], namespaced: true}
-  # Counted by the licensing usage and telemetry reports (never reconciled).
-  - apiGroups: ["autoops.k8s.elastic.co"]
-    resources: ["autoopsagentpolicies"]
-    verbs: ["list"]
-    namespaced: true
   # The stack resources: read, given a status, and owners of their children (whose blocking
   # ownerReferences clusters running the OwnerReferencesPermissionEnforcement admission plugin,
   # such as OpenShift and our test cluster, allow only to whoever may update the owner's
@@ -103,7 +101,8 @@ rules:
       (list "maps.k8s.elastic.co" "elasticmapsservers" true)
       (list "logstash.k8s.elastic.co" "logstashes" true)
       (list "packageregistry.k8s.elastic.co" "packageregistries" false)
-      (list "stackconfigpolicy.k8s.elastic.co" "stackconfigpolicies" false) }}
+      (list "stackconfigpolicy.k8s.elastic.co" "stackconfigpolicies" false)
+      (list "autoops.k8s.elastic.co" "autoopsagentpolicies" false) }}
   - apiGroups: [{{ index . 0 | quote }}]
     resources: [{{ index . 1 | quote }}]
     verbs: ["get", "list", "watch"{{ if index . 2 }}, "patch"{{ end }}]
