@@ -1,0 +1,93 @@
+"""Table tests of the AutoOpsAgentPolicy controller row (stackflow.controllers.autoops)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers.autoops import (
+    AUTOOPS_POLICY_CONTROLLER,
+    ELASTICSEARCH,
+    autoops_policy_owners,
+    autoops_policy_references,
+)
+from stackflow.models.engine import ObjectKey
+from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, SECRETS
+from stackflow.stack.policies.autoops import api_key_secret_labels, cluster_object_labels
+
+
+def _object(labels: dict[str, str], namespace: str = "ops") -> dict[str, Any]:
+    return {"metadata": {"namespace": namespace, "name": "x", "labels": labels}}
+
+
+LABELS = cluster_object_labels(
+    policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
+)
+
+
+@pytest.mark.parametrize(
+    ("child", "owners"),
+    [
+        (_object(LABELS), (OwnerKey("ops", "p"),)),
+        (
+            _object(
+                api_key_secret_labels(
+                    policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
+                )
+            ),
+            (OwnerKey("ops", "p"),),
+        ),
+        # The labels name the policy's namespace, whatever the object's.
+        (_object(LABELS, namespace="elsewhere"), (OwnerKey("ops", "p"),)),
+        (_object({}), ()),
+        (_object({"autoops.k8s.elastic.co/policy-name": "p"}), ()),
+    ],
+)
+def test_an_agent_object_wakes_the_policy_its_labels_name(
+    child: dict[str, Any], owners: tuple[OwnerKey, ...]
+) -> None:
+    assert autoops_policy_owners(child) == owners
+
+
+@pytest.mark.parametrize(
+    ("status", "references"),
+    [
+        (None, []),
+        ({"phase": "Ready"}, []),
+        (
+            {
+                "details": {
+                    "prod/old": {"phase": "Skipped", "message": "too old"},
+                    "dev/b": {"phase": "Error", "error": "boom"},
+                    "nonsense": {"phase": "Error"},
+                }
+            },
+            [
+                ObjectKey.of(ELASTICSEARCH, namespace="dev", name="b"),
+                ObjectKey.of(ELASTICSEARCH, namespace="prod", name="old"),
+            ],
+        ),
+    ],
+)
+def test_the_policy_references_the_clusters_its_status_names(
+    status: dict[str, Any] | None, references: list[ObjectKey]
+) -> None:
+    policy: dict[str, Any] = {"metadata": {"namespace": "ops", "name": "p"}}
+    if status is not None:
+        policy["status"] = status
+    assert autoops_policy_references(policy) == references
+
+
+def test_the_row() -> None:
+    row = CONTROLLERS.named("autoopsagentpolicy")
+    assert row is AUTOOPS_POLICY_CONTROLLER
+    assert row.primary.kind == "AutoOpsAgentPolicy"
+    assert row.gate is Gate.NONE
+    assert row.flip is FlipStrategy.CONTROLLER
+    assert row.local_step is False
+    assert {watch.kind for watch in row.children} == {DEPLOYMENTS, CONFIGMAPS, SECRETS}
+    assert {watch.label_selector for watch in row.children} == {
+        "autoops.k8s.elastic.co/policy-name"
+    }
