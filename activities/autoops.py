@@ -41,6 +41,7 @@ from stackflow.controllers.autoops import (
 )
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
+from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import (
     FinalizeInput,
     FinalizeResult,
@@ -151,13 +152,16 @@ class _ClusterObjects:
 
 
 async def _written(
-    context: ControllerContext, namespace: str, name: str
+    client: ScopedClient | UnscopedClient,
+    namespace: str,
+    name: str,
+    kinds: tuple[Kind, ...] = _KINDS,
 ) -> dict[str, _ClusterObjects]:
-    """Every object the policy wrote, by cluster key, from the policy-name/namespace labels."""
+    """Every object of ``kinds`` the policy wrote, by cluster key, from the policy labels."""
     found: dict[str, _ClusterObjects] = {}
     selector = _policy_selector(namespace, name)
-    for kind in _KINDS:
-        listed = await context.scoped.list(kind, namespace=namespace, label_selector=selector)
+    for kind in kinds:
+        listed = await client.list(kind, namespace=namespace, label_selector=selector)
         for item in listed["items"]:
             labels = view(item).labels
             es_namespace, es_name = labels.get(ES_NAMESPACE_LABEL), labels.get(ES_NAME_LABEL)
@@ -648,7 +652,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     selection = select_clusters(
         parsed, (Cluster.of(obj) for obj in clusters.values()), namespace_labels
     )
-    written = await _written(context, meta.namespace, meta.name)
+    written = await _written(context.scoped, meta.namespace, meta.name)
     agents_ready: dict[str, bool] = {}
     failures: dict[str, str] = {}
     for key in selection.served:
@@ -688,19 +692,17 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
 
 
 async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
-    """A deleted policy: invalidate its keys and delete its API-key Secrets (the Deployments,
-    ConfigMaps and CA Secrets go with the policy through their ownerReferences)."""
+    """A deleted policy: invalidate its keys and delete its Secrets (the Deployments and
+    ConfigMaps go with the policy through their ownerReferences).
+
+    Listed unscoped, as every finalizer lists its owner's labelled Secrets: the policy is gone
+    and the Secrets are the operator's own, whatever the scope of their namespace now (ECK).
+    """
     ref = request.ref
-    written = await _written(context, ref.namespace, ref.name)
+    written = await _written(context.unscoped, ref.namespace, ref.name, kinds=(SECRETS,))
     deleted: list[str] = []
     for key in sorted(written):
-        objects = written[key]
-        api_key_only = _ClusterObjects(
-            objects.es_namespace,
-            objects.es_name,
-            [(kind, obj) for kind, obj in objects.objects if kind is SECRETS],
-        )
-        deleted.extend(await _release(context, api_key_only))
+        deleted.extend(await _release(context, written[key]))
     return FinalizeResult(deleted=tuple(deleted))
 
 
