@@ -496,7 +496,8 @@ async def _serve(
 
 async def _invalidate(context: ControllerContext, written: _ClusterObjects) -> None:
     """Invalidate the cluster's API key: as the operator's user while the cluster is in scope
-    (every key of the name), else as the key itself (its own id, the CA from the CA Secret)."""
+    (every key of the name), else as the key itself (its own id, the CA from the CA Secret).
+    A cluster deleted from a managed namespace took its keys with it: nothing to ask."""
     secret = written.secret(API_KEY_SECRET_TYPE)
     if secret is None:
         return
@@ -507,7 +508,9 @@ async def _invalidate(context: ControllerContext, written: _ClusterObjects) -> N
             ELASTICSEARCH, namespace=written.es_namespace, name=written.es_name
         )
     except errors.NotFound:
-        es = None  # deleted, or out of scope: not readable either way
+        if context.matcher.name_matches(written.es_namespace):
+            return  # deleted: its API keys went with it
+        es = None  # out of scope: not to be read
     endpoint = await _internal_endpoint(context, es) if es is not None else None
     if endpoint is not None:
         api = context.elasticsearch(endpoint)

@@ -403,3 +403,19 @@ async def test_a_config_map_config_ref_is_the_agent_config(
     )
     assert "interval: 45s" in config_map["data"]["autoops_es.yml"]
     assert "a-es-http.prod.svc:9200" in config_map["data"]["autoops_es.yml"]
+
+
+async def test_a_deleted_cluster_loses_its_agent_without_a_call(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, factory)
+    assert len(await policy_objects(cluster)) == 3
+    calls = len(fake_es.calls)
+    await cluster.raw.delete(ES, namespace=PROD, name="a")
+    await reconcile(cluster, factory)
+    assert await policy_objects(cluster) == set()
+    # Its keys lived in the cluster: there is no one to ask.
+    assert len(fake_es.calls) == calls
