@@ -87,6 +87,7 @@ from stackflow.stack.policies.validation import validate_autoops_agent_policy
 __all__ = [
     "API_KEY_ID_ANNOTATION",
     "CONFIG_FILE",
+    "DEPRECATED_UNMANAGED_ANNOTATION",
     "IMPLEMENTATIONS",
     "NOT_READY_REQUEUE_SECONDS",
     "PAUSE_ANNOTATION",
@@ -105,6 +106,8 @@ NOT_READY_REQUEUE_SECONDS = 10.0
 READY_RECHECK_SECONDS = 120.0
 #: ECK's pause annotation: nothing is changed while it is ``"true"``.
 PAUSE_ANNOTATION = "eck.k8s.elastic.co/pause-orchestration"
+#: Its deprecated form: ``"false"`` pauses too.
+DEPRECATED_UNMANAGED_ANNOTATION = "eck.k8s.elastic.co/managed"
 PAUSED_CONDITION = "OrchestrationPaused"
 #: The id of the API key the Secret holds (the clean-up invalidates it by id).
 API_KEY_ID_ANNOTATION = "autoops.k8s.elastic.co/api-key-id"
@@ -574,7 +577,11 @@ async def _release(context: ControllerContext, written: _ClusterObjects) -> list
 
 
 def _paused(policy: Mapping[str, Any]) -> bool:
-    return view(policy).annotations.get(PAUSE_ANNOTATION, "").lower() == "true"
+    annotations = view(policy).annotations
+    return (
+        annotations.get(PAUSE_ANNOTATION, "").lower() == "true"
+        or annotations.get(DEPRECATED_UNMANAGED_ANNOTATION, "").lower() == "false"
+    )
 
 
 def _conditions(

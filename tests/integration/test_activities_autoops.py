@@ -344,12 +344,19 @@ async def test_the_sweep_deletes_api_key_secrets_whose_policy_is_gone(cluster: C
     await cluster.raw.get(SECRETS, namespace=OPERATOR_NAMESPACE, name="kept")
 
 
+@pytest.mark.parametrize(
+    ("annotation", "value"),
+    [
+        (autoops_activities.PAUSE_ANNOTATION, "true"),
+        (autoops_activities.DEPRECATED_UNMANAGED_ANNOTATION, "false"),
+    ],
+)
 async def test_a_paused_policy_changes_nothing_and_says_so(
-    cluster: Cluster, fake_es: FakeElasticsearch
+    cluster: Cluster, fake_es: FakeElasticsearch, annotation: str, value: str
 ) -> None:
     await make_cluster(cluster, "a")
     paused = policy()
-    paused["metadata"]["annotations"] = {autoops_activities.PAUSE_ANNOTATION: "true"}
+    paused["metadata"]["annotations"] = {annotation: value}
     await cluster.raw.create(POLICY, paused, namespace=OPERATOR_NAMESPACE)
     await reconcile(cluster, FakeFactory(fake_es))
     assert await policy_objects(cluster) == set()
@@ -359,7 +366,7 @@ async def test_a_paused_policy_changes_nothing_and_says_so(
 
     await cluster.raw.merge_patch(
         POLICY,
-        {"metadata": {"annotations": {autoops_activities.PAUSE_ANNOTATION: None}}},
+        {"metadata": {"annotations": {annotation: None}}},
         namespace=OPERATOR_NAMESPACE,
         name="ops",
     )
