@@ -18,6 +18,7 @@ from temporalio import activity
 from activities import (
     apps,
     associations,
+    autoscaler,
     elasticsearch,
     garbage,
     generic,
@@ -76,6 +77,7 @@ IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
     **apps.IMPLEMENTATIONS,
     **associations.IMPLEMENTATIONS,
     **stackconfigpolicy.IMPLEMENTATIONS,
+    **autoscaler.IMPLEMENTATIONS,
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from stackflow.controllers.apps import APP_CONTROLLERS
 from stackflow.controllers.associations import ASSOCIATION_CONTROLLERS
+from stackflow.controllers.autoscaler import AUTOSCALER_CONTROLLER
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, LICENSE_CONTROLLER
 from stackflow.controllers.stackconfigpolicy import STACK_CONFIG_POLICY_CONTROLLER
 from stackflow.controllers.table import (
@@ -18,6 +19,7 @@ from stackflow.controllers.table import (
     Gate,
     OwnerKey,
     OwnersOf,
+    UnlicensedNotice,
 )
 from stackflow.controllers.trial import TRIAL_CONTROLLER
 
@@ -30,6 +32,7 @@ __all__ = [
     "Gate",
     "OwnerKey",
     "OwnersOf",
+    "UnlicensedNotice",
 ]
 
 CONTROLLERS = ControllerTable(
@@ -40,5 +43,6 @@ CONTROLLERS = ControllerTable(
         *APP_CONTROLLERS,
         *ASSOCIATION_CONTROLLERS,
         STACK_CONFIG_POLICY_CONTROLLER,
+        AUTOSCALER_CONTROLLER,
     )
 )
