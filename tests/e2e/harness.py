@@ -133,11 +133,16 @@ async def temporal_server() -> AsyncIterator[WorkflowEnvironment]:
 
 
 def write_operator_config(
-    path: Path, *, temporal: WorkflowEnvironment, webhook_port: int | None = None
+    path: Path,
+    *,
+    temporal: WorkflowEnvironment,
+    webhook_port: int | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """An operator configuration: namespaces labelled ``SCOPE_LABEL=true`` are managed.
 
-    ``webhook_port`` turns the validating webhooks on (with operator-managed certificates).
+    ``webhook_port`` turns the validating webhooks on (with operator-managed certificates);
+    ``extra`` adds keys (``elasticsearch-url``: every cluster at a fake Elasticsearch).
     """
     config: dict[str, Any] = {
         "operator-namespace": "elastic-system",
@@ -150,6 +155,7 @@ def write_operator_config(
             "webhook-port": webhook_port,
             "manage-webhook-certs": True,
         }
+    config |= dict(extra or {})
     path.write_text(yaml.safe_dump(config))
     return path
 
