@@ -4,8 +4,9 @@ key), driven only through the Kubernetes API.
 
 * no license: ECK's Warning ``InvalidLicense`` event on the autoscaler, its ``Active`` condition
   false, and the Elasticsearch's node sets unchanged;
-* a license (the enterprise trial) arrives: the autoscaler is reconciled at once, and the data
-  node set gets the node count and memory the fake's ``_autoscaling/capacity`` answer implies.
+* a license (the enterprise trial) arrives: the autoscaler is reconciled at once, the data node
+  set gets the node count and memory the fake's ``_autoscaling/capacity`` answer implies, and
+  the Elasticsearch controller carries them into the data StatefulSet.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import pytest
 
 from stackflow.api.kinds import kind_resource
 from stackflow.kube.resources import ResourceClient
-from stackflow.models.kinds import EVENTS
+from stackflow.models.kinds import EVENTS, STATEFULSETS
 from tests.clusters import ClusterTarget
 from tests.e2e.harness import (
     ES,
     Operator,
     accept_trial,
     create_namespace,
+    get_or_none,
     temporal_server,
     write_operator_config,
 )
@@ -170,6 +172,20 @@ async def scenario(kube: ResourceClient, fake_es: FakeElasticsearch) -> None:
         return data["count"] == 3 and memory == ["2Gi"]
 
     await eventually(scaled, within=WITHIN, what="the data node set scaled to three 2Gi nodes")
+
+    async def statefulset_follows() -> bool:
+        # The Elasticsearch controller carries the new node set into its StatefulSet.
+        found = await get_or_none(
+            kube, STATEFULSETS, namespace=NAMESPACE, name="quickstart-es-data"
+        )
+        if found is None:
+            return False
+        containers = found["spec"]["template"]["spec"]["containers"]
+        es = next(c for c in containers if c["name"] == "elasticsearch")
+        memory = es.get("resources", {}).get("limits", {}).get("memory")
+        return bool(found["spec"]["replicas"] == 3 and memory == "2Gi")
+
+    await eventually(statefulset_follows, within=WITHIN, what="the data StatefulSet: 3 x 2Gi")
 
     async def active() -> bool:
         got = await conditions(kube)
