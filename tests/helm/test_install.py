@@ -44,6 +44,8 @@ ACCESS = [
     ("watch", "elasticsearches.elasticsearch.k8s.elastic.co", "", False),
     ("watch", "pods", UNLISTED, False),
     ("list", "stackconfigpolicies.stackconfigpolicy.k8s.elastic.co", LISTED, True),
+    ("list", "elasticsearchautoscalers.autoscaling.k8s.elastic.co", LISTED, True),
+    ("patch", "elasticsearchautoscalers.autoscaling.k8s.elastic.co/status", LISTED, True),
     ("list", "namespaces", "", True),
     ("create", "statefulsets.apps", UNLISTED, False),
     ("get", "secrets", UNLISTED, False),
