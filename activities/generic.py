@@ -7,7 +7,7 @@ registry wraps them as Temporal activities under the names in ``stackflow.models
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from activities.kinds import involved_reference
 from stackflow.controllers import Controller, FlipStrategy, Gate
 from stackflow.kube import errors
 from stackflow.kube.events import InvolvedObject
+from stackflow.kube.writes import writing_as
 from stackflow.licensing.model import EVENT_ACTION_LICENSE_CHECK, EVENT_REASON_INVALID_LICENSE
 from stackflow.models.engine import (
     FlipTargetsInput,
@@ -38,11 +39,13 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import PODS
 from stackflow.models.objects import view
+from stackflow.stack.apps.status import merge_conditions
 from stackflow.temporal import signal_with_start
 
 __all__ = [
     "DYNAMIC_SELECTOR_UNLICENSED_MESSAGE",
     "REASON_VALIDATION",
+    "controller_license_notice",
     "flip_targets",
     "invalid_spec_notice",
     "invalid_spec_status",
@@ -51,6 +54,7 @@ __all__ = [
     "license_wait_notice",
     "scope_check",
     "signal_resources",
+    "unlicensed_status_patch",
 ]
 
 DYNAMIC_SELECTOR_UNLICENSED_MESSAGE = (
@@ -62,6 +66,8 @@ REASON_RECONCILIATION_ERROR = "ReconciliationError"
 REASON_VALIDATION = "Validation"
 RECONCILIATION_COMPLETE = "ReconciliationComplete"
 SIGNAL_CONCURRENCY = 32
+#: Read-patch rounds of an unlicensed status before a conflict fails the activity.
+STATUS_CONFLICT_ATTEMPTS = 5
 
 
 async def scope_check(context: ControllerContext, request: ScopeCheckInput) -> ScopeCheckResult:
@@ -147,14 +153,68 @@ def license_notice(gate: Gate, kind: str) -> tuple[str, str, bool]:
     return EVENT_REASON_INVALID_LICENSE, DYNAMIC_SELECTOR_UNLICENSED_MESSAGE, True
 
 
+def controller_license_notice(controller: Controller | None, kind: str) -> tuple[str, str, bool]:
+    """``license_notice`` for a controller row: its own ``unlicensed`` notice when it has one
+    (on the resource alone), else its gate's (pure)."""
+    if controller is not None and controller.unlicensed is not None:
+        return controller.unlicensed.reason, controller.unlicensed.message, False
+    gate = controller.gate if controller is not None else Gate.DYNAMIC_SCOPE
+    return license_notice(gate, kind)
+
+
+def unlicensed_status_patch(
+    obj: Mapping[str, Any], wanted: Sequence[Mapping[str, Any]], *, now: datetime
+) -> dict[str, Any] | None:
+    """The ``/status`` merge patch giving ``obj`` the ``wanted`` conditions (merged by type,
+    each keeping its transition time while its status holds, the others as read), with the
+    object's resourceVersion; None when it already has them (pure)."""
+    current: Sequence[Mapping[str, Any]] = (obj.get("status") or {}).get("conditions") or []
+    types = {str(condition["type"]) for condition in wanted}
+    merged = merge_conditions(current, wanted, now=now) + [
+        dict(condition) for condition in current if str(condition.get("type")) not in types
+    ]
+    if merged == [dict(condition) for condition in current]:
+        return None
+    patch: dict[str, Any] = {"status": {"conditions": merged}}
+    resource_version = view(obj).resource_version
+    if resource_version:
+        patch["metadata"] = {"resourceVersion": resource_version}
+    return patch
+
+
+async def _write_unlicensed_status(
+    context: ControllerContext, ref: ResourceRef, conditions: Sequence[Mapping[str, Any]]
+) -> None:
+    """Give the waiting resource its controller's unlicensed conditions (a conflict: read again)."""
+    for attempt in range(1, STATUS_CONFLICT_ATTEMPTS + 1):
+        obj = await _read_or_none(context, ref)
+        if obj is None:
+            return
+        patch = unlicensed_status_patch(obj, conditions, now=context.clock())
+        if patch is None:
+            return
+        try:
+            with writing_as(ref.controller):
+                await context.scoped.patch_status(
+                    ref.resource, patch, namespace=ref.namespace, name=ref.name
+                )
+        except errors.NotFound:
+            return
+        except errors.Conflict:
+            if attempt == STATUS_CONFLICT_ATTEMPTS:
+                raise
+            continue
+        return
+
+
 async def license_wait_notice(
     context: ControllerContext, request: LicenseWaitNoticeInput
 ) -> LicenseWaitNoticeResult:
-    """The Warning of ``license_notice`` (action ``LicenseCheck``): ``InvalidLicense`` on the
-    operator Pod and on the resource, or ``ReconciliationError`` on an enterprise-only resource."""
+    """The Warning of ``controller_license_notice`` (action ``LicenseCheck``): ``InvalidLicense``
+    on the operator Pod and on the resource, ``ReconciliationError`` on an enterprise-only
+    resource, or the controller's own notice (and its status conditions) on the resource."""
     controller = context.controllers.get(request.ref.controller)
-    gate = controller.gate if controller is not None else Gate.DYNAMIC_SCOPE
-    reason, message, on_pod = license_notice(gate, request.ref.kind)
+    reason, message, on_pod = controller_license_notice(controller, request.ref.kind)
     recorded = 0
     if context.pod_name and on_pod:
         await context.events.warning(
@@ -173,6 +233,9 @@ async def license_wait_notice(
             action=EVENT_ACTION_LICENSE_CHECK,
         )
         recorded += 1
+    notice = controller.unlicensed if controller is not None else None
+    if obj is not None and notice is not None and notice.conditions is not None:
+        await _write_unlicensed_status(context, request.ref, notice.conditions())
     return LicenseWaitNoticeResult(events=recorded)
 
 

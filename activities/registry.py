@@ -19,6 +19,7 @@ from activities import (
     apps,
     associations,
     autoops,
+    autoscaler,
     elasticsearch,
     garbage,
     generic,
@@ -78,6 +79,7 @@ IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
     **associations.IMPLEMENTATIONS,
     **stackconfigpolicy.IMPLEMENTATIONS,
     **autoops.IMPLEMENTATIONS,
+    **autoscaler.IMPLEMENTATIONS,
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from stackflow.controllers.apps import APP_CONTROLLERS
 from stackflow.controllers.associations import ASSOCIATION_CONTROLLERS
 from stackflow.controllers.autoops import AUTOOPS_POLICY_CONTROLLER
+from stackflow.controllers.autoscaler import AUTOSCALER_CONTROLLER
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, LICENSE_CONTROLLER
 from stackflow.controllers.stackconfigpolicy import STACK_CONFIG_POLICY_CONTROLLER
 from stackflow.controllers.table import (
@@ -19,6 +20,7 @@ from stackflow.controllers.table import (
     Gate,
     OwnerKey,
     OwnersOf,
+    UnlicensedNotice,
 )
 from stackflow.controllers.trial import TRIAL_CONTROLLER
 
@@ -31,6 +33,7 @@ __all__ = [
     "Gate",
     "OwnerKey",
     "OwnersOf",
+    "UnlicensedNotice",
 ]
 
 CONTROLLERS = ControllerTable(
@@ -42,5 +45,6 @@ CONTROLLERS = ControllerTable(
         *ASSOCIATION_CONTROLLERS,
         STACK_CONFIG_POLICY_CONTROLLER,
         AUTOOPS_POLICY_CONTROLLER,
+        AUTOSCALER_CONTROLLER,
     )
 )

@@ -33,6 +33,7 @@ __all__ = [
     "OwnerKey",
     "OwnersOf",
     "ReferencesOf",
+    "UnlicensedNotice",
     "no_references",
     "owners_by_labels",
 ]
@@ -85,6 +86,20 @@ class ChildWatch:
     label_selector: str | None = None
 
 
+@dataclass(frozen=True)
+class UnlicensedNotice:
+    """What a license wait records on a resource whose kind has its own ECK notice.
+
+    Without one, the gate's default applies (``activities.generic.license_notice``).
+    """
+
+    #: The Warning event's reason (action ``LicenseCheck``) and message, on the resource.
+    reason: str
+    message: str
+    #: The ``status.conditions`` written while it waits (merged by type; pure), or None.
+    conditions: Callable[[], list[dict[str, str]]] | None = None
+
+
 def no_references(obj: Mapping[str, Any]) -> list[ObjectKey]:
     """A controller whose spec references nothing."""
     return []
@@ -110,6 +125,8 @@ class Controller:
     #: workflow task (one history event). False for a reconcile that may wait on a slow remote
     #: (an Elasticsearch that times out): an activity of its own keeps the workflow task short.
     local_step: bool = True
+    #: Its own license-wait notice (ECK's per-kind event and status); None: the gate's default.
+    unlicensed: UnlicensedNotice | None = None
 
     @property
     def reconcile_activity(self) -> str:

@@ -11,8 +11,10 @@ import base64
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import aiohttp
 
@@ -97,6 +99,18 @@ class ElasticsearchApi(Protocol):
 
     async def file_settings_state(self) -> FileSettingsState:
         """Return the file-based settings state the cluster reports."""
+        ...
+
+    async def put_autoscaling_policy(self, name: str, policy: Mapping[str, Any]) -> None:
+        """Create or replace the autoscaling policy ``name`` (``{"roles", "deciders"}``)."""
+        ...
+
+    async def delete_autoscaling_policies(self) -> None:
+        """Delete every autoscaling policy (none there is not an error)."""
+        ...
+
+    async def autoscaling_capacity(self) -> dict[str, Any]:
+        """Return the ``GET _autoscaling/capacity`` answer (``{"policies": {...}}``)."""
         ...
 
 
@@ -270,6 +284,23 @@ class AiohttpElasticsearchClient:
             errors=file_settings.get("errors"),
         )
 
+    async def put_autoscaling_policy(self, name: str, policy: Mapping[str, Any]) -> None:
+        """Create or replace the autoscaling policy ``name``."""
+        await self._request("PUT", f"/_autoscaling/policy/{quote(name, safe='')}", body=policy)
+
+    async def delete_autoscaling_policies(self) -> None:
+        """Delete every autoscaling policy, as ECK does before it puts the declared ones."""
+        try:
+            await self._request("DELETE", "/_autoscaling/policy/*")
+        except ElasticsearchError as error:
+            # No policy to delete: Elasticsearch answers 404 for the wildcard.
+            if error.status != HTTPStatus.NOT_FOUND:
+                raise
+
+    async def autoscaling_capacity(self) -> dict[str, Any]:
+        """Return the autoscaling capacity of every policy."""
+        return await self._request("GET", "/_autoscaling/capacity")
+
 
 class OutOfClusterElasticsearch:
     """:class:`ElasticsearchApi` for an operator running outside the cluster: never dials.
@@ -322,3 +353,15 @@ class OutOfClusterElasticsearch:
     async def file_settings_state(self) -> FileSettingsState:
         """Unavailable."""
         raise self._unavailable("GET /_cluster/state")
+
+    async def put_autoscaling_policy(self, name: str, policy: Mapping[str, Any]) -> None:
+        """Unavailable."""
+        raise self._unavailable(f"PUT /_autoscaling/policy/{name}")
+
+    async def delete_autoscaling_policies(self) -> None:
+        """Unavailable."""
+        raise self._unavailable("DELETE /_autoscaling/policy/*")
+
+    async def autoscaling_capacity(self) -> dict[str, Any]:
+        """Unavailable."""
+        raise self._unavailable("GET /_autoscaling/capacity")

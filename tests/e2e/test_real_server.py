@@ -75,6 +75,20 @@ EXTRA = [
     ("PackageRegistry", "epr", {"count": 1}),
 ]
 WRITES = {"create", "update", "patch", "delete"}
+AUTOSCALER = kind_resource("ElasticsearchAutoscaler")
+#: An autoscaler of the documented cluster for a role none of its node sets has: the operator
+#: reads it and gives it a status (outside a Pod it dials no cluster: ``Online`` false).
+UNUSED_AUTOSCALER = {
+    "apiVersion": AUTOSCALER.api_version,
+    "kind": AUTOSCALER.kind,
+    "metadata": {"name": "ml-only", "namespace": NAMESPACE},
+    "spec": {
+        "elasticsearchRef": {"name": "quickstart"},
+        "policies": [
+            {"name": "ml", "roles": ["ml"], "resources": {"nodeCount": {"min": 0, "max": 1}}}
+        ],
+    },
+}
 POLICY = kind_resource("StackConfigPolicy")
 #: A StackConfigPolicy selecting no cluster: the operator still reads it and gives it a status.
 UNUSED_POLICY = {
@@ -308,6 +322,7 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         await stack.kube.create(kind_resource(kind), body, namespace=NAMESPACE)
     await stack.kube.create(POLICY, UNUSED_POLICY, namespace=NAMESPACE)
     await stack.kube.create(AUTOOPS_POLICY, UNUSED_AUTOOPS_POLICY, namespace=NAMESPACE)
+    await stack.kube.create(AUTOSCALER, UNUSED_AUTOSCALER, namespace=NAMESPACE)
     # Exercise the update and delete paths: a scaled cluster (StatefulSet, unicast hosts) with its
     # own disruption budget, an annotated HTTP Service, an application switching workload kind (its
     # DaemonSet deleted) and an association removed (its user Secret deleted).
@@ -349,12 +364,15 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         seen["policy"] = policy.get("status") or {}
         autoops = await stack.kube.get(AUTOOPS_POLICY, namespace=NAMESPACE, name="nothing")
         seen["autoops"] = autoops.get("status") or {}
+        autoscaler = await stack.kube.get(AUTOSCALER, namespace=NAMESPACE, name="ml-only")
+        seen["autoscaler"] = autoscaler.get("status") or {}
         return (
             "quickstart-beat" not in seen["daemonsets"]
             and all(seen[kind] == "green" for kind, _, _ in EXTRA)
             and seen["es"].get("availableNodes") == 2
             and seen["policy"].get("resources") == 0
             and seen["autoops"].get("phase") == "NoMonitoredResources"
+            and bool(seen["autoscaler"].get("conditions"))
         )
 
     try:

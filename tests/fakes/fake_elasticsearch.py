@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import fnmatch
 import json
 import ssl
 import tempfile
@@ -54,6 +55,11 @@ class FakeElasticsearchState:
     file_settings_version: int | None = None
     file_settings_errors: dict[str, Any] | None = None
     api_keys: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Autoscaling policies by name, as put (``{"roles", "deciders"}``).
+    autoscaling_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The ``GET _autoscaling/capacity`` answer's ``policies`` (tests set it); a policy that is
+    #: put but absent here is answered with nothing required.
+    autoscaling_capacity: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class FakeElasticsearch:
@@ -123,6 +129,10 @@ class FakeElasticsearch:
         app.router.add_delete("/_security/api_key", self._invalidate_api_key)
         app.router.add_get("/_security/api_key", self._get_api_keys)
         app.router.add_get("/_cluster/state/metadata", self._cluster_state)
+        app.router.add_put("/_autoscaling/policy/{name}", self._put_autoscaling_policy)
+        app.router.add_get("/_autoscaling/policy/{name}", self._get_autoscaling_policy)
+        app.router.add_delete("/_autoscaling/policy/{name}", self._delete_autoscaling_policy)
+        app.router.add_get("/_autoscaling/capacity", self._autoscaling_capacity)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=self._ssl_context())
@@ -267,6 +277,52 @@ class FakeElasticsearch:
             file_settings["errors"] = self.state.file_settings_errors
         return web.json_response({"metadata": {"reserved_state": {"file_settings": file_settings}}})
 
+    async def _put_autoscaling_policy(self, request: web.Request) -> web.Response:
+        self.state.autoscaling_policies[request.match_info["name"]] = request[REQUEST_BODY]
+        return web.json_response({"acknowledged": True})
+
+    async def _get_autoscaling_policy(self, request: web.Request) -> web.Response:
+        policy = self.state.autoscaling_policies.get(request.match_info["name"])
+        if policy is None:
+            return _not_found(request.match_info["name"])
+        return web.json_response(policy)
+
+    async def _delete_autoscaling_policy(self, request: web.Request) -> web.Response:
+        pattern = request.match_info["name"]
+        matching = [
+            name for name in self.state.autoscaling_policies if fnmatch.fnmatchcase(name, pattern)
+        ]
+        if not matching:
+            return _not_found(pattern)
+        for name in matching:
+            del self.state.autoscaling_policies[name]
+        return web.json_response({"acknowledged": True})
+
+    async def _autoscaling_capacity(self, request: web.Request) -> web.Response:
+        nothing: dict[str, Any] = {"node": {}, "total": {}}
+        policies = {
+            name: self.state.autoscaling_capacity.get(
+                name,
+                {
+                    "required_capacity": nothing,
+                    "current_capacity": nothing,
+                    "current_nodes": [],
+                    "deciders": {},
+                },
+            )
+            for name in self.state.autoscaling_policies
+        }
+        return web.json_response({"policies": policies})
+
+
+def _not_found(name: str) -> web.Response:
+    """Elasticsearch's answer for an autoscaling policy that does not exist."""
+    reason = f"autoscaling policy with name [{name}] does not exist"
+    return web.json_response(
+        {"error": {"type": "resource_not_found_exception", "reason": reason}, "status": 404},
+        status=404,
+    )
+
 
 class UnreachableElasticsearch:
     """A client of a cluster that never answers: every call raises ``ElasticsearchUnavailable``.
@@ -316,6 +372,18 @@ class UnreachableElasticsearch:
     async def file_settings_state(self) -> FileSettingsState:
         """Never answers."""
         raise self._unavailable("GET /_cluster/state/metadata")
+
+    async def put_autoscaling_policy(self, name: str, policy: Mapping[str, Any]) -> None:
+        """Never answers."""
+        raise self._unavailable(f"PUT /_autoscaling/policy/{name}")
+
+    async def delete_autoscaling_policies(self) -> None:
+        """Never answers."""
+        raise self._unavailable("DELETE /_autoscaling/policy/*")
+
+    async def autoscaling_capacity(self) -> dict[str, Any]:
+        """Never answers."""
+        raise self._unavailable("GET /_autoscaling/capacity")
 
 
 def unreachable_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:

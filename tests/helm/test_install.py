@@ -47,6 +47,10 @@ ACCESS = [
     ("watch", "autoopsagentpolicies.autoops.k8s.elastic.co", LISTED, True),
     ("get", "autoopsagentpolicies.autoops.k8s.elastic.co", LISTED, True),
     ("delete", "configmaps", LISTED, True),
+    ("list", "elasticsearchautoscalers.autoscaling.k8s.elastic.co", LISTED, True),
+    ("patch", "elasticsearchautoscalers.autoscaling.k8s.elastic.co/status", LISTED, True),
+    # Only their status: the operator never edits an autoscaler's spec.
+    ("patch", "elasticsearchautoscalers.autoscaling.k8s.elastic.co", LISTED, False),
     ("list", "namespaces", "", True),
     ("create", "statefulsets.apps", UNLISTED, False),
     ("get", "secrets", UNLISTED, False),
@@ -59,14 +63,19 @@ ACCESS = [
 
 
 def can_i(plane: ControlPlane, verb: str, resource: str, namespace: str) -> bool:
-    """``kubectl auth can-i`` as the operator's ServiceAccount (impersonated by the admin)."""
+    """``kubectl auth can-i`` as the operator's ServiceAccount (impersonated by the admin);
+    ``resource/subresource`` asks about the subresource (``resource/name`` would ask about an
+    object of that name)."""
     where = [f"--namespace={namespace}"] if namespace else ["--all-namespaces"]
+    resource, _, subresource = resource.partition("/")
+    sub = [f"--subresource={subresource}"] if subresource else []
     answer = kubectl(
         plane.admin_kubeconfig,
         "auth",
         "can-i",
         verb,
         resource,
+        *sub,
         *where,
         f"--as={OPERATOR}",
         check=False,

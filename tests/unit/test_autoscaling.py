@@ -19,8 +19,14 @@ from stackflow.stack.elasticsearch.autoscaling import (
     PolicyResult,
     compute_policy,
     conditions,
+    distribute,
+    format_quantity,
+    node_set_roles,
+    node_sets_by_policy,
     parse_policy_limits,
     policy_for_roles,
+    policy_status,
+    scaled_node_sets,
     unlicensed_conditions,
     unlicensed_event,
     validate_policies,
@@ -252,3 +258,200 @@ def test_unlicensed() -> None:
     assert event["type"] == "Warning"
     assert event["reason"] == INVALID_LICENSE_EVENT_REASON == "InvalidLicense"
     assert UNLICENSED_RETRY_SECONDS == 60
+    assert event["message"] == (
+        "Autoscaling is an enterprise feature. Enterprise features are disabled"
+    )
+
+
+@pytest.mark.parametrize(
+    ("amount", "cpu", "expected"),
+    [
+        (4 * GI, False, "4Gi"),
+        (GI / 2, False, "512Mi"),
+        (Decimal(1000), False, "1000"),
+        (Decimal("1500.2"), False, "1501"),
+        (Decimal(2), True, "2"),
+        (Decimal("0.5"), True, "500m"),
+    ],
+)
+def test_format_quantity(amount: Decimal, cpu: bool, expected: str) -> None:
+    assert format_quantity(amount, cpu=cpu) == expected
+
+
+@pytest.mark.parametrize(
+    ("count", "slots", "expected"),
+    [(5, 2, [3, 2]), (4, 2, [2, 2]), (1, 3, [1, 0, 0]), (3, 0, [])],
+)
+def test_distribute(count: int, slots: int, expected: list[int]) -> None:
+    assert distribute(count, slots) == expected
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"node.roles": ["data", "ingest"]}, frozenset({"data", "ingest"})),
+        ({"node": {"roles": ["ml"]}}, frozenset({"ml"})),
+        ({"node.roles": []}, frozenset()),
+        ({}, None),
+        (None, None),
+    ],
+)
+def test_node_set_roles(config: Any, expected: frozenset[str] | None) -> None:
+    assert node_set_roles({"name": "x", "config": config}) == expected
+
+
+def _node_set(name: str, roles: list[str], **extra: Any) -> dict[str, Any]:
+    return {"name": name, "count": 1, "config": {"node.roles": roles}, **extra}
+
+
+def test_node_sets_by_policy_matches_exact_roles_only() -> None:
+    limits = [
+        parse_policy_limits(_policy()),
+        parse_policy_limits({**_policy(), "name": "ml", "roles": ["ml"]}),
+    ]
+    node_sets = [
+        _node_set("hot-b", ["data"]),
+        _node_set("hot-a", ["data"]),
+        _node_set("mixed", ["data", "ml"]),
+    ]
+
+    assert node_sets_by_policy(node_sets, limits) == {"data": ["hot-a", "hot-b"], "ml": []}
+
+
+_RESOURCES = NodeSetResources(node_count=3, memory=4 * GI, storage=10 * GI, cpu=Decimal(2))
+_SCALED = {
+    "name": "data",
+    "count": 3,
+    "config": {"node.roles": ["data"]},
+    "podTemplate": {
+        "spec": {
+            "containers": [
+                {
+                    "name": "elasticsearch",
+                    "resources": {
+                        "requests": {"memory": "4Gi", "cpu": "2"},
+                        "limits": {"memory": "4Gi", "cpu": "2"},
+                    },
+                }
+            ]
+        }
+    },
+    "volumeClaimTemplates": [
+        {
+            "metadata": {"name": "elasticsearch-data"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "10Gi"}},
+            },
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("node_set", "expected"),
+    [
+        pytest.param(_node_set("data", ["data"]), _SCALED, id="bare node set gets everything"),
+        pytest.param(_SCALED, None, id="already scaled: nothing to write"),
+        pytest.param(
+            {
+                **_SCALED,
+                "podTemplate": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "elasticsearch",
+                                "resources": {
+                                    "requests": {"memory": "4096Mi", "cpu": "2000m"},
+                                    "limits": {"memory": "4294967296", "cpu": 2},
+                                },
+                            }
+                        ]
+                    }
+                },
+            },
+            None,
+            id="same amounts spelled otherwise: nothing to write",
+        ),
+        pytest.param({**_SCALED, "count": 2}, _SCALED, id="count only"),
+    ],
+)
+def test_scaled_node_sets(node_set: dict[str, Any], expected: dict[str, Any] | None) -> None:
+    result = PolicyResult(policy="data", resources=_RESOURCES, in_response=True)
+
+    scaled = scaled_node_sets([node_set], [result], {"data": ["data"]})
+
+    assert scaled == (None if expected is None else [expected])
+
+
+def test_scaled_node_sets_spreads_the_count_and_leaves_others_alone() -> None:
+    result = PolicyResult(policy="data", resources=NodeSetResources(node_count=5), in_response=True)
+    other = _node_set("master", ["master"])
+
+    scaled = scaled_node_sets(
+        [_node_set("a", ["data"]), _node_set("b", ["data"]), other],
+        [result],
+        {"data": ["a", "b"]},
+    )
+
+    assert scaled is not None
+    assert [(n["name"], n["count"]) for n in scaled] == [("a", 3), ("b", 2), ("master", 1)]
+    assert scaled[2] == other
+
+
+@pytest.mark.parametrize(
+    ("result", "node_sets", "states"),
+    [
+        pytest.param(
+            PolicyResult(policy="p", resources=NodeSetResources(node_count=2), in_response=True),
+            ["a"],
+            [],
+            id="healthy",
+        ),
+        pytest.param(
+            PolicyResult(
+                policy="p",
+                resources=NodeSetResources(node_count=5),
+                in_response=True,
+                limited=True,
+                messages=("node count limited to 5 (required 9) in policy p",),
+            ),
+            ["a"],
+            ["HorizontalScalingLimitReached"],
+            id="horizontal limit",
+        ),
+        pytest.param(
+            PolicyResult(
+                policy="p",
+                resources=NodeSetResources(node_count=1, memory=8 * GI),
+                in_response=True,
+                limited=True,
+                messages=("memory per node limited to 8 (required 9) in policy p",),
+            ),
+            ["a"],
+            ["VerticalScalingLimitReached"],
+            id="vertical limit",
+        ),
+        pytest.param(
+            PolicyResult(
+                policy="p",
+                resources=NodeSetResources(node_count=1),
+                in_response=False,
+                messages=("policy p is not in the autoscaling capacity response",),
+            ),
+            [],
+            ["NoNodeSet", "EmptyResponse"],
+            id="no node set, not in the answer",
+        ),
+    ],
+)
+def test_policy_status_states(
+    result: PolicyResult, node_sets: list[str], states: list[str]
+) -> None:
+    entry = policy_status(result, node_sets)
+
+    assert [state["type"] for state in entry.get("state", [])] == states
+    counts = distribute(result.resources.node_count, len(node_sets))
+    assert entry["nodeSets"] == [
+        {"name": name, "nodeCount": count} for name, count in zip(node_sets, counts, strict=True)
+    ]

@@ -45,6 +45,13 @@ OWN = FlipStrategy.CONTROLLER
         pytest.param("agent", "Agent", Gate.DYNAMIC_SCOPE, NS, id="agent"),
         pytest.param("kb-es", "Kibana", Gate.DYNAMIC_SCOPE, OWN, id="kb-es"),
         pytest.param("agent-fleetserver", "Agent", Gate.DYNAMIC_SCOPE, OWN, id="agent-fleetserver"),
+        pytest.param(
+            "elasticsearchautoscaler",
+            "ElasticsearchAutoscaler",
+            Gate.ENTERPRISE,
+            NS,
+            id="elasticsearchautoscaler",
+        ),
     ],
 )
 def test_table_entries(name: str, kind: str, gate: Gate, flip: FlipStrategy) -> None:
@@ -213,6 +220,7 @@ def test_build_activities_registers_every_contract_name() -> None:
             ),
             *(f"autoopsagentpolicy.{step}" for step in STEPS),
             *(f"{app}.{step}" for app in APP_NAMES for step in STEPS),
+            *(f"elasticsearchautoscaler.{step}" for step in STEPS),
             *(f"{association}.{step}" for association in ASSOCIATION_NAMES for step in STEPS),
             # Retired compensations still answer, so runs that recorded them can finish.
             "elasticsearch.release_observers",
@@ -286,3 +294,22 @@ def test_a_table_and_implementations_that_disagree_are_refused(
 ) -> None:
     with pytest.raises(BindingError, match=message):
         build_activities(_Context(table), implementations=implementations)  # type: ignore[arg-type]
+
+
+def test_the_autoscaler_references_its_cluster_and_has_ecks_unlicensed_notice() -> None:
+    autoscaler = CONTROLLERS.named("elasticsearchautoscaler")
+    obj = {
+        "metadata": {"name": "esa", "namespace": "ns"},
+        "spec": {"elasticsearchRef": {"name": "es"}},
+    }
+
+    keys = autoscaler.references(obj)
+
+    assert [(key.kind, key.namespace, key.name) for key in keys] == [("Elasticsearch", "ns", "es")]
+    assert autoscaler.references({"metadata": {"name": "esa", "namespace": "ns"}, "spec": {}}) == []
+    assert autoscaler.local_step is False
+    assert autoscaler.unlicensed is not None
+    assert autoscaler.unlicensed.reason == "InvalidLicense"
+    assert autoscaler.unlicensed.message == (
+        "Autoscaling is an enterprise feature. Enterprise features are disabled"
+    )

@@ -168,3 +168,25 @@ async def test_plain_http_server() -> None:
     ):
         assert (await es_client.cluster_health()).status == "green"
         assert [(c.method, c.path) for c in server.calls] == [("GET", "/_cluster/health")]
+
+
+async def test_autoscaling_policies_and_capacity(
+    client: AiohttpElasticsearchClient, fake: FakeElasticsearch
+) -> None:
+    # Nothing to delete yet: Elasticsearch's 404 for the wildcard is not an error.
+    await client.delete_autoscaling_policies()
+    await client.put_autoscaling_policy("data", {"roles": ["data"], "deciders": {}})
+    await client.put_autoscaling_policy("ml", {"roles": ["ml"], "deciders": {}})
+    required = {"node": {"memory": 2**31}, "total": {"memory": 2**33}}
+    fake.state.autoscaling_capacity["data"] = {"required_capacity": required}
+
+    answer = await client.autoscaling_capacity()
+
+    assert answer["policies"]["data"]["required_capacity"] == required
+    assert answer["policies"]["ml"]["required_capacity"] == {"node": {}, "total": {}}
+    await client.delete_autoscaling_policies()
+    assert fake.state.autoscaling_policies == {}
+    assert [call.path for call in fake.calls if call.method == "DELETE"] == [
+        "/_autoscaling/policy/*",
+        "/_autoscaling/policy/*",
+    ]

@@ -101,6 +101,7 @@ rules:
       (list "maps.k8s.elastic.co" "elasticmapsservers" true)
       (list "logstash.k8s.elastic.co" "logstashes" true)
       (list "packageregistry.k8s.elastic.co" "packageregistries" false)
+      (list "autoscaling.k8s.elastic.co" "elasticsearchautoscalers" false)
       (list "stackconfigpolicy.k8s.elastic.co" "stackconfigpolicies" false)
       (list "autoops.k8s.elastic.co" "autoopsagentpolicies" false) }}
   - apiGroups: [{{ index . 0 | quote }}]

@@ -8,20 +8,29 @@ response, call these functions and write what they return.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from stackflow.models.quantity import parse_quantity
+from stackflow.models.quantity import parse_quantity, same_quantity
 
 __all__ = [
     "ACTIVE",
+    "DATA_VOLUME_CLAIM",
+    "DEFAULT_POLLING_SECONDS",
+    "ELASTICSEARCH_CONTAINER",
     "HEALTHY",
     "INVALID_LICENSE_EVENT_REASON",
     "LIMITED",
     "ONLINE",
+    "STATE_EMPTY_RESPONSE",
+    "STATE_HORIZONTAL_LIMIT",
+    "STATE_NO_NODE_SET",
+    "STATE_VERTICAL_LIMIT",
+    "UNLICENSED_MESSAGE",
     "UNLICENSED_RETRY_SECONDS",
     "AutoscalingSpecError",
     "Bounds",
@@ -30,8 +39,14 @@ __all__ = [
     "PolicyResult",
     "compute_policy",
     "conditions",
+    "distribute",
+    "format_quantity",
+    "node_set_roles",
+    "node_sets_by_policy",
     "parse_policy_limits",
     "policy_for_roles",
+    "policy_status",
+    "scaled_node_sets",
     "unlicensed_conditions",
     "unlicensed_event",
     "validate_policies",
@@ -48,6 +63,8 @@ INVALID_LICENSE_EVENT_REASON = "InvalidLicense"
 #: Without an enterprise license the autoscaler is looked at again after this delay: a license
 #: may be installed at any time, and nothing else would wake the reconcile.
 UNLICENSED_RETRY_SECONDS = 60
+#: ECK's message of that event, word for word.
+UNLICENSED_MESSAGE = "Autoscaling is an enterprise feature. Enterprise features are disabled"
 
 
 class AutoscalingSpecError(ValueError):
@@ -333,5 +350,176 @@ def unlicensed_event() -> dict[str, str]:
     return {
         "type": "Warning",
         "reason": INVALID_LICENSE_EVENT_REASON,
-        "message": f"autoscaling is an enterprise feature; retrying in {UNLICENSED_RETRY_SECONDS}s",
+        "action": "LicenseCheck",
+        "message": UNLICENSED_MESSAGE,
     }
+
+
+#: ECK's period between two reads of ``_autoscaling/capacity`` when ``spec.pollingPeriod`` is unset.
+DEFAULT_POLLING_SECONDS = 60.0
+#: The container whose resources a policy sets, and the claim holding a node's data (ECK's names).
+ELASTICSEARCH_CONTAINER = "elasticsearch"
+DATA_VOLUME_CLAIM = "elasticsearch-data"
+#: ``status.policies[].state[].type`` values, as ECK names them.
+STATE_EMPTY_RESPONSE = "EmptyResponse"
+STATE_HORIZONTAL_LIMIT = "HorizontalScalingLimitReached"
+STATE_VERTICAL_LIMIT = "VerticalScalingLimitReached"
+STATE_NO_NODE_SET = "NoNodeSet"
+
+
+def node_set_roles(node_set: Mapping[str, Any]) -> frozenset[str] | None:
+    """The ``node.roles`` of a node set's config (dotted or nested), None when not set."""
+    config = node_set.get("config")
+    if not isinstance(config, Mapping):
+        return None
+    roles = config.get("node.roles")
+    if roles is None and isinstance(config.get("node"), Mapping):
+        roles = config["node"].get("roles")
+    if not isinstance(roles, list):
+        return None
+    return frozenset(str(role) for role in roles)
+
+
+def node_sets_by_policy(
+    node_sets: Sequence[Mapping[str, Any]], policies: Sequence[PolicyLimits]
+) -> dict[str, list[str]]:
+    """The names of the node sets each policy scales: those whose roles are exactly its roles
+    (sorted; a policy no node set matches maps to an empty list). Others are left alone."""
+    assigned: dict[str, list[str]] = {policy.name: [] for policy in policies}
+    for node_set in node_sets:
+        roles = node_set_roles(node_set)
+        for policy in policies:
+            if roles is not None and roles == policy.roles:
+                assigned[policy.name].append(str(node_set.get("name")))
+    return {name: sorted(names) for name, names in assigned.items()}
+
+
+def distribute(count: int, slots: int) -> list[int]:
+    """``count`` nodes spread over ``slots`` node sets as evenly as possible, first ones first."""
+    if slots <= 0:
+        return []
+    base, extra = divmod(count, slots)
+    return [base + (1 if index < extra else 0) for index in range(slots)]
+
+
+def format_quantity(amount: Decimal, *, cpu: bool = False) -> str:
+    """A Kubernetes quantity for ``amount``: ``Gi``/``Mi`` when exact (bytes), millicores (cpu)."""
+    if cpu:
+        if amount == amount.to_integral_value():
+            return str(int(amount))
+        return f"{math.ceil(amount * 1000)}m"
+    whole = math.ceil(amount)
+    for suffix, unit in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if whole and whole % unit == 0:
+            return f"{whole // unit}{suffix}"
+    return str(whole)
+
+
+def _set_quantity(section: dict[str, Any], key: str, value: str) -> bool:
+    if same_quantity(section.get(key), value):
+        return False
+    section[key] = value
+    return True
+
+
+def _apply(node_set: dict[str, Any], resources: NodeSetResources, count: int) -> bool:
+    """Give one node set (a copy) its count and resources; whether anything changed."""
+    changed = node_set.get("count") != count
+    node_set["count"] = count
+    wanted: dict[str, str] = {}
+    if resources.memory is not None:
+        wanted["memory"] = format_quantity(resources.memory)
+    if resources.cpu is not None:
+        wanted["cpu"] = format_quantity(resources.cpu, cpu=True)
+    if wanted:
+        spec = node_set.setdefault("podTemplate", {}).setdefault("spec", {})
+        containers = spec.setdefault("containers", [])
+        container = next((c for c in containers if c.get("name") == ELASTICSEARCH_CONTAINER), None)
+        if container is None:
+            container = {"name": ELASTICSEARCH_CONTAINER}
+            containers.append(container)
+        limits = container.setdefault("resources", {})
+        for part in ("requests", "limits"):
+            section = limits.setdefault(part, {})
+            for key, value in wanted.items():
+                changed = _set_quantity(section, key, value) or changed
+    if resources.storage is not None:
+        claims = node_set.setdefault("volumeClaimTemplates", [])
+        claim = next(
+            (c for c in claims if (c.get("metadata") or {}).get("name") == DATA_VOLUME_CLAIM),
+            None,
+        )
+        if claim is None:
+            claim = {
+                "metadata": {"name": DATA_VOLUME_CLAIM},
+                "spec": {"accessModes": ["ReadWriteOnce"]},
+            }
+            claims.append(claim)
+            changed = True
+        requests = (
+            claim.setdefault("spec", {}).setdefault("resources", {}).setdefault("requests", {})
+        )
+        changed = _set_quantity(requests, "storage", format_quantity(resources.storage)) or changed
+    return changed
+
+
+def scaled_node_sets(
+    node_sets: Sequence[Mapping[str, Any]],
+    results: Sequence[PolicyResult],
+    assignments: Mapping[str, Sequence[str]],
+) -> list[dict[str, Any]] | None:
+    """``spec.nodeSets`` with each policy's resources on its node sets (its node count spread
+    over them), or None when every node set already has them (nothing to write)."""
+    scaled = copy.deepcopy([dict(node_set) for node_set in node_sets])
+    by_name = {str(node_set.get("name")): node_set for node_set in scaled}
+    changed = False
+    for result in results:
+        names = list(assignments.get(result.policy, ()))
+        for name, count in zip(
+            names, distribute(result.resources.node_count, len(names)), strict=True
+        ):
+            changed = _apply(by_name[name], result.resources, count) or changed
+    return scaled if changed else None
+
+
+def _requests(resources: NodeSetResources) -> dict[str, str]:
+    requests: dict[str, str] = {}
+    if resources.cpu is not None:
+        requests["cpu"] = format_quantity(resources.cpu, cpu=True)
+    if resources.memory is not None:
+        requests["memory"] = format_quantity(resources.memory)
+    if resources.storage is not None:
+        requests["storage"] = format_quantity(resources.storage)
+    return requests
+
+
+def policy_status(result: PolicyResult, node_sets: Sequence[str]) -> dict[str, Any]:
+    """One ``status.policies[]`` entry: its node sets and counts, its resources, its states."""
+    counts = distribute(result.resources.node_count, len(node_sets))
+    states: list[dict[str, Any]] = []
+    if not node_sets:
+        states.append(
+            {
+                "type": STATE_NO_NODE_SET,
+                "messages": [f"no node set has the roles of policy {result.policy}"],
+            }
+        )
+    if not result.in_response:
+        states.append({"type": STATE_EMPTY_RESPONSE, "messages": list(result.messages)})
+    horizontal = [m for m in result.messages if m.startswith("node count limited")]
+    vertical = [m for m in result.messages if result.limited and m not in horizontal]
+    if horizontal:
+        states.append({"type": STATE_HORIZONTAL_LIMIT, "messages": horizontal})
+    if vertical:
+        states.append({"type": STATE_VERTICAL_LIMIT, "messages": vertical})
+    entry: dict[str, Any] = {
+        "name": result.policy,
+        "nodeSets": [
+            {"name": name, "nodeCount": count}
+            for name, count in zip(node_sets, counts, strict=True)
+        ],
+        "resources": {"requests": _requests(result.resources)},
+    }
+    if states:
+        entry["state"] = states
+    return entry

@@ -1,0 +1,329 @@
+"""The ElasticsearchAutoscaler activities against kubesim and the fake Elasticsearch: the declared
+policies put into the cluster, a capacity answer growing the node set within the policy's bounds,
+a maximum reached (``Limited``, ``HorizontalScalingLimitReached``), nothing rewritten when the
+node sets already match, an invalid policy refused, a cluster that cannot be asked left alone
+(``Online`` false), and the unlicensed notice (ECK's ``InvalidLicense`` event and ``Active``
+false) recorded by the license gate."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from temporalio.testing import ActivityEnvironment
+
+from activities import autoscaler as autoscaler_activities
+from activities import generic
+from activities.context import ElasticsearchApi, ElasticsearchEndpoint
+from activities.errors import InvalidSpecError, translated_errors
+from kubesim.testing import KubeSim
+from stackflow.api.crds import crd_for
+from stackflow.api.kinds import kind_info
+from stackflow.elastic import AiohttpElasticsearchClient
+from stackflow.models.engine import (
+    LicenseWaitNoticeInput,
+    Phase,
+    ReconcileInput,
+    ReconcileResult,
+    ResourceRef,
+    Trigger,
+    TriggerReason,
+)
+from stackflow.models.kinds import EVENTS, SECRETS
+from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.integration.controller_context import Cluster, cluster
+
+__all__ = ["cluster"]
+
+NAMESPACE = "team-a"
+AUTOSCALER = kind_info("ElasticsearchAutoscaler").resource
+ES = kind_info("Elasticsearch").resource
+GI = 2**30
+
+
+@pytest.fixture(autouse=True)
+async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) -> None:
+    api: Any = client.ApiextensionsV1Api(ka_client)
+    await api.create_custom_resource_definition(crd_for(kind_info("ElasticsearchAutoscaler")))
+    await kubesim.settle()
+    await cluster.create_namespace(NAMESPACE)
+
+
+@pytest.fixture
+async def fake_es() -> AsyncIterator[FakeElasticsearch]:
+    async with FakeElasticsearch() as fake:
+        yield fake
+
+
+class FakeFactory:
+    """Points every cluster at the fake server."""
+
+    def __init__(self, fake: FakeElasticsearch) -> None:
+        self.fake = fake
+
+    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+        return AiohttpElasticsearchClient(
+            url=self.fake.url, username="elastic", password="changeme"
+        )
+
+
+def elasticsearch() -> dict[str, Any]:
+    """A cluster with a master node set and a data node set (the one the policy scales)."""
+    return {
+        "apiVersion": ES.api_version,
+        "kind": "Elasticsearch",
+        "metadata": {"namespace": NAMESPACE, "name": "prod"},
+        "spec": {
+            "version": "9.1.0",
+            "nodeSets": [
+                {"name": "master", "count": 1, "config": {"node.roles": ["master"]}},
+                {
+                    "name": "data",
+                    "count": 1,
+                    "config": {"node.roles": ["data", "ingest"]},
+                    "volumeClaimTemplates": [
+                        {
+                            "metadata": {"name": "elasticsearch-data"},
+                            "spec": {
+                                "accessModes": ["ReadWriteOnce"],
+                                "resources": {"requests": {"storage": "1Gi"}},
+                            },
+                        }
+                    ],
+                },
+            ],
+        },
+    }
+
+
+def data_policy(**resources: Any) -> dict[str, Any]:
+    return {
+        "name": "data-tier",
+        "roles": ["ingest", "data"],
+        "deciders": {"proactive_storage": {"forecast_window": "5m"}},
+        "resources": {
+            "nodeCount": {"min": 1, "max": 4},
+            "memory": {"min": "2Gi", "max": "8Gi"},
+            "storage": {"min": "1Gi", "max": "20Gi"},
+            **resources,
+        },
+    }
+
+
+def autoscaler(*policies: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": AUTOSCALER.api_version,
+        "kind": "ElasticsearchAutoscaler",
+        "metadata": {"namespace": NAMESPACE, "name": "esa"},
+        "spec": {"elasticsearchRef": {"name": "prod"}, "policies": list(policies)},
+    }
+
+
+def ref() -> ResourceRef:
+    return ResourceRef.of("elasticsearchautoscaler", AUTOSCALER, namespace=NAMESPACE, name="esa")
+
+
+def capacity(
+    *, node_memory: int, total_memory: int, node_storage: int, total_storage: int
+) -> dict[str, Any]:
+    """One policy's entry of ``_autoscaling/capacity``, shaped as Elasticsearch answers."""
+    return {
+        "required_capacity": {
+            "node": {"memory": node_memory, "storage": node_storage},
+            "total": {"memory": total_memory, "storage": total_storage},
+        },
+        "current_capacity": {
+            "node": {"memory": 2 * GI, "storage": GI},
+            "total": {"memory": 2 * GI, "storage": GI},
+        },
+        "current_nodes": [{"name": "prod-es-data-0"}],
+        "deciders": {},
+    }
+
+
+async def with_internal_user(cluster: Cluster) -> None:
+    """The operator's internal user Secret: what makes the cluster dialable."""
+    await cluster.raw.create(
+        SECRETS,
+        {
+            "metadata": {"namespace": NAMESPACE, "name": "prod-es-internal-users"},
+            "data": {"elastic-internal": base64.b64encode(b"secret").decode()},
+        },
+        namespace=NAMESPACE,
+    )
+
+
+async def reconcile(cluster: Cluster, **kwargs: Any) -> ReconcileResult:
+    context = cluster.context(**kwargs)
+    request = ReconcileInput(
+        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
+    )
+    return await ActivityEnvironment().run(
+        translated_errors(autoscaler_activities.reconcile), context, request
+    )
+
+
+async def node_set(cluster: Cluster, name: str = "data") -> dict[str, Any]:
+    es = await cluster.raw.get(ES, namespace=NAMESPACE, name="prod")
+    return next(n for n in es["spec"]["nodeSets"] if n["name"] == name)
+
+
+async def status(cluster: Cluster) -> dict[str, Any]:
+    obj = await cluster.raw.get(AUTOSCALER, namespace=NAMESPACE, name="esa")
+    return dict(obj.get("status") or {})
+
+
+def conditions_of(got: dict[str, Any]) -> dict[str, str]:
+    return {c["type"]: c["status"] for c in got.get("conditions") or []}
+
+
+async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
+    await with_internal_user(cluster)
+    await cluster.raw.create(AUTOSCALER, autoscaler(data_policy()), namespace=NAMESPACE)
+    fake_es.state.autoscaling_policies["stale"] = {"roles": ["ml"], "deciders": {}}
+    fake_es.state.autoscaling_capacity["data-tier"] = capacity(
+        node_memory=4 * GI, total_memory=12 * GI, node_storage=5 * GI, total_storage=15 * GI
+    )
+
+    result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es))
+
+    # The declared policy is in the cluster, with its roles and deciders; the stale one is gone.
+    assert fake_es.state.autoscaling_policies == {
+        "data-tier": {
+            "roles": ["data", "ingest"],
+            "deciders": {"proactive_storage": {"forecast_window": "5m"}},
+        }
+    }
+    data = await node_set(cluster)
+    # 12Gi in total at 4Gi per node (and 15Gi at 5Gi): three nodes.
+    assert data["count"] == 3
+    container = data["podTemplate"]["spec"]["containers"][0]
+    assert container["name"] == "elasticsearch"
+    assert container["resources"]["requests"]["memory"] == "4Gi"
+    assert container["resources"]["limits"]["memory"] == "4Gi"
+    claim = data["volumeClaimTemplates"][0]
+    assert claim["spec"]["resources"]["requests"]["storage"] == "5Gi"
+    # The node set without a policy is left alone.
+    assert await node_set(cluster, "master") == elasticsearch()["spec"]["nodeSets"][0]
+    got = await status(cluster)
+    assert conditions_of(got) == {
+        "Active": "True",
+        "Healthy": "True",
+        "Limited": "False",
+        "Online": "True",
+    }
+    assert got["observedGeneration"] == 1
+    assert got["policies"] == [
+        {
+            "name": "data-tier",
+            "nodeSets": [{"name": "data", "nodeCount": 3}],
+            "resources": {"requests": {"memory": "4Gi", "storage": "5Gi"}},
+        }
+    ]
+    assert result.phase is Phase.READY
+    assert result.requeue_after_seconds == 60.0
+
+    # The same answer again: the cluster is not written a second time.
+    es_before = await cluster.raw.get(ES, namespace=NAMESPACE, name="prod")
+    await reconcile(cluster, elasticsearch=FakeFactory(fake_es))
+    es_after = await cluster.raw.get(ES, namespace=NAMESPACE, name="prod")
+    assert es_after["metadata"]["resourceVersion"] == es_before["metadata"]["resourceVersion"]
+
+
+async def test_a_maximum_reached_is_reported_limited(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
+    await with_internal_user(cluster)
+    manifest = autoscaler(data_policy())
+    manifest["spec"]["pollingPeriod"] = "30s"
+    await cluster.raw.create(AUTOSCALER, manifest, namespace=NAMESPACE)
+    fake_es.state.autoscaling_capacity["data-tier"] = capacity(
+        node_memory=4 * GI, total_memory=40 * GI, node_storage=GI, total_storage=GI
+    )
+
+    result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es))
+
+    # Ten nodes required, four allowed.
+    assert (await node_set(cluster))["count"] == 4
+    got = await status(cluster)
+    assert conditions_of(got)["Limited"] == "True"
+    states = {state["type"] for state in got["policies"][0]["state"]}
+    assert states == {"HorizontalScalingLimitReached"}
+    assert result.requeue_after_seconds == 30.0
+
+
+async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
+    await with_internal_user(cluster)
+    invalid = data_policy(nodeCount={"min": 5, "max": 2})
+    await cluster.raw.create(AUTOSCALER, autoscaler(invalid), namespace=NAMESPACE)
+
+    request = ReconcileInput(
+        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
+    )
+    context = cluster.context(elasticsearch=FakeFactory(fake_es))
+    with pytest.raises(InvalidSpecError) as raised:
+        await autoscaler_activities.reconcile(context, request)
+
+    assert str(raised.value) == (
+        "policy data-tier: resources.nodeCount: need 0 <= min <= max, got 5 and 2"
+    )
+    assert fake_es.calls == []
+    assert (await node_set(cluster))["count"] == 1
+
+
+async def test_a_cluster_that_cannot_be_asked_is_left_alone(cluster: Cluster) -> None:
+    await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
+    await cluster.raw.create(AUTOSCALER, autoscaler(data_policy()), namespace=NAMESPACE)
+
+    # No internal user yet: the operator has no way to ask the cluster.
+    result = await reconcile(cluster)
+
+    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
+    got = await status(cluster)
+    assert conditions_of(got)["Online"] == "False"
+    assert "policies" not in got
+    assert result.requeue_after_seconds == 60.0
+
+    await with_internal_user(cluster)
+    # Outside a Pod the cluster's Service is not dialled (the default test factory never answers).
+    await reconcile(cluster)
+    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
+    assert conditions_of(await status(cluster))["Online"] == "False"
+
+
+async def test_unlicensed_the_gate_records_ecks_notice_and_inactive(cluster: Cluster) -> None:
+    await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
+    await cluster.raw.create(AUTOSCALER, autoscaler(data_policy()), namespace=NAMESPACE)
+    context = cluster.context()
+    notice = LicenseWaitNoticeInput(ref=ref(), message="no license")
+
+    result = await ActivityEnvironment().run(generic.license_wait_notice, context, notice)
+
+    assert result.events == 1
+    events = (await cluster.raw.list(EVENTS, namespace=NAMESPACE))["items"]
+    assert [
+        (e["type"], e["reason"], e["action"], e["message"], e["involvedObject"]["kind"])
+        for e in events
+    ] == [
+        (
+            "Warning",
+            "InvalidLicense",
+            "LicenseCheck",
+            "Autoscaling is an enterprise feature. Enterprise features are disabled",
+            "ElasticsearchAutoscaler",
+        )
+    ]
+    got = await status(cluster)
+    assert conditions_of(got) == {"Active": "False"}
+    assert "inactive" in got["conditions"][0]["message"]
+    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
