@@ -23,6 +23,7 @@ from activities import (
     generic,
     license,
     license_condition,
+    remoteclusters,
     stackconfigpolicy,
     telemetry,
     trial,
@@ -76,6 +77,7 @@ IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
     **apps.IMPLEMENTATIONS,
     **associations.IMPLEMENTATIONS,
     **stackconfigpolicy.IMPLEMENTATIONS,
+    **remoteclusters.IMPLEMENTATIONS,
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from stackflow.controllers.apps import APP_CONTROLLERS
 from stackflow.controllers.associations import ASSOCIATION_CONTROLLERS
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, LICENSE_CONTROLLER
+from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
 from stackflow.controllers.stackconfigpolicy import STACK_CONFIG_POLICY_CONTROLLER
 from stackflow.controllers.table import (
     ChildWatch,
@@ -40,5 +41,6 @@ CONTROLLERS = ControllerTable(
         *APP_CONTROLLERS,
         *ASSOCIATION_CONTROLLERS,
         STACK_CONFIG_POLICY_CONTROLLER,
+        REMOTE_CLUSTER_CONTROLLER,
     )
 )

@@ -54,6 +54,8 @@ class FakeElasticsearchState:
     file_settings_version: int | None = None
     file_settings_errors: dict[str, Any] | None = None
     api_keys: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Persistent cluster settings, flat (``PUT _cluster/settings``; a null removes a setting).
+    persistent_settings: dict[str, Any] = field(default_factory=dict)
 
 
 class FakeElasticsearch:
@@ -122,6 +124,13 @@ class FakeElasticsearch:
         app.router.add_put("/_security/api_key", self._create_api_key)
         app.router.add_delete("/_security/api_key", self._invalidate_api_key)
         app.router.add_get("/_cluster/state/metadata", self._cluster_state)
+        app.router.add_put("/_cluster/settings", self._put_cluster_settings)
+        app.router.add_get("/_cluster/settings", self._get_cluster_settings)
+        app.router.add_post("/_security/cross_cluster/api_key", self._create_cross_cluster_key)
+        app.router.add_put(
+            "/_security/cross_cluster/api_key/{key_id}", self._update_cross_cluster_key
+        )
+        app.router.add_get("/_security/api_key", self._get_api_keys)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=self._ssl_context())
@@ -223,6 +232,71 @@ class FakeElasticsearch:
             }
         )
 
+    def active_keys(self, prefix: str = "") -> dict[str, dict[str, Any]]:
+        """The API keys not invalidated, whose name starts with ``prefix``, by id."""
+        return {
+            key_id: key
+            for key_id, key in self.state.api_keys.items()
+            if not key["invalidated"] and str(key["name"]).startswith(prefix)
+        }
+
+    async def _put_cluster_settings(self, request: web.Request) -> web.Response:
+        persistent = _flatten(request[REQUEST_BODY].get("persistent") or {})
+        for setting, value in persistent.items():
+            if value is None:
+                self.state.persistent_settings.pop(setting, None)
+            else:
+                self.state.persistent_settings[setting] = value
+        return web.json_response({"acknowledged": True, "persistent": persistent, "transient": {}})
+
+    async def _get_cluster_settings(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {"persistent": dict(self.state.persistent_settings), "transient": {}}
+        )
+
+    async def _create_cross_cluster_key(self, request: web.Request) -> web.Response:
+        body = request[REQUEST_BODY]
+        key_id = f"key-{len(self.state.api_keys) + 1}"
+        secret = f"secret-{key_id}"
+        name = str(body.get("name", ""))
+        self.state.api_keys[key_id] = {
+            "name": name,
+            "invalidated": False,
+            "request": body,
+            "type": "cross_cluster",
+            "access": body.get("access") or {},
+            "metadata": body.get("metadata") or {},
+        }
+        encoded = base64.b64encode(f"{key_id}:{secret}".encode()).decode()
+        return web.json_response(
+            {"id": key_id, "name": name, "api_key": secret, "encoded": encoded}
+        )
+
+    async def _update_cross_cluster_key(self, request: web.Request) -> web.Response:
+        key = self.state.api_keys.get(request.match_info["key_id"])
+        if key is None or key["invalidated"]:
+            return web.json_response({"error": "not found", "status": 404}, status=404)
+        body = request[REQUEST_BODY]
+        key["access"] = body.get("access") or {}
+        key["metadata"] = body.get("metadata") or {}
+        return web.json_response({"updated": True})
+
+    async def _get_api_keys(self, request: web.Request) -> web.Response:
+        pattern = request.query.get("name", "*")
+        prefix = pattern[:-1] if pattern.endswith("*") else None
+        keys = [
+            {
+                "id": key_id,
+                "name": key["name"],
+                "invalidated": False,
+                "metadata": key.get("metadata") or {},
+            }
+            for key_id, key in self.active_keys().items()
+            if (prefix is not None and str(key["name"]).startswith(prefix))
+            or key["name"] == pattern
+        ]
+        return web.json_response({"api_keys": keys})
+
     async def _cluster_state(self, request: web.Request) -> web.Response:
         if self.state.file_settings_version is None:
             return web.json_response({})
@@ -233,6 +307,18 @@ class FakeElasticsearch:
         if self.state.file_settings_errors is not None:
             file_settings["errors"] = self.state.file_settings_errors
         return web.json_response({"metadata": {"reserved_state": {"file_settings": file_settings}}})
+
+
+def _flatten(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested settings as Elasticsearch stores them: dotted keys."""
+    flat: dict[str, Any] = {}
+    for key, value in settings.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{dotted}."))
+        else:
+            flat[dotted] = value
+    return flat
 
 
 class UnreachableElasticsearch:
@@ -283,6 +369,26 @@ class UnreachableElasticsearch:
     async def file_settings_state(self) -> FileSettingsState:
         """Never answers."""
         raise self._unavailable("GET /_cluster/state/metadata")
+
+    async def put_cluster_settings(self, persistent: Mapping[str, Any]) -> dict[str, Any]:
+        """Never answers."""
+        raise self._unavailable("PUT /_cluster/settings")
+
+    async def create_cross_cluster_api_key(
+        self, *, name: str, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> ApiKey:
+        """Never answers."""
+        raise self._unavailable("POST /_security/cross_cluster/api_key")
+
+    async def update_cross_cluster_api_key(
+        self, key_id: str, *, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> None:
+        """Never answers."""
+        raise self._unavailable("PUT /_security/cross_cluster/api_key")
+
+    async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
+        """Never answers."""
+        raise self._unavailable("GET /_security/api_key")
 
 
 def unreachable_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:

@@ -45,6 +45,7 @@ OWN = FlipStrategy.CONTROLLER
         pytest.param("agent", "Agent", Gate.DYNAMIC_SCOPE, NS, id="agent"),
         pytest.param("kb-es", "Kibana", Gate.DYNAMIC_SCOPE, OWN, id="kb-es"),
         pytest.param("agent-fleetserver", "Agent", Gate.DYNAMIC_SCOPE, OWN, id="agent-fleetserver"),
+        pytest.param("remotecluster", "Elasticsearch", Gate.NONE, OWN, id="remotecluster"),
     ],
 )
 def test_table_entries(name: str, kind: str, gate: Gate, flip: FlipStrategy) -> None:
@@ -216,6 +217,8 @@ def test_build_activities_registers_every_contract_name() -> None:
             # Retired compensations still answer, so runs that recorded them can finish.
             "elasticsearch.release_observers",
             *(f"{association}.release_watches" for association in ASSOCIATION_NAMES),
+            # The remote-cluster controller, a second row over Elasticsearch.
+            *(f"remotecluster.{step}" for step in STEPS),
         ]
     )
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from stackflow.models.objects import view
-from stackflow.stack.certificates import CertificateSettings
+from stackflow.stack.certificates import CertificateSettings, KeyPair
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.config import (
     HTTP_PORT,
@@ -26,6 +26,12 @@ from stackflow.stack.elasticsearch.config import (
 )
 from stackflow.stack.elasticsearch.context import BuildContext, ExistingObjects
 from stackflow.stack.elasticsearch.pods import headless_service, statefulset_manifest
+from stackflow.stack.elasticsearch.remote_clusters import (
+    REMOTE_CA_SECRET_KEY,
+    remote_ca_bundle,
+    remote_ca_secret_name,
+    remote_cas_of,
+)
 from stackflow.stack.elasticsearch.scripts import scripts_data
 from stackflow.stack.elasticsearch.tls import (
     http_secrets,
@@ -205,6 +211,18 @@ def file_settings_secret(context: BuildContext) -> Manifest:
     )
 
 
+def remote_ca_secret(context: BuildContext, ca: KeyPair) -> Manifest:
+    """Return ``<es>-es-remote-ca``: the transport CAs of the related clusters, from the per-peer
+    copies the remote-cluster controller keeps next to the cluster (the own CA when none), as
+    ECK mounts it for extra transport trust."""
+    copies = [obj for (kind, _), obj in context.existing.items() if kind == "Secret"]
+    cas = remote_cas_of((context.namespace, context.name), copies)
+    bundle = remote_ca_bundle(cas.keys(), cas, ca.cert_pem.decode())
+    return context.secret(
+        remote_ca_secret_name(context.name), encode_secret_data({REMOTE_CA_SECRET_KEY: bundle})
+    )
+
+
 def pod_disruption_budget(context: BuildContext) -> Manifest | None:
     """Return the ``<es>-es-default`` PDB: the user's, the default (maxUnavailable 1), or none for ``{}``."""
     user = context.spec.get("podDisruptionBudget")
@@ -252,6 +270,7 @@ def desired_children(
     children: list[Manifest] = [*services(context), *http_secrets(context)]
     ca = transport_ca(context)
     children += transport_ca_secrets(context, ca)
+    children.append(remote_ca_secret(context, ca))
     children += user_secrets(context)
     children.append(file_settings_secret(context))
     children.append(

@@ -14,6 +14,8 @@ DATA_DIR = "/usr/share/elasticsearch/data"
 LOGS_DIR = "/usr/share/elasticsearch/logs"
 HTTP_CERTS_DIR = f"{CONFIG_DIR}/http-certs"
 TRANSPORT_CERTS_DIR = f"{CONFIG_DIR}/transport-certs"
+#: The related clusters' transport CAs (``<es>-es-remote-ca``), trusted next to the own CA.
+REMOTE_CERTS_DIR = f"{CONFIG_DIR}/transport-remote-certs"
 FILE_SETTINGS_DIR = f"{CONFIG_DIR}/operator"
 CONFIG_MOUNT_DIR = "/mnt/elastic-internal/elasticsearch-config"
 FILE_REALM_MOUNT_DIR = "/mnt/elastic-internal/xpack-file-realm"
@@ -121,7 +123,10 @@ def operator_settings(
         "xpack.security.transport.ssl.verification_mode": "certificate",
         "xpack.security.transport.ssl.certificate": f"{TRANSPORT_CERTS_DIR}/${{POD_NAME}}.tls.crt",
         "xpack.security.transport.ssl.key": f"{TRANSPORT_CERTS_DIR}/${{POD_NAME}}.tls.key",
-        "xpack.security.transport.ssl.certificate_authorities": [f"{TRANSPORT_CERTS_DIR}/ca.crt"],
+        "xpack.security.transport.ssl.certificate_authorities": [
+            f"{TRANSPORT_CERTS_DIR}/ca.crt",
+            f"{REMOTE_CERTS_DIR}/ca.crt",
+        ],
     }
     if http_tls:
         settings.update(
