@@ -555,8 +555,13 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     local = cluster_key(es)
     clusters = await _visible_clusters(context)
     held = await _held_copies(context, local)
+    _, stored = await _stored_keys(context, local)
+    # Servers it still holds a key of: a key must be invalidated even once nothing else is left.
+    key_servers = {(entry.namespace, entry.name) for entry in stored.values()}
     managed = read_managed_aliases(view(es).annotations)
-    if not has_relationship(local, clusters, managed_aliases=managed, held_copies=held):
+    if not has_relationship(
+        local, clusters, managed_aliases=managed, held_copies=[*held, *key_servers]
+    ):
         return ReconcileResult(
             phase=Phase.READY,
             message="no remote clusters",
@@ -570,12 +575,11 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     peers = {peer: by_key[peer] for peer in related_clusters(local, clusters) if peer in by_key}
     await _sync_trust(context, es, peers, outcome)
     await _sync_keys(context, es, clusters, outcome)
-    # As a client: the servers it declares with ``apiKey`` and those it still holds a key of.
-    _, stored = await _stored_keys(context, local)
-    servers = {r.key for r in remote_cluster_refs(es) if r.uses_api_key}
-    servers |= {(entry.namespace, entry.name) for entry in stored.values()}
-    for server in sorted(servers & set(peers)):
-        await _sync_keys(context, peers[server], clusters, outcome, only_client=local)
+    # As a client: the servers it declares with ``apiKey`` and those it still holds a key of
+    # (related or not any more), when visible.
+    servers = {r.key for r in remote_cluster_refs(es) if r.uses_api_key} | key_servers
+    for server in sorted(servers & set(by_key) - {local}):
+        await _sync_keys(context, by_key[server], clusters, outcome, only_client=local)
     await _drop_unreachable_keys(context, es, by_key)
     return ReconcileResult(
         phase=Phase.RECONCILING if outcome.retry else Phase.READY,

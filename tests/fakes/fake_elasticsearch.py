@@ -25,6 +25,9 @@ from stackflow.elastic import ElasticsearchApi, ElasticsearchUnavailable
 from stackflow.elastic.client import ApiKey, ClusterHealth, FileSettingsState
 
 REQUEST_BODY = web.RequestKey("request_body", dict[str, Any])
+#: The caller's Authorization header: with ``any_credentials`` one fake stands for many clusters,
+#: each calling with its own internal user, so the keys a cluster lists are its own.
+REQUEST_CALLER = web.RequestKey("request_caller", str)
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,7 @@ class FakeElasticsearch:
         if self.state.unavailable:
             return web.json_response({"error": "master_not_discovered", "status": 503}, status=503)
         request[REQUEST_BODY] = body if isinstance(body, dict) else {}
+        request[REQUEST_CALLER] = request.headers.get("Authorization", "")
         response: web.StreamResponse = await handler(request)
         return response
 
@@ -218,7 +222,10 @@ class FakeElasticsearch:
         ids = set((body or {}).get("ids") or [])
         name = (body or {}).get("name")
         invalidated = []
+        caller = request[REQUEST_CALLER]
         for key_id, key in self.state.api_keys.items():
+            if key.get("caller", caller) != caller:
+                continue  # another cluster's key
             if (key_id in ids or (name is not None and key["name"] == name)) and not key[
                 "invalidated"
             ]:
@@ -264,6 +271,7 @@ class FakeElasticsearch:
             "invalidated": False,
             "request": body,
             "type": "cross_cluster",
+            "caller": request[REQUEST_CALLER],
             "access": body.get("access") or {},
             "metadata": body.get("metadata") or {},
         }
@@ -274,7 +282,7 @@ class FakeElasticsearch:
 
     async def _update_cross_cluster_key(self, request: web.Request) -> web.Response:
         key = self.state.api_keys.get(request.match_info["key_id"])
-        if key is None or key["invalidated"]:
+        if key is None or key["invalidated"] or key.get("caller") != request[REQUEST_CALLER]:
             return web.json_response({"error": "not found", "status": 404}, status=404)
         body = request[REQUEST_BODY]
         key["access"] = body.get("access") or {}
@@ -292,8 +300,11 @@ class FakeElasticsearch:
                 "metadata": key.get("metadata") or {},
             }
             for key_id, key in self.active_keys().items()
-            if (prefix is not None and str(key["name"]).startswith(prefix))
-            or key["name"] == pattern
+            if key.get("caller", request[REQUEST_CALLER]) == request[REQUEST_CALLER]
+            and (
+                (prefix is not None and str(key["name"]).startswith(prefix))
+                or key["name"] == pattern
+            )
         ]
         return web.json_response({"api_keys": keys})
 
