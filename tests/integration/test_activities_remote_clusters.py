@@ -362,3 +362,28 @@ async def test_a_deleted_server_is_finalized_and_the_flip_mapper_finds_both_side
     )
     assert await secret_or_none(cluster, NS_B, "b-team-a-a-es-remote-ca") is None
     assert active_key_ids(fake_es) == []
+
+
+async def test_a_client_out_of_scope_loses_its_key_in_the_server_and_both_copies(
+    cluster: Cluster, fake_es: FakeElasticsearch, signing_key: rsa.RSAPrivateKey
+) -> None:
+    await install_license(cluster, signing_key)
+    await create_cluster(cluster, NS_A, "a", [to_b()])
+    await create_cluster(cluster, NS_B, "b")
+    await reconcile(cluster, fake_es, signing_key, NS_A, "a")
+    [key_id] = active_key_ids(fake_es)
+
+    await cluster.raw.merge_patch(
+        NAMESPACES, {"metadata": {"labels": {"eck": None}}}, namespace=None, name=NS_A
+    )
+    await eventually(lambda: "eck" not in (cluster.namespaces.namespace_labels(NS_A) or {"eck": 1}))
+    # The flip wakes the server (it is the declared counterpart of a cluster in the namespace).
+    result = await reconcile(cluster, fake_es, signing_key, NS_B, "b")
+
+    assert result.phase is Phase.READY, result.message
+    # The server is in scope: the client's key there is invalidated; both copies are deleted.
+    assert fake_es.state.api_keys[key_id]["invalidated"]
+    assert await copies(cluster) == {}
+    # The client's own Secret sits in the out-of-scope namespace: it is not touched (its key is
+    # dead), and replaced once the client is back.
+    assert list(await stored_credentials(cluster)) == ["cluster.remote.to-b.credentials"]

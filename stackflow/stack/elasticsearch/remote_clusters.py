@@ -2,7 +2,8 @@
 
 A *client* cluster lists ``{name: <alias>, elasticsearchRef: {name, namespace?}, apiKey?}``
 entries; each names a *remote* cluster. Everything here is value in, value out: the reconciler
-(not written yet) reads the objects, calls these functions and writes what they return.
+(``activities/remoteclusters.py``) reads the objects, calls these functions and writes what they
+return.
 
 As ECK (``pkg/controller/elasticsearch/remotecluster``, ``certificates/remoteca``), so that a
 cluster ECK configured is adopted without a settings or Secret change:
