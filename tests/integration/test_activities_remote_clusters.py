@@ -21,6 +21,7 @@ from temporalio.testing import ActivityEnvironment
 from activities import remoteclusters
 from activities.context import ElasticsearchApi, ElasticsearchEndpoint
 from activities.errors import translated_errors
+from activities.license_condition import CONDITION_TYPE, license_condition
 from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
 from stackflow.elastic import AiohttpElasticsearchClient
 from stackflow.kube import errors
@@ -44,6 +45,7 @@ from tests.integration.controller_context import (
     cluster,
 )
 from tests.polling import eventually
+from workflows.decisions import LicenseConditionChange, LicenseConditionInput
 
 __all__ = ["cluster"]
 
@@ -387,3 +389,34 @@ async def test_a_client_out_of_scope_loses_its_key_in_the_server_and_both_copies
     # The client's own Secret sits in the out-of-scope namespace: it is not touched (its key is
     # dead), and replaced once the client is back.
     assert list(await stored_credentials(cluster)) == ["cluster.remote.to-b.credentials"]
+
+
+async def test_leaving_the_license_wait_keeps_another_controllers_waiting_condition(
+    cluster: Cluster, fake_es: FakeElasticsearch, signing_key: rsa.RSAPrivateKey
+) -> None:
+    await create_cluster(cluster, NS_A, "a")
+    waiting = {
+        "type": CONDITION_TYPE,
+        "status": "False",
+        "reason": "WaitingForLicense",
+        "message": "the elasticsearch controller waits",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    await cluster.raw.patch_status(
+        ES, {"status": {"conditions": [waiting]}}, namespace=NS_A, name="a"
+    )
+    context = cluster.context(selector=SELECTOR)
+
+    # The remote-cluster workflow leaves its own wait: the condition is the ES controller's.
+    result = await ActivityEnvironment().run(
+        license_condition,
+        context,
+        LicenseConditionInput(
+            ref=REMOTE_CLUSTER_CONTROLLER.ref(namespace=NS_A, name="a"),
+            change=LicenseConditionChange.CLEARED,
+        ),
+    )
+
+    assert result.written is False
+    es = await cluster.raw.get(ES, namespace=NS_A, name="a")
+    assert es["status"]["conditions"] == [waiting]
