@@ -433,3 +433,53 @@ def test_the_remote_ca_bundle_is_mounted_and_trusted_for_transport(
     assert "/usr/share/elasticsearch/config/transport-remote-certs/ca.crt" in secret_value(
         config, "elasticsearch.yml"
     )
+
+
+def _yml(children: list[dict[str, Any]]) -> dict[str, Any]:
+    config = by_key(children)[("Secret", "quickstart-es-masters-es-config")]
+    loaded: dict[str, Any] = yaml.safe_load(secret_value(config, "elasticsearch.yml"))
+    return loaded
+
+
+@pytest.mark.parametrize(
+    ("overrides", "server", "client"),
+    [
+        pytest.param({}, False, False, id="neither"),
+        pytest.param({"remoteClusterServer": {"enabled": True}}, True, False, id="server"),
+        pytest.param(
+            {
+                "remoteClusters": [
+                    {"name": "r", "elasticsearchRef": {"name": "other"}, "apiKey": {}}
+                ],
+            },
+            False,
+            True,
+            id="api-key-client",
+        ),
+        pytest.param(
+            {"remoteClusters": [{"name": "r", "elasticsearchRef": {"name": "other"}}]},
+            False,
+            False,
+            id="certificate-client",
+        ),
+    ],
+)
+def test_remote_cluster_server_and_client_settings_as_eck(
+    overrides: dict[str, Any], server: bool, client: bool
+) -> None:
+    children = build(make_es(**overrides))
+    settings = _yml(children)
+    remote_service = by_key(children).get(("Service", "quickstart-es-remote-cluster"))
+
+    assert (settings.get("remote_cluster_server.enabled") == "true") is server
+    assert (remote_service is not None) is server
+    assert settings.get("xpack.security.remote_cluster_client.ssl.enabled", False) is client
+    if server:
+        assert remote_service is not None
+        assert remote_service["spec"]["clusterIP"] == "None"
+        assert remote_service["spec"]["publishNotReadyAddresses"] is True
+        assert [(p["name"], p["port"]) for p in remote_service["spec"]["ports"]] == [("rcs", 9443)]
+        assert settings["xpack.security.remote_cluster_server.ssl.certificate_authorities"] == [
+            "/usr/share/elasticsearch/config/transport-certs/ca.crt",
+            "/usr/share/elasticsearch/config/transport-remote-certs/ca.crt",
+        ]

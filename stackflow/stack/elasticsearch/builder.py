@@ -28,9 +28,12 @@ from stackflow.stack.elasticsearch.context import BuildContext, ExistingObjects
 from stackflow.stack.elasticsearch.pods import headless_service, statefulset_manifest
 from stackflow.stack.elasticsearch.remote_clusters import (
     REMOTE_CA_SECRET_KEY,
+    REMOTE_CLUSTER_SERVER_PORT,
     remote_ca_bundle,
     remote_ca_secret_name,
     remote_cas_of,
+    remote_cluster_refs,
+    remote_cluster_service_name,
 )
 from stackflow.stack.elasticsearch.scripts import scripts_data
 from stackflow.stack.elasticsearch.tls import (
@@ -102,6 +105,31 @@ def services(context: BuildContext) -> list[Manifest]:
         ],
     }
     spec = context.spec
+    extra: list[Manifest] = []
+    if remote_cluster_server_enabled(context):
+        # Headless and publishing not-ready Pods, as ECK: remote clients reach every node.
+        server = spec.get("remoteClusterServer") or {}
+        extra.append(
+            service(
+                context,
+                remote_cluster_service_name(context.name),
+                default_spec={
+                    "type": "ClusterIP",
+                    "clusterIP": "None",
+                    "selector": dict(selector),
+                    "publishNotReadyAddresses": True,
+                    "ports": [
+                        {
+                            "name": "rcs",
+                            "port": REMOTE_CLUSTER_SERVER_PORT,
+                            "protocol": "TCP",
+                            "targetPort": REMOTE_CLUSTER_SERVER_PORT,
+                        }
+                    ],
+                },
+                template=server.get("service"),
+            )
+        )
     return [
         service(
             context,
@@ -121,7 +149,13 @@ def services(context: BuildContext) -> list[Manifest]:
             default_spec=transport_spec,
             template=(spec.get("transport") or {}).get("service"),
         ),
+        *extra,
     ]
+
+
+def remote_cluster_server_enabled(context: BuildContext) -> bool:
+    """Whether ``spec.remoteClusterServer.enabled`` opens the remote cluster server (9443)."""
+    return bool((context.spec.get("remoteClusterServer") or {}).get("enabled"))
 
 
 def initial_master_nodes(context: BuildContext) -> list[str]:
@@ -145,6 +179,8 @@ def config_secret(context: BuildContext, node_set: Mapping[str, Any]) -> tuple[M
             version=context.version,
             http_tls=context.http_tls_enabled,
             initial_master_nodes=initial_master_nodes(context),
+            remote_cluster_server=remote_cluster_server_enabled(context),
+            remote_cluster_client=any(ref.uses_api_key for ref in remote_cluster_refs(context.es)),
         ),
         user_config=node_set.get("config"),
     )
