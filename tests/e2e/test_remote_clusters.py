@@ -4,7 +4,8 @@ Kubernetes API; the fake's state shows what the clusters were told.
 
 * two clusters in two namespaces, ``a`` declaring ``b`` with ``apiKey``: seeds, the CA exchanged
   both ways (and ``a``'s ``<es>-es-remote-ca`` bundle holding ``b``'s CA), a cross-cluster key in
-  ``b`` stored in ``a``'s keys Secret. ``b``'s namespace flips out: both CA copies and ``a``'s
+  ``b`` stored in ``a``'s keys Secret; a copy deleted by hand comes back (the copy's labels wake
+  the clusters it concerns). ``b``'s namespace flips out: both CA copies and ``a``'s
   stored key go (the copy in the out-of-scope namespace deleted by name, ``b``'s Elasticsearch not
   dialled). It flips back in: everything is restored, the old key replaced by a new one;
 * no license: ``a`` gets the Warning ``AssociationError`` / ``LicenseCheck`` and nothing is applied;
@@ -159,6 +160,14 @@ async def test_a_flip_out_removes_trust_and_keys_both_ways_and_a_flip_in_restore
             return bundle is not None and bundle.strip() == b_ca.strip()
 
         await eventually(bundle_trusts_b, within=WITHIN, what="a's remote CA bundle holds b's CA")
+
+        # A copy deleted by hand wakes the clusters it concerns (its labels name both): restored.
+        await kube.delete(SECRETS, namespace=NS_B, name=f"b-{NS_A}-a-es-remote-ca")
+
+        async def copy_restored() -> bool:
+            return await copies(kube) == both
+
+        await eventually(copy_restored, within=WITHIN, what="the deleted CA copy restored")
 
         await set_in_scope(kube, NS_B, False)
 
