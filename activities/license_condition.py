@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from activities.context import ControllerContext
+from stackflow.controllers import Gate
 from stackflow.kube import errors
 from stackflow.kube.writes import writing_as
 from stackflow.models.objects import view
@@ -108,6 +109,11 @@ async def license_condition(
 ) -> LicenseConditionResult:
     """Write or remove the license-wait condition on the resource (scoped read, status patch)."""
     ref = request.ref
+    controller = context.controllers.get(ref.controller)
+    if controller is not None and controller.gate is Gate.NONE:
+        # An ungated controller never writes the condition (the remote-cluster controller waits
+        # for a license in its own reconcile): the one on the resource is another controller's.
+        return LicenseConditionResult(written=False)
     for attempt in range(1, CONFLICT_ATTEMPTS + 1):
         try:
             # The scoped client reports an object of an out-of-scope namespace as not found.

@@ -25,6 +25,7 @@ from activities import (
     generic,
     license,
     license_condition,
+    remoteclusters,
     stackconfigpolicy,
     telemetry,
     trial,
@@ -80,6 +81,7 @@ IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
     **stackconfigpolicy.IMPLEMENTATIONS,
     **autoops.IMPLEMENTATIONS,
     **autoscaler.IMPLEMENTATIONS,
+    **remoteclusters.IMPLEMENTATIONS,
 }
 
 

@@ -11,6 +11,7 @@ from stackflow.controllers.associations import ASSOCIATION_CONTROLLERS
 from stackflow.controllers.autoops import AUTOOPS_POLICY_CONTROLLER
 from stackflow.controllers.autoscaler import AUTOSCALER_CONTROLLER
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, LICENSE_CONTROLLER
+from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
 from stackflow.controllers.stackconfigpolicy import STACK_CONFIG_POLICY_CONTROLLER
 from stackflow.controllers.table import (
     ChildWatch,
@@ -46,5 +47,6 @@ CONTROLLERS = ControllerTable(
         STACK_CONFIG_POLICY_CONTROLLER,
         AUTOOPS_POLICY_CONTROLLER,
         AUTOSCALER_CONTROLLER,
+        REMOTE_CLUSTER_CONTROLLER,
     )
 )

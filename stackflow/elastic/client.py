@@ -111,6 +111,25 @@ class ElasticsearchApi(Protocol):
 
     async def autoscaling_capacity(self) -> dict[str, Any]:
         """Return the ``GET _autoscaling/capacity`` answer (``{"policies": {...}}``)."""
+
+    async def put_cluster_settings(self, persistent: Mapping[str, Any]) -> dict[str, Any]:
+        """Update persistent cluster settings (a ``None`` value removes the setting)."""
+        ...
+
+    async def create_cross_cluster_api_key(
+        self, *, name: str, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> ApiKey:
+        """Create a cross-cluster API key (8.10+)."""
+        ...
+
+    async def update_cross_cluster_api_key(
+        self, key_id: str, *, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> None:
+        """Update a cross-cluster API key's access and metadata in place."""
+        ...
+
+    async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
+        """Return the active API keys whose name matches ``name`` (wildcards allowed)."""
         ...
 
 
@@ -301,6 +320,48 @@ class AiohttpElasticsearchClient:
         """Return the autoscaling capacity of every policy."""
         return await self._request("GET", "/_autoscaling/capacity")
 
+    async def put_cluster_settings(self, persistent: Mapping[str, Any]) -> dict[str, Any]:
+        """``PUT /_cluster/settings`` with ``persistent`` (``None`` removes a setting)."""
+        return await self._request(
+            "PUT", "/_cluster/settings", body={"persistent": dict(persistent)}
+        )
+
+    async def create_cross_cluster_api_key(
+        self, *, name: str, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> ApiKey:
+        """``POST /_security/cross_cluster/api_key``."""
+        payload = await self._request(
+            "POST",
+            "/_security/cross_cluster/api_key",
+            body={"name": name, "access": dict(access), "metadata": dict(metadata)},
+        )
+        key_id = str(payload.get("id", ""))
+        secret = str(payload.get("api_key", ""))
+        encoded = str(
+            payload.get("encoded") or base64.b64encode(f"{key_id}:{secret}".encode()).decode()
+        )
+        return ApiKey(
+            id=key_id, name=str(payload.get("name", name)), api_key=secret, encoded=encoded
+        )
+
+    async def update_cross_cluster_api_key(
+        self, key_id: str, *, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> None:
+        """``PUT /_security/cross_cluster/api_key/<id>``."""
+        await self._request(
+            "PUT",
+            f"/_security/cross_cluster/api_key/{key_id}",
+            body={"access": dict(access), "metadata": dict(metadata)},
+        )
+
+    async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
+        """``GET /_security/api_key?name=<name>&active_only=true``: the keys' documents."""
+        payload = await self._request(
+            "GET", "/_security/api_key", params={"name": name, "active_only": "true"}
+        )
+        keys = payload.get("api_keys") or []
+        return [dict(key) for key in keys if isinstance(key, dict)]
+
 
 class OutOfClusterElasticsearch:
     """:class:`ElasticsearchApi` for an operator running outside the cluster: never dials.
@@ -365,3 +426,23 @@ class OutOfClusterElasticsearch:
     async def autoscaling_capacity(self) -> dict[str, Any]:
         """Unavailable."""
         raise self._unavailable("GET /_autoscaling/capacity")
+
+    async def put_cluster_settings(self, persistent: Mapping[str, Any]) -> dict[str, Any]:
+        """Unavailable."""
+        raise self._unavailable("PUT /_cluster/settings")
+
+    async def create_cross_cluster_api_key(
+        self, *, name: str, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> ApiKey:
+        """Unavailable."""
+        raise self._unavailable("POST /_security/cross_cluster/api_key")
+
+    async def update_cross_cluster_api_key(
+        self, key_id: str, *, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> None:
+        """Unavailable."""
+        raise self._unavailable("PUT /_security/cross_cluster/api_key")
+
+    async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
+        """Unavailable."""
+        raise self._unavailable("GET /_security/api_key")

@@ -26,6 +26,9 @@ from stackflow.elastic import ElasticsearchApi, ElasticsearchUnavailable
 from stackflow.elastic.client import ApiKey, ClusterHealth, FileSettingsState
 
 REQUEST_BODY = web.RequestKey("request_body", dict[str, Any])
+#: The caller's Authorization header: with ``any_credentials`` one fake stands for many clusters,
+#: each calling with its own internal user, so the keys a cluster lists are its own.
+REQUEST_CALLER = web.RequestKey("request_caller", str)
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,8 @@ class FakeElasticsearchState:
     #: The ``GET _autoscaling/capacity`` answer's ``policies`` (tests set it); a policy that is
     #: put but absent here is answered with nothing required.
     autoscaling_capacity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Persistent cluster settings, flat (``PUT _cluster/settings``; a null removes a setting).
+    persistent_settings: dict[str, Any] = field(default_factory=dict)
 
 
 class FakeElasticsearch:
@@ -133,6 +138,12 @@ class FakeElasticsearch:
         app.router.add_get("/_autoscaling/policy/{name}", self._get_autoscaling_policy)
         app.router.add_delete("/_autoscaling/policy/{name}", self._delete_autoscaling_policy)
         app.router.add_get("/_autoscaling/capacity", self._autoscaling_capacity)
+        app.router.add_put("/_cluster/settings", self._put_cluster_settings)
+        app.router.add_get("/_cluster/settings", self._get_cluster_settings)
+        app.router.add_post("/_security/cross_cluster/api_key", self._create_cross_cluster_key)
+        app.router.add_put(
+            "/_security/cross_cluster/api_key/{key_id}", self._update_cross_cluster_key
+        )
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=self._ssl_context())
@@ -179,6 +190,7 @@ class FakeElasticsearch:
         if self.state.unavailable:
             return web.json_response({"error": "master_not_discovered", "status": 503}, status=503)
         request[REQUEST_BODY] = body if isinstance(body, dict) else {}
+        request[REQUEST_CALLER] = request.headers.get("Authorization", "")
         response: web.StreamResponse = await handler(request)
         return response
 
@@ -241,7 +253,10 @@ class FakeElasticsearch:
         ids = set((body or {}).get("ids") or [])
         name = (body or {}).get("name")
         invalidated = []
+        caller = request[REQUEST_CALLER]
         for key_id, key in self.state.api_keys.items():
+            if key.get("caller", caller) != caller:
+                continue  # another cluster's key
             if (key_id in ids or (name is not None and key["name"] == name)) and not key[
                 "invalidated"
             ]:
@@ -255,14 +270,75 @@ class FakeElasticsearch:
             }
         )
 
-    async def _get_api_keys(self, request: web.Request) -> web.Response:
-        wanted_id = request.query.get("id")
-        wanted_name = request.query.get("name")
-        keys = [
-            {"id": key_id, "name": key["name"], "invalidated": key["invalidated"]}
+    def active_keys(self, prefix: str = "") -> dict[str, dict[str, Any]]:
+        """The API keys not invalidated, whose name starts with ``prefix``, by id."""
+        return {
+            key_id: key
             for key_id, key in self.state.api_keys.items()
-            if (wanted_id is None or key_id == wanted_id)
-            and (wanted_name is None or key["name"] == wanted_name)
+            if not key["invalidated"] and str(key["name"]).startswith(prefix)
+        }
+
+    async def _put_cluster_settings(self, request: web.Request) -> web.Response:
+        persistent = _flatten(request[REQUEST_BODY].get("persistent") or {})
+        for setting, value in persistent.items():
+            if value is None:
+                self.state.persistent_settings.pop(setting, None)
+            else:
+                self.state.persistent_settings[setting] = value
+        return web.json_response({"acknowledged": True, "persistent": persistent, "transient": {}})
+
+    async def _get_cluster_settings(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {"persistent": dict(self.state.persistent_settings), "transient": {}}
+        )
+
+    async def _create_cross_cluster_key(self, request: web.Request) -> web.Response:
+        body = request[REQUEST_BODY]
+        key_id = f"key-{len(self.state.api_keys) + 1}"
+        secret = f"secret-{key_id}"
+        name = str(body.get("name", ""))
+        self.state.api_keys[key_id] = {
+            "name": name,
+            "invalidated": False,
+            "request": body,
+            "type": "cross_cluster",
+            "caller": request[REQUEST_CALLER],
+            "access": body.get("access") or {},
+            "metadata": body.get("metadata") or {},
+        }
+        encoded = base64.b64encode(f"{key_id}:{secret}".encode()).decode()
+        return web.json_response(
+            {"id": key_id, "name": name, "api_key": secret, "encoded": encoded}
+        )
+
+    async def _update_cross_cluster_key(self, request: web.Request) -> web.Response:
+        key = self.state.api_keys.get(request.match_info["key_id"])
+        if key is None or key["invalidated"] or key.get("caller") != request[REQUEST_CALLER]:
+            return web.json_response({"error": "not found", "status": 404}, status=404)
+        body = request[REQUEST_BODY]
+        key["access"] = body.get("access") or {}
+        key["metadata"] = body.get("metadata") or {}
+        return web.json_response({"updated": True})
+
+    async def _get_api_keys(self, request: web.Request) -> web.Response:
+        # By id and by name (an Elasticsearch wildcard pattern), only the caller's own keys
+        # (one fake stands in for every cluster), invalidated ones unless ``active_only``.
+        wanted_id = request.query.get("id")
+        pattern = request.query.get("name", "*")
+        active_only = request.query.get("active_only") == "true"
+        caller = request[REQUEST_CALLER]
+        keys = [
+            {
+                "id": key_id,
+                "name": key["name"],
+                "invalidated": key["invalidated"],
+                "metadata": key.get("metadata") or {},
+            }
+            for key_id, key in self.state.api_keys.items()
+            if key.get("caller", caller) == caller
+            and not (active_only and key["invalidated"])
+            and (wanted_id is None or key_id == wanted_id)
+            and fnmatch.fnmatchcase(str(key["name"]), pattern)
         ]
         return web.json_response({"api_keys": keys})
 
@@ -322,6 +398,18 @@ def _not_found(name: str) -> web.Response:
         {"error": {"type": "resource_not_found_exception", "reason": reason}, "status": 404},
         status=404,
     )
+
+
+def _flatten(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested settings as Elasticsearch stores them: dotted keys."""
+    flat: dict[str, Any] = {}
+    for key, value in settings.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{dotted}."))
+        else:
+            flat[dotted] = value
+    return flat
 
 
 class UnreachableElasticsearch:
@@ -384,6 +472,26 @@ class UnreachableElasticsearch:
     async def autoscaling_capacity(self) -> dict[str, Any]:
         """Never answers."""
         raise self._unavailable("GET /_autoscaling/capacity")
+
+    async def put_cluster_settings(self, persistent: Mapping[str, Any]) -> dict[str, Any]:
+        """Never answers."""
+        raise self._unavailable("PUT /_cluster/settings")
+
+    async def create_cross_cluster_api_key(
+        self, *, name: str, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> ApiKey:
+        """Never answers."""
+        raise self._unavailable("POST /_security/cross_cluster/api_key")
+
+    async def update_cross_cluster_api_key(
+        self, key_id: str, *, access: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> None:
+        """Never answers."""
+        raise self._unavailable("PUT /_security/cross_cluster/api_key")
+
+    async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
+        """Never answers."""
+        raise self._unavailable("GET /_security/api_key")
 
 
 def unreachable_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:

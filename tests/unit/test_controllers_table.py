@@ -52,6 +52,7 @@ OWN = FlipStrategy.CONTROLLER
             NS,
             id="elasticsearchautoscaler",
         ),
+        pytest.param("remotecluster", "Elasticsearch", Gate.NONE, OWN, id="remotecluster"),
     ],
 )
 def test_table_entries(name: str, kind: str, gate: Gate, flip: FlipStrategy) -> None:
@@ -225,6 +226,8 @@ def test_build_activities_registers_every_contract_name() -> None:
             # Retired compensations still answer, so runs that recorded them can finish.
             "elasticsearch.release_observers",
             *(f"{association}.release_watches" for association in ASSOCIATION_NAMES),
+            # The remote-cluster controller, a second row over Elasticsearch.
+            *(f"remotecluster.{step}" for step in STEPS),
         ]
     )
 

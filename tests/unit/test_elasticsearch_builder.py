@@ -79,6 +79,7 @@ def test_children_names_in_apply_order(children: list[dict[str, Any]]) -> None:
         ("Secret", "quickstart-es-http-certs-public"),
         ("Secret", "quickstart-es-transport-ca-internal"),
         ("Secret", "quickstart-es-transport-certs-public"),
+        ("Secret", "quickstart-es-remote-ca"),
         ("Secret", "quickstart-es-elastic-user"),
         ("Secret", "quickstart-es-internal-users"),
         ("Secret", "quickstart-es-xpack-file-realm"),
@@ -353,3 +354,132 @@ def test_custom_http_certificate_is_mounted_as_given(children: list[dict[str, An
     assert ("Secret", "quickstart-es-http-ca-internal") not in built
     internal = built[("Secret", "quickstart-es-http-certs-internal")]
     assert internal["data"] == user_secret["data"]
+
+
+# --- the remote CA bundle (remote clusters) ----------------------------------------------------------
+
+
+def _remote_ca_copy(holder: str, peer_ns: str, peer: str, pem: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": f"{holder}-{peer_ns}-{peer}-es-remote-ca",
+            "namespace": "ns1",
+            "labels": {
+                "common.k8s.elastic.co/type": "remote-ca",
+                "elasticsearch.k8s.elastic.co/cluster-name": holder,
+                "elasticsearch.k8s.elastic.co/remote-cluster-name": peer,
+                "elasticsearch.k8s.elastic.co/remote-cluster-namespace": peer_ns,
+            },
+        },
+        "data": {"ca.crt": base64.b64encode(pem.encode()).decode()},
+    }
+
+
+def _pem(label: str) -> str:
+    return f"-----BEGIN CERTIFICATE-----\n{label}\n-----END CERTIFICATE-----\n"
+
+
+def test_remote_ca_bundle_falls_back_to_the_own_transport_ca(
+    children: list[dict[str, Any]],
+) -> None:
+    secrets = by_key(children)
+    own = secret_value(secrets[("Secret", "quickstart-es-transport-certs-public")], "ca.crt")
+
+    bundle = secret_value(secrets[("Secret", "quickstart-es-remote-ca")], "ca.crt")
+
+    assert bundle.strip() == own.strip()
+
+
+def test_remote_ca_bundle_concatenates_the_peer_copies_in_ecks_order() -> None:
+    existing = {
+        ("Secret", copy["metadata"]["name"]): copy
+        for copy in (
+            _remote_ca_copy("quickstart", "zeta", "b", _pem("B")),
+            _remote_ca_copy("quickstart", "alpha", "c", _pem("C")),
+            # Another cluster's copy in the same namespace is not this cluster's trust.
+            _remote_ca_copy("other", "alpha", "d", _pem("D")),
+        )
+    }
+
+    secrets = by_key(build(make_es(), existing))
+
+    assert secret_value(secrets[("Secret", "quickstart-es-remote-ca")], "ca.crt") == (
+        _pem("C") + _pem("B")
+    )
+
+
+def test_the_remote_ca_bundle_is_mounted_and_trusted_for_transport(
+    children: list[dict[str, Any]],
+) -> None:
+    statefulset = next(c for c in children if c["kind"] == "StatefulSet")
+    pod_spec = statefulset["spec"]["template"]["spec"]
+    volume = next(
+        v
+        for v in pod_spec["volumes"]
+        if v["name"] == "elastic-internal-remote-certificate-authorities"
+    )
+    container = next(c for c in pod_spec["containers"] if c["name"] == "elasticsearch")
+    mount = next(
+        m
+        for m in container["volumeMounts"]
+        if m["name"] == "elastic-internal-remote-certificate-authorities"
+    )
+    config = by_key(children)[("Secret", "quickstart-es-masters-es-config")]
+
+    assert volume["secret"]["secretName"] == "quickstart-es-remote-ca"
+    assert mount["mountPath"] == "/usr/share/elasticsearch/config/transport-remote-certs"
+    assert "/usr/share/elasticsearch/config/transport-remote-certs/ca.crt" in secret_value(
+        config, "elasticsearch.yml"
+    )
+
+
+def _yml(children: list[dict[str, Any]]) -> dict[str, Any]:
+    config = by_key(children)[("Secret", "quickstart-es-masters-es-config")]
+    loaded: dict[str, Any] = yaml.safe_load(secret_value(config, "elasticsearch.yml"))
+    return loaded
+
+
+@pytest.mark.parametrize(
+    ("overrides", "server", "client"),
+    [
+        pytest.param({}, False, False, id="neither"),
+        pytest.param({"remoteClusterServer": {"enabled": True}}, True, False, id="server"),
+        pytest.param(
+            {
+                "remoteClusters": [
+                    {"name": "r", "elasticsearchRef": {"name": "other"}, "apiKey": {}}
+                ],
+            },
+            False,
+            True,
+            id="api-key-client",
+        ),
+        pytest.param(
+            {"remoteClusters": [{"name": "r", "elasticsearchRef": {"name": "other"}}]},
+            False,
+            False,
+            id="certificate-client",
+        ),
+    ],
+)
+def test_remote_cluster_server_and_client_settings_as_eck(
+    overrides: dict[str, Any], server: bool, client: bool
+) -> None:
+    children = build(make_es(**overrides))
+    settings = _yml(children)
+    remote_service = by_key(children).get(("Service", "quickstart-es-remote-cluster"))
+
+    assert (settings.get("remote_cluster_server.enabled") == "true") is server
+    assert (remote_service is not None) is server
+    assert settings.get("xpack.security.remote_cluster_client.ssl.enabled", False) is client
+    if server:
+        assert remote_service is not None
+        assert remote_service["spec"]["clusterIP"] == "None"
+        assert remote_service["spec"]["publishNotReadyAddresses"] is True
+        assert [(p["name"], p["port"]) for p in remote_service["spec"]["ports"]] == [("rcs", 9443)]
+        assert settings["xpack.security.remote_cluster_server.ssl.certificate_authorities"] == [
+            "/usr/share/elasticsearch/config/transport-certs/ca.crt",
+            "/usr/share/elasticsearch/config/transport-remote-certs/ca.crt",
+        ]

@@ -15,6 +15,7 @@ from activities.license_condition import (
     status_patch,
     waiting_message,
 )
+from stackflow.controllers import CONTROLLERS
 from stackflow.kube import errors
 from stackflow.models.engine import Phase, ResourceRef, StepVerdict
 from stackflow.models.kinds import Kind
@@ -171,10 +172,11 @@ def resource_of(rv: str) -> dict[str, Any]:
 
 
 class Context:
-    """What the activity uses of a ControllerContext: the scoped client and the clock."""
+    """What the activity uses of a ControllerContext: the scoped client, the clock, the table."""
 
     def __init__(self, scoped: RacingStatus) -> None:
         self.scoped = scoped
+        self.controllers = CONTROLLERS
 
     def clock(self) -> datetime:
         return NOW

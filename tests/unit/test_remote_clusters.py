@@ -2,25 +2,41 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from stackflow.stack.elasticsearch.remote_clusters import (
+    API_KEYS_ANNOTATION,
     MANAGED_REMOTE_CLUSTERS_ANNOTATION,
     ClusterKey,
+    ExistingKey,
+    ExpectedKey,
+    KeyPlan,
     RemoteClusterRef,
+    StoredKey,
     WarningEvent,
+    api_key_name,
     api_key_secret_key,
+    api_keys_secret_contents,
     api_keys_secret_data,
     enterprise_disabled_event,
+    expected_api_keys,
     flip_clusters,
+    has_relationship,
     managed_aliases_annotation_patch,
+    plan_api_keys,
     read_managed_aliases,
+    read_stored_keys,
     related_clusters,
     remote_api_keys_secret_name,
     remote_ca_bundle,
+    remote_ca_copy_labels,
+    remote_ca_copy_name,
+    remote_ca_copy_peers,
     remote_ca_secret_name,
     remote_cluster_refs,
     remote_cluster_settings,
@@ -409,3 +425,150 @@ def test_enterprise_disabled_event(
     es: Mapping[str, Any], enterprise_enabled: bool, expected: WarningEvent | None
 ) -> None:
     assert enterprise_disabled_event(es, enterprise_enabled) == expected
+
+
+# --- remote CA copies, API keys, relationships (the reconciler's pure parts) -------------------------
+
+
+def test_remote_ca_copy_name_and_labels_are_eck_s() -> None:
+    assert remote_ca_copy_name("a", ("ns-b", "b")) == "a-ns-b-b-es-remote-ca"
+    assert remote_ca_copy_labels("a", ("ns-b", "b")) == {
+        "common.k8s.elastic.co/type": "remote-ca",
+        "elasticsearch.k8s.elastic.co/cluster-name": "a",
+        "elasticsearch.k8s.elastic.co/remote-cluster-name": "b",
+        "elasticsearch.k8s.elastic.co/remote-cluster-namespace": "ns-b",
+    }
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        pytest.param(
+            remote_ca_copy_labels("a", ("ns-b", "b")), (("ns-a", "a"), ("ns-b", "b")), id="copy"
+        ),
+        pytest.param({"common.k8s.elastic.co/type": "remote-ca"}, None, id="unlabelled"),
+        pytest.param(
+            {**remote_ca_copy_labels("a", ("ns-b", "b")), "common.k8s.elastic.co/type": "user"},
+            None,
+            id="other-type",
+        ),
+    ],
+)
+def test_remote_ca_copy_peers(
+    labels: dict[str, str], expected: tuple[ClusterKey, ClusterKey] | None
+) -> None:
+    secret = {"metadata": {"namespace": "ns-a", "name": "x", "labels": labels}}
+    assert remote_ca_copy_peers(secret) == expected
+
+
+def _api_remote(alias: str, name: str, namespace: str) -> dict[str, Any]:
+    return _remote(alias, name, namespace, apiKey={"access": {"search": [{"names": ["*"]}]}})
+
+
+def test_expected_api_keys_one_per_api_key_alias_of_8_10_clients() -> None:
+    server = _es("ns-s", "s")
+    client = _es("ns-c", "c", _api_remote("one", "s", "ns-s"), _remote("plain", "s", "ns-s"))
+    old = _es("ns-c", "old", _api_remote("x", "s", "ns-s"))
+    old["spec"]["version"] = "8.9.0"
+
+    keys = expected_api_keys(server, [server, client, old])
+
+    assert [key.name for key in keys] == ["eck-ns-c-c-one"]
+    assert keys[0].metadata()["elasticsearch.k8s.elastic.co/managed-by"] == "eck"
+    assert api_key_name(("ns-c", "c"), "one") == "eck-ns-c-c-one"
+
+
+_WANT = ExpectedKey(client=("ns", "c"), client_uid="u", alias="a", access={"search": []})
+_OTHER_ACCESS = ExpectedKey(client=("ns", "c"), client_uid="u", alias="a", access={"x": 1})
+
+
+def _key(key_id: str, name: str, config_hash: str | None, managed: bool = True) -> ExistingKey:
+    metadata: dict[str, Any] = {"elasticsearch.k8s.elastic.co/managed-by": "eck"} if managed else {}
+    if config_hash is not None:
+        metadata["elasticsearch.k8s.elastic.co/config-hash"] = config_hash
+    return ExistingKey(id=key_id, name=name, metadata=metadata)
+
+
+@pytest.mark.parametrize(
+    ("expected", "existing", "stored", "plan"),
+    [
+        pytest.param([_WANT], [], {}, KeyPlan(create=(_WANT,)), id="missing-created"),
+        pytest.param(
+            [_WANT],
+            [_key("k1", _WANT.name, _WANT.config_hash)],
+            {(("ns", "c"), "a"): "k1"},
+            KeyPlan(),
+            id="in-line",
+        ),
+        pytest.param(
+            [_OTHER_ACCESS],
+            [_key("k1", _WANT.name, _WANT.config_hash)],
+            {(("ns", "c"), "a"): "k1"},
+            KeyPlan(update=(("k1", _OTHER_ACCESS),)),
+            id="access-changed-updated",
+        ),
+        pytest.param(
+            [_WANT],
+            [_key("k1", _WANT.name, _WANT.config_hash)],
+            {},
+            KeyPlan(create=(_WANT,), invalidate=("k1",)),
+            id="encoded-value-lost-recreated",
+        ),
+        pytest.param(
+            [],
+            [_key("k1", _WANT.name, _WANT.config_hash), _key("k2", "eck-x", None, managed=False)],
+            {},
+            KeyPlan(invalidate=("k1",)),
+            id="stale-invalidated-foreign-kept",
+        ),
+    ],
+)
+def test_plan_api_keys(
+    expected: list[ExpectedKey],
+    existing: list[ExistingKey],
+    stored: dict[tuple[ClusterKey, str], str],
+    plan: KeyPlan,
+) -> None:
+    assert plan_api_keys(expected, existing, stored) == plan
+
+
+def test_api_keys_secret_round_trips() -> None:
+    stored = {"a": StoredKey(namespace="ns-s", name="s", id="k1", encoded="ZW5j")}
+    contents = api_keys_secret_contents(stored)
+    assert contents is not None
+    data, annotations = contents
+    secret = {
+        "metadata": {"annotations": annotations},
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+    }
+
+    assert data == {"cluster.remote.a.credentials": "ZW5j"}
+    assert json.loads(annotations[API_KEYS_ANNOTATION]) == {
+        "a": {"namespace": "ns-s", "name": "s", "id": "k1"}
+    }
+    assert read_stored_keys(secret) == stored
+    assert api_keys_secret_contents({}) is None
+
+
+@pytest.mark.parametrize(
+    ("clusters", "managed", "held", "expected"),
+    [
+        pytest.param([_es("ns", "a")], [], [], False, id="alone"),
+        pytest.param([_es("ns", "a", _remote("b", "b"))], [], [], True, id="declares"),
+        pytest.param(
+            [_es("ns", "a"), _es("ns", "c", _remote("x", "a"))], [], [], True, id="declared"
+        ),
+        pytest.param([_es("ns", "a")], ["old"], [], True, id="alias-to-clean"),
+        pytest.param([_es("ns", "a")], [], [("ns", "z")], True, id="copy-to-clean"),
+    ],
+)
+def test_has_relationship(
+    clusters: list[dict[str, Any]],
+    managed: list[str],
+    held: list[ClusterKey],
+    expected: bool,
+) -> None:
+    assert (
+        has_relationship(("ns", "a"), clusters, managed_aliases=managed, held_copies=held)
+        is expected
+    )

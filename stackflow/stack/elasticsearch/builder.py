@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from stackflow.models.objects import view
-from stackflow.stack.certificates import CertificateSettings
+from stackflow.stack.certificates import CertificateSettings, KeyPair
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.config import (
     HTTP_PORT,
@@ -26,6 +26,15 @@ from stackflow.stack.elasticsearch.config import (
 )
 from stackflow.stack.elasticsearch.context import BuildContext, ExistingObjects
 from stackflow.stack.elasticsearch.pods import headless_service, statefulset_manifest
+from stackflow.stack.elasticsearch.remote_clusters import (
+    REMOTE_CA_SECRET_KEY,
+    REMOTE_CLUSTER_SERVER_PORT,
+    remote_ca_bundle,
+    remote_ca_secret_name,
+    remote_cas_of,
+    remote_cluster_refs,
+    remote_cluster_service_name,
+)
 from stackflow.stack.elasticsearch.scripts import scripts_data
 from stackflow.stack.elasticsearch.tls import (
     http_secrets,
@@ -96,6 +105,31 @@ def services(context: BuildContext) -> list[Manifest]:
         ],
     }
     spec = context.spec
+    extra: list[Manifest] = []
+    if remote_cluster_server_enabled(context):
+        # Headless and publishing not-ready Pods, as ECK: remote clients reach every node.
+        server = spec.get("remoteClusterServer") or {}
+        extra.append(
+            service(
+                context,
+                remote_cluster_service_name(context.name),
+                default_spec={
+                    "type": "ClusterIP",
+                    "clusterIP": "None",
+                    "selector": dict(selector),
+                    "publishNotReadyAddresses": True,
+                    "ports": [
+                        {
+                            "name": "rcs",
+                            "port": REMOTE_CLUSTER_SERVER_PORT,
+                            "protocol": "TCP",
+                            "targetPort": REMOTE_CLUSTER_SERVER_PORT,
+                        }
+                    ],
+                },
+                template=server.get("service"),
+            )
+        )
     return [
         service(
             context,
@@ -115,7 +149,13 @@ def services(context: BuildContext) -> list[Manifest]:
             default_spec=transport_spec,
             template=(spec.get("transport") or {}).get("service"),
         ),
+        *extra,
     ]
+
+
+def remote_cluster_server_enabled(context: BuildContext) -> bool:
+    """Whether ``spec.remoteClusterServer.enabled`` opens the remote cluster server (9443)."""
+    return bool((context.spec.get("remoteClusterServer") or {}).get("enabled"))
 
 
 def initial_master_nodes(context: BuildContext) -> list[str]:
@@ -139,6 +179,8 @@ def config_secret(context: BuildContext, node_set: Mapping[str, Any]) -> tuple[M
             version=context.version,
             http_tls=context.http_tls_enabled,
             initial_master_nodes=initial_master_nodes(context),
+            remote_cluster_server=remote_cluster_server_enabled(context),
+            remote_cluster_client=any(ref.uses_api_key for ref in remote_cluster_refs(context.es)),
         ),
         user_config=node_set.get("config"),
     )
@@ -205,6 +247,18 @@ def file_settings_secret(context: BuildContext) -> Manifest:
     )
 
 
+def remote_ca_secret(context: BuildContext, ca: KeyPair) -> Manifest:
+    """Return ``<es>-es-remote-ca``: the transport CAs of the related clusters, from the per-peer
+    copies the remote-cluster controller keeps next to the cluster (the own CA when none), as
+    ECK mounts it for extra transport trust."""
+    copies = [obj for (kind, _), obj in context.existing.items() if kind == "Secret"]
+    cas = remote_cas_of((context.namespace, context.name), copies)
+    bundle = remote_ca_bundle(cas.keys(), cas, ca.cert_pem.decode())
+    return context.secret(
+        remote_ca_secret_name(context.name), encode_secret_data({REMOTE_CA_SECRET_KEY: bundle})
+    )
+
+
 def pod_disruption_budget(context: BuildContext) -> Manifest | None:
     """Return the ``<es>-es-default`` PDB: the user's, the default (maxUnavailable 1), or none for ``{}``."""
     user = context.spec.get("podDisruptionBudget")
@@ -252,6 +306,7 @@ def desired_children(
     children: list[Manifest] = [*services(context), *http_secrets(context)]
     ca = transport_ca(context)
     children += transport_ca_secrets(context, ca)
+    children.append(remote_ca_secret(context, ca))
     children += user_secrets(context)
     children.append(file_settings_secret(context))
     children.append(

@@ -14,6 +14,8 @@ DATA_DIR = "/usr/share/elasticsearch/data"
 LOGS_DIR = "/usr/share/elasticsearch/logs"
 HTTP_CERTS_DIR = f"{CONFIG_DIR}/http-certs"
 TRANSPORT_CERTS_DIR = f"{CONFIG_DIR}/transport-certs"
+#: The related clusters' transport CAs (``<es>-es-remote-ca``), trusted next to the own CA.
+REMOTE_CERTS_DIR = f"{CONFIG_DIR}/transport-remote-certs"
 FILE_SETTINGS_DIR = f"{CONFIG_DIR}/operator"
 CONFIG_MOUNT_DIR = "/mnt/elastic-internal/elasticsearch-config"
 FILE_REALM_MOUNT_DIR = "/mnt/elastic-internal/xpack-file-realm"
@@ -99,8 +101,15 @@ def operator_settings(
     version: Version,
     http_tls: bool,
     initial_master_nodes: Sequence[str],
+    remote_cluster_server: bool = False,
+    remote_cluster_client: bool = False,
 ) -> dict[str, Any]:
-    """Return the settings the operator writes for every node (flattened, before the user's config)."""
+    """Return the settings the operator writes for every node (flattened, before the user's config).
+
+    ``remote_cluster_server`` (``spec.remoteClusterServer.enabled``) opens the remote cluster port
+    with the transport certificates; ``remote_cluster_client`` (a remote declared with ``apiKey``)
+    turns on TLS towards remote cluster servers, trusting the related clusters' CAs. As ECK.
+    """
     settings: dict[str, Any] = {
         "cluster.name": es_name,
         "node.name": "${POD_NAME}",
@@ -121,8 +130,36 @@ def operator_settings(
         "xpack.security.transport.ssl.verification_mode": "certificate",
         "xpack.security.transport.ssl.certificate": f"{TRANSPORT_CERTS_DIR}/${{POD_NAME}}.tls.crt",
         "xpack.security.transport.ssl.key": f"{TRANSPORT_CERTS_DIR}/${{POD_NAME}}.tls.key",
-        "xpack.security.transport.ssl.certificate_authorities": [f"{TRANSPORT_CERTS_DIR}/ca.crt"],
+        "xpack.security.transport.ssl.certificate_authorities": [
+            f"{TRANSPORT_CERTS_DIR}/ca.crt",
+            f"{REMOTE_CERTS_DIR}/ca.crt",
+        ],
     }
+    trusted = [f"{TRANSPORT_CERTS_DIR}/ca.crt", f"{REMOTE_CERTS_DIR}/ca.crt"]
+    if remote_cluster_server:
+        settings.update(
+            {
+                "remote_cluster_server.enabled": "true",
+                "remote_cluster.publish_host": (
+                    "${POD_NAME}.${HEADLESS_SERVICE_NAME}.${NAMESPACE}.svc"
+                ),
+                "remote_cluster.host": "0",
+                "xpack.security.remote_cluster_server.ssl.key": (
+                    f"{TRANSPORT_CERTS_DIR}/${{POD_NAME}}.tls.key"
+                ),
+                "xpack.security.remote_cluster_server.ssl.certificate": (
+                    f"{TRANSPORT_CERTS_DIR}/${{POD_NAME}}.tls.crt"
+                ),
+                "xpack.security.remote_cluster_server.ssl.certificate_authorities": list(trusted),
+            }
+        )
+    if remote_cluster_client:
+        settings.update(
+            {
+                "xpack.security.remote_cluster_client.ssl.enabled": True,
+                "xpack.security.remote_cluster_client.ssl.certificate_authorities": list(trusted),
+            }
+        )
     if http_tls:
         settings.update(
             {

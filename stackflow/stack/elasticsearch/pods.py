@@ -17,6 +17,7 @@ from stackflow.stack.elasticsearch.config import (
     HTTP_PORT,
     LOGS_DIR,
     PROBE_USER_MOUNT_DIR,
+    REMOTE_CERTS_DIR,
     SCRIPTS_MOUNT_DIR,
     TRANSPORT_CERTS_DIR,
     TRANSPORT_PORT,
@@ -24,6 +25,7 @@ from stackflow.stack.elasticsearch.config import (
     node_roles,
 )
 from stackflow.stack.elasticsearch.context import BuildContext
+from stackflow.stack.elasticsearch.remote_clusters import remote_ca_secret_name
 from stackflow.stack.labels import (
     ES_CONFIG_HASH_LABEL,
     ES_HTTP_SCHEME_LABEL,
@@ -103,6 +105,11 @@ def _volumes(
             "elastic-internal-transport-certificates",
             names.node_transport_certs_secret_name(es, node_set),
             TRANSPORT_CERTS_DIR,
+        ),
+        secret(
+            "elastic-internal-remote-certificate-authorities",
+            remote_ca_secret_name(es),
+            REMOTE_CERTS_DIR,
         ),
         config_map(
             "elastic-internal-unicast-hosts",

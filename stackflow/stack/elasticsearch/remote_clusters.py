@@ -2,7 +2,8 @@
 
 A *client* cluster lists ``{name: <alias>, elasticsearchRef: {name, namespace?}, apiKey?}``
 entries; each names a *remote* cluster. Everything here is value in, value out: the reconciler
-(not written yet) reads the objects, calls these functions and writes what they return.
+(``activities/remoteclusters.py``) reads the objects, calls these functions and writes what they
+return.
 
 As ECK (``pkg/controller/elasticsearch/remotecluster``, ``certificates/remoteca``), so that a
 cluster ECK configured is adopted without a settings or Secret change:
@@ -27,6 +28,8 @@ Where this differs from ECK, on purpose:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +38,9 @@ from typing import Any
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch.names import transport_service_name
 from stackflow.stack.elasticsearch.version import parse_version
+from stackflow.stack.labels import CREDENTIALS_LABEL, ES_CLUSTER_NAME_LABEL, TYPE_LABEL
 from stackflow.stack.naming import ES_NAMER
+from stackflow.stack.objects import decode_secret_data
 
 MANAGED_REMOTE_CLUSTERS_ANNOTATION = "elasticsearch.k8s.elastic.co/managed-remote-clusters"
 """Annotation on the client cluster listing the aliases the operator has configured."""
@@ -336,3 +341,273 @@ def enterprise_disabled_event(
         reason=ENTERPRISE_EVENT_REASON,
         message=ENTERPRISE_EVENT_MESSAGE,
     )
+
+
+# --- the per-peer remote CA copies -------------------------------------------------------------------
+
+REMOTE_CA_TYPE = "remote-ca"
+"""``common.k8s.elastic.co/type`` of a per-peer remote CA copy."""
+REMOTE_CLUSTER_NAME_LABEL = "elasticsearch.k8s.elastic.co/remote-cluster-name"
+REMOTE_CLUSTER_NAMESPACE_LABEL = "elasticsearch.k8s.elastic.co/remote-cluster-namespace"
+REMOTE_CA_SELECTOR = f"{TYPE_LABEL}={REMOTE_CA_TYPE}"
+"""Selects every per-peer remote CA copy (whatever cluster it belongs to)."""
+
+
+def remote_ca_copy_name(local_name: str, remote: ClusterKey) -> str:
+    """Return the copy of ``remote``'s transport CA in ``local``'s namespace, as ECK names it:
+    ``<local>-<remoteNs>-<remote>-es-remote-ca``."""
+    namespace, name = remote
+    return ES_NAMER.suffix(f"{local_name}-{namespace}-{name}", "remote", "ca")
+
+
+def remote_ca_copy_labels(local_name: str, remote: ClusterKey) -> dict[str, str]:
+    """Return ECK's labels of a remote CA copy: its type, its cluster, the peer it trusts."""
+    namespace, name = remote
+    return {
+        TYPE_LABEL: REMOTE_CA_TYPE,
+        ES_CLUSTER_NAME_LABEL: local_name,
+        REMOTE_CLUSTER_NAME_LABEL: name,
+        REMOTE_CLUSTER_NAMESPACE_LABEL: namespace,
+    }
+
+
+def remote_ca_copy_peers(secret: Mapping[str, Any]) -> tuple[ClusterKey, ClusterKey] | None:
+    """Return ``(local, remote)`` of a remote CA copy, from its labels; None for another Secret."""
+    meta = view(secret)
+    labels = meta.labels
+    local = labels.get(ES_CLUSTER_NAME_LABEL)
+    name = labels.get(REMOTE_CLUSTER_NAME_LABEL)
+    namespace = labels.get(REMOTE_CLUSTER_NAMESPACE_LABEL)
+    if labels.get(TYPE_LABEL) != REMOTE_CA_TYPE or not local or not name or not namespace:
+        return None
+    return (meta.namespace, local), (namespace, name)
+
+
+def remote_cas_of(local: ClusterKey, secrets: Iterable[Mapping[str, Any]]) -> dict[ClusterKey, str]:
+    """Return the peers' CAs held in ``local``'s remote CA copies, by peer."""
+    cas: dict[ClusterKey, str] = {}
+    for secret in secrets:
+        peers = remote_ca_copy_peers(secret)
+        if peers is None or peers[0] != local:
+            continue
+        cas[peers[1]] = decode_secret_data(secret).get(REMOTE_CA_SECRET_KEY, b"").decode()
+    return cas
+
+
+# --- cross-cluster API keys -----------------------------------------------------------------------
+
+API_KEY_NAME_PREFIX = "eck-"
+API_KEYS_ANNOTATION = "elasticsearch.k8s.elastic.co/remote-cluster-api-keys"
+"""On the client's API keys Secret: JSON map alias → ``{namespace, name, id}`` of the key."""
+API_KEYS_TYPE = "remote-cluster-api-keys"
+METADATA_CONFIG_HASH = "elasticsearch.k8s.elastic.co/config-hash"
+METADATA_NAME = "elasticsearch.k8s.elastic.co/name"
+METADATA_NAMESPACE = "elasticsearch.k8s.elastic.co/namespace"
+METADATA_UID = "elasticsearch.k8s.elastic.co/uid"
+METADATA_MANAGED_BY = "elasticsearch.k8s.elastic.co/managed-by"
+MANAGED_BY_ECK = "eck"
+
+
+def api_key_name(client: ClusterKey, alias: str) -> str:
+    """Return the cross-cluster API key's name in the server: ``eck-<clientNs>-<client>-<alias>``."""
+    namespace, name = client
+    return f"{API_KEY_NAME_PREFIX}{namespace}-{name}-{alias}"
+
+
+def access_hash(access: Mapping[str, Any] | None) -> str:
+    """Return the config hash of an ``apiKey.access``: a change of access updates the key."""
+    canonical = json.dumps(access or {}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ExpectedKey:
+    """A cross-cluster API key a server must hold for one client alias."""
+
+    client: ClusterKey
+    client_uid: str
+    alias: str
+    access: Mapping[str, Any] = field(compare=False)
+
+    @property
+    def name(self) -> str:
+        """The key's name in the server."""
+        return api_key_name(self.client, self.alias)
+
+    @property
+    def config_hash(self) -> str:
+        """The hash of its access, recorded in the key's metadata."""
+        return access_hash(self.access)
+
+    def metadata(self) -> dict[str, str]:
+        """The key's metadata, as ECK writes it."""
+        namespace, name = self.client
+        return {
+            METADATA_CONFIG_HASH: self.config_hash,
+            METADATA_NAME: name,
+            METADATA_NAMESPACE: namespace,
+            METADATA_UID: self.client_uid,
+            METADATA_MANAGED_BY: MANAGED_BY_ECK,
+        }
+
+
+def expected_api_keys(
+    server: Mapping[str, Any], clusters: Iterable[Mapping[str, Any]]
+) -> list[ExpectedKey]:
+    """Return the keys ``server`` must hold: one per API-key alias of a client referencing it,
+    when both clusters run 8.10.0 or later. Sorted by name; the first entry of an alias wins."""
+    server_key = cluster_key(server)
+    if not supports_api_keys(str((server.get("spec") or {}).get("version", ""))):
+        return []
+    expected: dict[str, ExpectedKey] = {}
+    for client in clusters:
+        if not supports_api_keys(str((client.get("spec") or {}).get("version", ""))):
+            continue
+        own = cluster_key(client)
+        for ref in remote_cluster_refs(client):
+            if ref.key != server_key or not ref.uses_api_key or own == server_key:
+                continue
+            key = ExpectedKey(
+                client=own,
+                client_uid=view(client).uid,
+                alias=ref.alias,
+                access=ref.api_key_access or {},
+            )
+            expected.setdefault(key.name, key)
+    return [expected[name] for name in sorted(expected)]
+
+
+@dataclass(frozen=True)
+class ExistingKey:
+    """An active API key the server reports (``GET _security/api_key``)."""
+
+    id: str
+    name: str
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def managed(self) -> bool:
+        """Whether the operator made it (an ``eck-`` name and ECK's managed-by metadata)."""
+        return (
+            self.name.startswith(API_KEY_NAME_PREFIX)
+            and self.metadata.get(METADATA_MANAGED_BY) == MANAGED_BY_ECK
+        )
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    """What to do with a server's cross-cluster API keys."""
+
+    create: tuple[ExpectedKey, ...] = ()
+    #: ``(key id, expected)``: the access changed, the key is updated in place.
+    update: tuple[tuple[str, ExpectedKey], ...] = ()
+    #: Ids of managed keys nobody expects any more, or whose encoded value is lost.
+    invalidate: tuple[str, ...] = ()
+
+
+def plan_api_keys(
+    expected: Sequence[ExpectedKey],
+    existing: Iterable[ExistingKey],
+    stored: Mapping[tuple[ClusterKey, str], str],
+) -> KeyPlan:
+    """Return what to do so that the server holds exactly the ``expected`` keys.
+
+    ``stored`` maps ``(client, alias)`` to the key id the client's API keys Secret holds. A key
+    the Secret does not hold (or holds under another id) cannot be handed out again (Elasticsearch
+    returns the secret part only at creation): it is invalidated and created anew. Keys the
+    operator did not make are never touched.
+    """
+    by_name: dict[str, list[ExistingKey]] = {}
+    for key in existing:
+        if key.managed:
+            by_name.setdefault(key.name, []).append(key)
+    create: list[ExpectedKey] = []
+    update: list[tuple[str, ExpectedKey]] = []
+    invalidate: list[str] = []
+    wanted = {key.name for key in expected}
+    for want in expected:
+        found = sorted(by_name.get(want.name, []), key=lambda key: key.id)
+        stored_id = stored.get((want.client, want.alias))
+        kept = next((key for key in found if key.id == stored_id), None)
+        invalidate.extend(key.id for key in found if key is not kept)
+        if kept is None:
+            create.append(want)
+        elif kept.metadata.get(METADATA_CONFIG_HASH) != want.config_hash:
+            update.append((kept.id, want))
+    for name in sorted(set(by_name) - wanted):
+        invalidate.extend(sorted(key.id for key in by_name[name]))
+    return KeyPlan(create=tuple(create), update=tuple(update), invalidate=tuple(invalidate))
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """One entry of the client's API keys Secret: the server, the key id, the encoded key."""
+
+    namespace: str
+    name: str
+    id: str
+    encoded: str
+
+
+def read_stored_keys(secret: Mapping[str, Any] | None) -> dict[str, StoredKey]:
+    """Return the entries of a client's API keys Secret, by alias (annotation and data agree)."""
+    if secret is None:
+        return {}
+    raw = view(secret).annotations.get(API_KEYS_ANNOTATION) or "{}"
+    try:
+        index = json.loads(raw)
+    except ValueError:
+        return {}
+    data = decode_secret_data(secret)
+    stored: dict[str, StoredKey] = {}
+    for alias, entry in index.items() if isinstance(index, dict) else ():
+        value = data.get(api_key_secret_key(str(alias)))
+        if not isinstance(entry, Mapping) or value is None:
+            continue
+        encoded = value.decode()
+        stored[str(alias)] = StoredKey(
+            namespace=str(entry.get("namespace", "")),
+            name=str(entry.get("name", "")),
+            id=str(entry.get("id", "")),
+            encoded=encoded,
+        )
+    return stored
+
+
+def api_keys_secret_contents(
+    stored: Mapping[str, StoredKey],
+) -> tuple[dict[str, str], dict[str, str]] | None:
+    """Return the API keys Secret's ``(data, annotations)`` for ``stored``; None when empty (the
+    Secret is deleted). Data values are plain (the caller encodes them)."""
+    if not stored:
+        return None
+    data = {api_key_secret_key(alias): stored[alias].encoded for alias in sorted(stored)}
+    index = {
+        alias: {"namespace": entry.namespace, "name": entry.name, "id": entry.id}
+        for alias, entry in sorted(stored.items())
+    }
+    return data, {API_KEYS_ANNOTATION: json.dumps(index, sort_keys=True, separators=(",", ":"))}
+
+
+def api_keys_secret_labels(client_name: str) -> dict[str, str]:
+    """Return ECK's labels of the client's API keys Secret."""
+    return {
+        TYPE_LABEL: API_KEYS_TYPE,
+        ES_CLUSTER_NAME_LABEL: client_name,
+        CREDENTIALS_LABEL: "true",
+    }
+
+
+# --- relationships of one cluster -------------------------------------------------------------------
+
+
+def has_relationship(
+    key: ClusterKey,
+    clusters: Iterable[Mapping[str, Any]],
+    *,
+    managed_aliases: Iterable[str] = (),
+    held_copies: Iterable[ClusterKey] = (),
+) -> bool:
+    """Whether the cluster has anything remote-cluster related: declared or referencing peers,
+    aliases it once configured or CA copies it still holds (left to clean up)."""
+    return bool(related_clusters(key, clusters) or list(managed_aliases) or list(held_copies))
