@@ -22,10 +22,11 @@ from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
 from activities.errors import InvalidSpecError
-from activities.kinds import resource_for_kind
+from activities.kinds import involved_reference, resource_for_kind
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, es_references
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
+from stackflow.kube.events import InvolvedObject
 from stackflow.models.engine import (
     FinalizeInput,
     FinalizeResult,
@@ -46,7 +47,13 @@ from stackflow.models.objects import view
 from stackflow.scope import equality_selector_string
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.builder import desired_children
+from stackflow.stack.elasticsearch.keystore import (
+    SecureSettingsSource,
+    aggregate_secure_settings,
+    secure_settings_sources,
+)
 from stackflow.stack.elasticsearch.references import referenced_objects
+from stackflow.stack.elasticsearch.remote_clusters import remote_api_keys_secret_name
 from stackflow.stack.elasticsearch.status import compute_status, is_pod_ready
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
 from stackflow.stack.labels import (
@@ -66,6 +73,8 @@ logger = logging.getLogger("activities.elasticsearch")
 
 INTERNAL_USER = "elastic-internal"
 PASSWORD_LENGTH = 24
+#: ECK's reason for a secure settings Secret that does not exist (the cluster is still reconciled).
+SECURE_SETTINGS_NOT_FOUND_REASON = "Unexpected"
 #: How soon to try again when a license waits for the cluster to answer.
 LICENSE_RETRY_SECONDS = 10.0
 _PASSWORD_ALPHABET = string.ascii_letters + string.digits
@@ -118,6 +127,79 @@ async def _existing_objects(
         except errors.NotFound:
             continue
     return existing
+
+
+async def _secure_settings(
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    existing: Mapping[tuple[str, str], Mapping[str, Any]],
+) -> dict[str, bytes] | None:
+    """The aggregated keystore content of ``es`` (None when it has no source at all).
+
+    Sources in the cluster's namespace come from ``existing`` when listed there (the remote API
+    keys Secret carries the cluster-name label); the others, a policy's in its own namespace
+    included, are read through the scoped client. A missing source is skipped with a Warning
+    event naming the Secret and the cluster, as ECK: the rest of the cluster is reconciled.
+    """
+    namespace, name = str(es["metadata"]["namespace"]), str(es["metadata"]["name"])
+    sources = secure_settings_sources(
+        es,
+        file_settings=existing.get(("Secret", names.file_settings_secret_name(name))),
+        remote_api_keys=("Secret", remote_api_keys_secret_name(name)) in existing,
+    )
+    if not sources:
+        return None
+    found: dict[tuple[str, str], dict[str, bytes] | None] = {}
+    for source in sources:
+        if source.key in found:
+            continue
+        current = (
+            existing.get(("Secret", source.secret_name)) if source.namespace == namespace else None
+        )
+        if current is None:
+            try:
+                current = await context.scoped.get(
+                    SECRETS, namespace=source.namespace, name=source.secret_name
+                )
+            except errors.NotFound:
+                current = None
+        found[source.key] = decode_secret_data(current) if current is not None else None
+    aggregate = aggregate_secure_settings(sources, found)
+    for source in aggregate.missing:
+        await _warn_missing_source(context, es, source)
+    return aggregate.data
+
+
+async def _warn_missing_source(
+    context: ControllerContext, es: Mapping[str, Any], source: SecureSettingsSource
+) -> None:
+    namespace, name = str(es["metadata"]["namespace"]), str(es["metadata"]["name"])
+    ref = ELASTICSEARCH_CONTROLLER.ref_of(es)
+    await context.events.warning(
+        InvolvedObject.of(involved_reference(ref, es)),
+        reason=SECURE_SETTINGS_NOT_FOUND_REASON,
+        message=(
+            f"Secure settings secret not found: {source.namespace}/{source.secret_name} "
+            f"(Elasticsearch {namespace}/{name}); its keys are left out of the keystore"
+        ),
+    )
+
+
+async def _delete_unused_secure_settings(
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    existing: Mapping[tuple[str, str], Mapping[str, Any]],
+) -> bool:
+    """Delete ``<es>-es-secure-settings`` once the cluster has no source left (as ECK)."""
+    namespace, name = str(es["metadata"]["namespace"]), str(es["metadata"]["name"])
+    secret_name = names.secure_settings_secret_name(name)
+    if ("Secret", secret_name) not in existing:
+        return False
+    try:
+        await context.scoped.delete(SECRETS, namespace=namespace, name=secret_name)
+    except errors.NotFound:
+        return False
+    return True
 
 
 def endpoint_for(
@@ -192,13 +274,20 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     if problems:
         raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
     existing = await _existing_objects(context, es)
+    secure_settings = await _secure_settings(context, es, existing)
     try:
         children = desired_children(
-            es, existing=existing, now=context.clock(), random_password=random_password
+            es,
+            existing=existing,
+            now=context.clock(),
+            random_password=random_password,
+            secure_settings=secure_settings,
         )
     except ValueError as error:
         raise InvalidSpecError(str(error)) from error
     written = 0
+    if secure_settings is None and await _delete_unused_secure_settings(context, es, existing):
+        written += 1
     for child in children:
         applied = await apply_object(context.scoped, resource_for_kind(child), child)
         if applied.outcome is not ApplyOutcome.UNCHANGED:

@@ -44,6 +44,7 @@ from stackflow.scope.selector import SelectorError
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL
 from stackflow.stack.objects import controller_owner_reference
+from stackflow.stack.pods import content_hash
 from stackflow.stack.policies.stack_config import (
     ELASTICSEARCH,
     KIBANA,
@@ -211,6 +212,23 @@ async def _applied_version(
     )
 
 
+#: Ours, not ECK's: a digest of the policies' secure settings Secrets on ``<es>-es-file-settings``.
+#: An edit of one wakes the policy (a reference), which changes this annotation; the file-settings
+#: Secret carries the cluster-name label, so the cluster wakes and rebuilds its keystore.
+SECURE_SETTINGS_CONTENT_ANNOTATION = "stackflow.dev/policy-secure-settings-digest"
+
+
+async def _secure_settings_digest(
+    context: ControllerContext, sources: Sequence[Mapping[str, Any]]
+) -> str:
+    """A digest of the content of the secure settings Secrets (an absent one counts as empty)."""
+    contents = []
+    for source in sources:
+        found = await _secret_or_none(context, str(source["namespace"]), str(source["secretName"]))
+        contents.append([source["namespace"], source["secretName"], (found or {}).get("data")])
+    return content_hash(contents)
+
+
 async def _apply_file_settings(
     context: ControllerContext,
     target: Target,
@@ -237,6 +255,10 @@ async def _apply_file_settings(
             first_version=_first_version(context),
             owner_reference=owner,
         )
+        if merged is not None and merged.secure_settings:
+            desired["metadata"].setdefault("annotations", {})[
+                SECURE_SETTINGS_CONTENT_ANNOTATION
+            ] = await _secure_settings_digest(context, merged.secure_settings)
         try:
             await _write(context, current, desired)
         except (errors.AlreadyExists, errors.Conflict):

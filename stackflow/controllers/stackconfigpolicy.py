@@ -4,7 +4,8 @@ An enterprise feature in every mode. A policy is woken by its own changes, by th
 soft-owns (the ``<es>-es-file-settings``, ``<es>-es-policy-config`` and ``<kb>-kb-policy-config``
 Secrets name their owning policies in labels, or in ECK's owner-refs annotation when several
 policies own one), by the Elasticsearch clusters and Kibana instances it targets (its status
-lists them, and the reference index wakes it on their changes), and by namespace flips: a flip
+lists them, and the reference index wakes it on their changes), by its own secure settings
+Secrets (references too: it re-stamps the targets' file-settings Secret), and by namespace flips: a flip
 concerns the policies of the flipped namespace and those of the operator namespace, which may
 target any managed namespace.
 """
@@ -30,6 +31,7 @@ __all__ = [
     "POLICY_SECRET_SELECTOR",
     "STACK_CONFIG_POLICY",
     "STACK_CONFIG_POLICY_CONTROLLER",
+    "policy_references",
     "policy_secret_owners",
     "policy_targets",
 ]
@@ -65,6 +67,32 @@ def policy_targets(policy: Mapping[str, Any]) -> list[ObjectKey]:
     return keys
 
 
+def policy_references(policy: Mapping[str, Any]) -> list[ObjectKey]:
+    """The policy's targets (``policy_targets``) and its own secure settings Secrets (in its
+    namespace): an edit of one wakes the policy, which re-stamps the targets' file-settings Secret
+    so that the clusters rebuild their keystore (ECK's clusters watch those Secrets themselves)."""
+    namespace = str((policy.get("metadata") or {}).get("namespace") or "")
+    spec = policy.get("spec") or {}
+    lists = (
+        spec.get("secureSettings"),
+        (spec.get("elasticsearch") or {}).get("secureSettings"),
+        (spec.get("kibana") or {}).get("secureSettings"),
+    )
+    secret_names = sorted(
+        {
+            str(item["secretName"])
+            for listed in lists
+            if isinstance(listed, list)
+            for item in listed
+            if isinstance(item, Mapping) and item.get("secretName")
+        }
+    )
+    return [
+        *policy_targets(policy),
+        *(ObjectKey.of(SECRETS, namespace=namespace, name=name) for name in secret_names),
+    ]
+
+
 STACK_CONFIG_POLICY_CONTROLLER = Controller(
     name="stackconfigpolicy",
     primary=STACK_CONFIG_POLICY,
@@ -74,8 +102,8 @@ STACK_CONFIG_POLICY_CONTROLLER = Controller(
             kind=SECRETS, owners=policy_secret_owners, label_selector=POLICY_SECRET_SELECTOR
         ),
     ),
-    references=policy_targets,
-    reference_kinds=tuple(_TARGET_KINDS.values()),
+    references=policy_references,
+    reference_kinds=(*_TARGET_KINDS.values(), SECRETS),
     flip=FlipStrategy.CONTROLLER,
     # It asks each targeted cluster which file-settings version it applied: not a local activity.
     local_step=False,

@@ -125,6 +125,12 @@ async def stored_key(kube: ResourceClient) -> str | None:
     return base64.b64decode(base64.b64decode(encoded)).decode().partition(":")[0]
 
 
+async def keystore_credentials(kube: ResourceClient) -> str | None:
+    """The ``to-b`` credentials in ``a``'s aggregated keystore Secret (None: no such key)."""
+    secret = await get_or_none(kube, SECRETS, namespace=NS_A, name="a-es-secure-settings")
+    return ((secret or {}).get("data") or {}).get("cluster.remote.to-b.credentials")
+
+
 async def test_a_flip_out_removes_trust_and_keys_both_ways_and_a_flip_in_restores_them(
     cluster_target: ClusterTarget, tmp_path: Path
 ) -> None:
@@ -161,6 +167,14 @@ async def test_a_flip_out_removes_trust_and_keys_both_ways_and_a_flip_in_restore
 
         await eventually(bundle_trusts_b, within=WITHIN, what="a's remote CA bundle holds b's CA")
 
+        async def key_in_keystore() -> bool:
+            keys = await get_or_none(kube, SECRETS, namespace=NS_A, name="a-es-remote-api-keys")
+            stored = ((keys or {}).get("data") or {}).get("cluster.remote.to-b.credentials")
+            return stored is not None and await keystore_credentials(kube) == stored
+
+        # The keys Secret carries a's cluster-name label: its arrival wakes a's reconcile.
+        await eventually(key_in_keystore, within=WITHIN, what="a's keystore holds the API key")
+
         # A copy deleted by hand wakes the clusters it concerns (its labels name both): restored.
         await kube.delete(SECRETS, namespace=NS_B, name=f"b-{NS_A}-a-es-remote-ca")
 
@@ -184,6 +198,11 @@ async def test_a_flip_out_removes_trust_and_keys_both_ways_and_a_flip_in_restore
             return bool(own) and bundle is not None and bundle.strip() == (own or "").strip()
 
         await eventually(bundle_back_to_own_ca, within=WITHIN, what="a trusts only its own CA")
+
+        async def keystore_cleaned() -> bool:
+            return await keystore_credentials(kube) is None
+
+        await eventually(keystore_cleaned, within=WITHIN, what="the key gone from a's keystore")
 
         await set_in_scope(kube, NS_B, True)
 

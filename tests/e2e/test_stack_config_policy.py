@@ -7,6 +7,9 @@ kubesim and on the real API server, driven only through the Kubernetes API.
 * two policies on one cluster whose namespace starts out of scope, weight 100 there and weight 10
   in the operator namespace: after the flip both report the cluster, and the merged
   file-settings Secret holds the weight-100 value;
+* a policy's secure settings Secret lands in the cluster's keystore Secret
+  (``<es>-es-secure-settings``), next to the cluster's own; an edit of the policy's Secret reaches
+  it too;
 * no license: a Warning ``ReconciliationError`` event on the policy and nothing applied; a
   license (the enterprise trial) arrives and the policy is applied.
 
@@ -255,6 +258,60 @@ async def test_two_policies_merge_by_weight_after_a_flip(stack: Stack) -> None:
     secret = await kube.get(SECRETS, namespace="scp-team", name="quickstart-es-file-settings")
     owners = json.loads(secret["metadata"]["annotations"]["eck.k8s.elastic.co/owner-refs"])
     assert owners == ["elastic-system/global", "scp-team/team"]
+
+
+def opaque(namespace: str, name: str, data: dict[str, str]) -> dict[str, Any]:
+    """An Opaque Secret of ``data``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "type": "Opaque",
+        "data": {key: base64.b64encode(value.encode()).decode() for key, value in data.items()},
+    }
+
+
+async def keystore(kube: ResourceClient, namespace: str) -> dict[str, str]:
+    """The decoded ``quickstart-es-secure-settings`` ({} when it does not exist)."""
+    secret = await get_or_none(
+        kube, SECRETS, namespace=namespace, name="quickstart-es-secure-settings"
+    )
+    data = (secret or {}).get("data") or {}
+    return {key: base64.b64decode(value).decode() for key, value in data.items()}
+
+
+async def test_policy_secure_settings_reach_the_keystore_and_follow_an_edit(stack: Stack) -> None:
+    kube = stack.kube
+    await create_namespace(kube, "scp-keys", in_scope=True)
+    await kube.create(SECRETS, opaque("scp-keys", "own", {"own.key": "mine"}), namespace="scp-keys")
+    await kube.create(
+        SECRETS,
+        opaque(OPERATOR_NAMESPACE, "policy-keys", {"slack.url": "https://one"}),
+        namespace=OPERATOR_NAMESPACE,
+    )
+    es = elasticsearch("scp-keys")
+    es["spec"]["secureSettings"] = [{"secretName": "own"}]
+    await kube.create(ES, es, namespace="scp-keys")
+    keyed = policy(OPERATOR_NAMESPACE, "keyed", weight=1, value="1mb")
+    keyed["spec"]["elasticsearch"]["secureSettings"] = [{"secretName": "policy-keys"}]
+    await kube.create(POLICY, keyed, namespace=OPERATOR_NAMESPACE)
+
+    async def both_sources() -> bool:
+        return await keystore(kube, "scp-keys") == {"own.key": "mine", "slack.url": "https://one"}
+
+    await eventually(both_sources, within=WITHIN, what="the cluster's and the policy's keys")
+
+    await kube.replace(
+        SECRETS,
+        opaque(OPERATOR_NAMESPACE, "policy-keys", {"slack.url": "https://two"}),
+        namespace=OPERATOR_NAMESPACE,
+        name="policy-keys",
+    )
+
+    async def edited() -> bool:
+        return (await keystore(kube, "scp-keys")).get("slack.url") == "https://two"
+
+    await eventually(edited, within=WITHIN, what="the policy Secret's edit in the keystore")
 
 
 async def test_no_license_warns_and_applies_nothing_until_a_license_arrives(

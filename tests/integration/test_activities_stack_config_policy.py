@@ -299,3 +299,42 @@ async def test_an_unusable_selector_is_an_invalid_spec(cluster: Cluster) -> None
     )
     with pytest.raises(InvalidSpecError, match="resourceSelector"):
         await policy_activities.reconcile(cluster.context(), request)
+
+
+async def test_an_edit_of_a_policy_secure_settings_secret_changes_the_file_settings_secret(
+    cluster: Cluster,
+) -> None:
+    """The file-settings Secret carries the cluster-name label: changing it wakes the cluster,
+    which rebuilds its keystore from the policy's Secret."""
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    keyed = policy(OPERATOR_NAMESPACE, "keyed", 10, {"a": "1"})
+    keyed["spec"]["elasticsearch"]["secureSettings"] = [{"secretName": "policy-keys"}]
+    await cluster.raw.create(POLICY, keyed, namespace=OPERATOR_NAMESPACE)
+    keys = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"namespace": OPERATOR_NAMESPACE, "name": "policy-keys"},
+        "data": {"slack.url": base64.b64encode(b"https://one").decode()},
+    }
+    await cluster.raw.create(SECRETS, keys, namespace=OPERATOR_NAMESPACE)
+
+    async def annotations() -> dict[str, str]:
+        secret = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-file-settings")
+        return dict(secret["metadata"].get("annotations") or {})
+
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "keyed"))
+    first = await annotations()
+    assert json.loads(first["policy.k8s.elastic.co/secure-settings-secrets"]) == [
+        {"namespace": OPERATOR_NAMESPACE, "secretName": "policy-keys"}
+    ]
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "keyed"))
+    assert await annotations() == first
+
+    await cluster.raw.merge_patch(
+        SECRETS,
+        {"data": {"slack.url": base64.b64encode(b"https://two").decode()}},
+        namespace=OPERATOR_NAMESPACE,
+        name="policy-keys",
+    )
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "keyed"))
+    assert await annotations() != first

@@ -483,3 +483,57 @@ def test_remote_cluster_server_and_client_settings_as_eck(
             "/usr/share/elasticsearch/config/transport-certs/ca.crt",
             "/usr/share/elasticsearch/config/transport-remote-certs/ca.crt",
         ]
+
+
+def _keystore_build(secure_settings: dict[str, bytes] | None) -> list[dict[str, Any]]:
+    return desired_children(
+        make_es(),
+        existing={},
+        now=NOW,
+        random_password=counter_passwords(),
+        secure_settings=secure_settings,
+    )
+
+
+def test_secure_settings_add_the_secret_the_volume_and_the_keystore_init_container(
+    children: list[dict[str, Any]],
+) -> None:
+    built = _keystore_build({"s3.client.default.access_key": b"AKIA"})
+    plain_names = [(c["kind"], c["metadata"]["name"]) for c in children]
+    built_names = [(c["kind"], c["metadata"]["name"]) for c in built]
+    # Only one child more: the aggregated Secret, next to the other cluster-wide Secrets.
+    assert [n for n in built_names if n not in plain_names] == [
+        ("Secret", "quickstart-es-secure-settings")
+    ]
+    secure = by_key(built)[("Secret", "quickstart-es-secure-settings")]
+    assert secret_value(secure, "s3.client.default.access_key") == "AKIA"
+    for node_set in ("masters", "data"):
+        pod_spec = by_key(built)[("StatefulSet", f"quickstart-es-{node_set}")]["spec"]["template"][
+            "spec"
+        ]
+        init = [c["name"] for c in pod_spec["initContainers"]]
+        assert init == ["elastic-internal-init-filesystem", "elastic-internal-init-keystore"]
+        keystore = pod_spec["initContainers"][1]
+        assert "elasticsearch-keystore create" in keystore["command"][-1]
+        assert "elasticsearch-keystore add-file" in keystore["command"][-1]
+        assert {"secretName": "quickstart-es-secure-settings", "optional": False} in [
+            v.get("secret") for v in pod_spec["volumes"]
+        ]
+    plain_sts = by_key(children)[("StatefulSet", "quickstart-es-data")]
+    assert not any(
+        c["name"] == "elastic-internal-init-keystore"
+        for c in plain_sts["spec"]["template"]["spec"]["initContainers"]
+    )
+
+
+def test_a_secure_settings_change_changes_the_config_and_template_hashes() -> None:
+    first = by_key(_keystore_build({"k": b"1"}))[("StatefulSet", "quickstart-es-data")]
+    again = by_key(_keystore_build({"k": b"1"}))[("StatefulSet", "quickstart-es-data")]
+    second = by_key(_keystore_build({"k": b"2"}))[("StatefulSet", "quickstart-es-data")]
+    config_hash = "elasticsearch.k8s.elastic.co/config-hash"
+    assert first == again
+    assert first["metadata"]["labels"] != second["metadata"]["labels"]
+    assert (
+        first["spec"]["template"]["metadata"]["labels"][config_hash]
+        != second["spec"]["template"]["metadata"]["labels"][config_hash]
+    )

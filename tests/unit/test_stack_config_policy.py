@@ -12,7 +12,11 @@ import pytest
 
 from activities.generic import license_notice
 from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, OwnerKey
-from stackflow.controllers.stackconfigpolicy import policy_secret_owners, policy_targets
+from stackflow.controllers.stackconfigpolicy import (
+    policy_references,
+    policy_secret_owners,
+    policy_targets,
+)
 from stackflow.scope.selector import SelectorError
 from stackflow.stack.policies.stack_config import (
     SETTINGS_HASH_ANNOTATION,
@@ -514,7 +518,25 @@ def test_the_row() -> None:
     assert row.gate is Gate.ENTERPRISE
     assert row.flip is FlipStrategy.CONTROLLER
     assert row.primary.kind == "StackConfigPolicy"
-    assert {kind.kind for kind in row.reference_kinds} == {"Elasticsearch", "Kibana"}
+    assert {kind.kind for kind in row.reference_kinds} == {"Elasticsearch", "Kibana", "Secret"}
+
+
+def test_policy_references_add_its_secure_settings_secrets_in_its_namespace() -> None:
+    obj = {
+        "metadata": {"namespace": "elastic-system", "name": "p"},
+        "spec": {
+            "secureSettings": [{"secretName": "legacy"}],
+            "elasticsearch": {"secureSettings": [{"secretName": "es-s"}, {"secretName": "legacy"}]},
+            "kibana": {"secureSettings": [{"secretName": "kb-s"}]},
+        },
+        "status": {"details": {"elasticsearch": {"a/es": {"phase": "Ready"}}}},
+    }
+    assert [(key.kind, key.namespace, key.name) for key in policy_references(obj)] == [
+        ("Elasticsearch", "a", "es"),
+        ("Secret", "elastic-system", "es-s"),
+        ("Secret", "elastic-system", "kb-s"),
+        ("Secret", "elastic-system", "legacy"),
+    ]
 
 
 # (gate, kind, expected reason, whether the operator Pod gets the event too)

@@ -25,6 +25,7 @@ from stackflow.stack.elasticsearch.config import (
     render_elasticsearch_yml,
 )
 from stackflow.stack.elasticsearch.context import BuildContext, ExistingObjects
+from stackflow.stack.elasticsearch.keystore import keystore_hash, with_keystore
 from stackflow.stack.elasticsearch.pods import headless_service, statefulset_manifest
 from stackflow.stack.elasticsearch.remote_clusters import (
     REMOTE_CA_SECRET_KEY,
@@ -259,6 +260,11 @@ def remote_ca_secret(context: BuildContext, ca: KeyPair) -> Manifest:
     )
 
 
+def secure_settings_secret(context: BuildContext, data: Mapping[str, bytes]) -> Manifest:
+    """Return ``<es>-es-secure-settings``: every key of every secure settings source."""
+    return context.secret(names.secure_settings_secret_name(context.name), encode_secret_data(data))
+
+
 def pod_disruption_budget(context: BuildContext) -> Manifest | None:
     """Return the ``<es>-es-default`` PDB: the user's, the default (maxUnavailable 1), or none for ``{}``."""
     user = context.spec.get("podDisruptionBudget")
@@ -287,12 +293,15 @@ def desired_children(
     now: datetime,
     random_password: Callable[[], str],
     certificate_settings: CertificateSettings | None = None,
+    secure_settings: Mapping[str, bytes] | None = None,
 ) -> list[Manifest]:
     """Return every child manifest of ``es``, in apply order.
 
     ``existing`` maps ``(kind, name)`` to the current objects of the namespace (children, the
     Secrets the spec references, the association user and service-account-token Secrets labelled
     with the cluster's name, and optionally the cluster's Pods for the seed hosts).
+    ``secure_settings`` is the aggregated keystore content (see :mod:`.keystore`), None when the
+    cluster has no secure settings source: then no ``<es>-es-secure-settings`` and no keystore.
     Raises ``ValueError`` when ``spec.version`` does not parse (validation reports it first).
     """
     context = BuildContext(
@@ -313,6 +322,8 @@ def desired_children(
         _config_map(context, names.scripts_configmap_name(context.name), scripts_data())
     )
     children.append(unicast_hosts(context))
+    if secure_settings is not None:
+        children.append(secure_settings_secret(context, secure_settings))
     for node_set in node_sets(es):
         node_set_name = str(node_set["name"])
         secret, config_hash = config_secret(context, node_set)
@@ -325,7 +336,10 @@ def desired_children(
             node_transport_certs_secret(context, ca=ca, node_set=node_set_name, pod_names=pod_names)
         )
         children.append(headless_service(context, node_set))
-        children.append(statefulset_manifest(context, node_set, config_hash=config_hash))
+        statefulset = statefulset_manifest(context, node_set, config_hash=config_hash)
+        if secure_settings is not None:
+            statefulset = with_keystore(statefulset, context.name, keystore_hash(secure_settings))
+        children.append(statefulset)
     pdb = pod_disruption_budget(context)
     if pdb is not None:
         children.append(pdb)
