@@ -4,7 +4,8 @@ An enterprise feature in every mode. A policy is woken by its own changes, by th
 soft-owns (the ``<es>-es-file-settings``, ``<es>-es-policy-config`` and ``<kb>-kb-policy-config``
 Secrets name their owning policies in labels, or in ECK's owner-refs annotation when several
 policies own one), by the Elasticsearch clusters and Kibana instances it targets (its status
-lists them, and the reference index wakes it on their changes), and by namespace flips: a flip
+lists them, and the reference index wakes it on their changes), by the ConfigMaps and Secrets
+its ``spec.variablesFrom`` names, and by namespace flips: a flip
 concerns the policies of the flipped namespace and those of the operator namespace, which may
 target any managed namespace.
 """
@@ -17,13 +18,14 @@ from typing import Any
 from stackflow.api.kinds import kind_info
 from stackflow.controllers.table import ChildWatch, Controller, FlipStrategy, Gate, OwnerKey
 from stackflow.models.engine import ObjectKey
-from stackflow.models.kinds import SECRETS
+from stackflow.models.kinds import CONFIGMAPS, SECRETS
 from stackflow.stack.labels import SOFT_OWNER_KIND_LABEL
 from stackflow.stack.policies.stack_config import (
     ELASTICSEARCH,
     KIBANA,
     POLICY_KIND,
     secret_owners,
+    variable_sources,
 )
 
 __all__ = [
@@ -62,6 +64,10 @@ def policy_targets(policy: Mapping[str, Any]) -> list[ObjectKey]:
             namespace, _, name = str(key).partition("/")
             if namespace and name:
                 keys.append(ObjectKey.of(kind, namespace=namespace, name=name))
+    # The ConfigMaps and Secrets of spec.variablesFrom: a changed variable re-renders the policy.
+    for source in variable_sources(policy):
+        kind = SECRETS if source.kind == "Secret" else CONFIGMAPS
+        keys.append(ObjectKey.of(kind, namespace=source.namespace, name=source.name))
     return keys
 
 
@@ -75,7 +81,7 @@ STACK_CONFIG_POLICY_CONTROLLER = Controller(
         ),
     ),
     references=policy_targets,
-    reference_kinds=tuple(_TARGET_KINDS.values()),
+    reference_kinds=(*_TARGET_KINDS.values(), SECRETS, CONFIGMAPS),
     flip=FlipStrategy.CONTROLLER,
     # It asks each targeted cluster which file-settings version it applied: not a local activity.
     local_step=False,
