@@ -671,3 +671,46 @@ def test_the_row_references_the_variables_sources() -> None:
     assert [(key.kind, key.namespace, key.name) for key in policy_targets(obj)] == [
         ("Secret", "team-a", "creds")
     ]
+
+
+@pytest.mark.parametrize(
+    ("controller", "secret", "owner"),
+    [
+        pytest.param(
+            "elasticsearch",
+            es_policy_config_secret(
+                None,
+                namespace="team-a",
+                es_name="prod",
+                merged=merge_elasticsearch([policy(OPERATOR, "p", elasticsearch={"config": {}})]),
+            ),
+            OwnerKey("team-a", "prod"),
+            id="es-policy-config",
+        ),
+        pytest.param(
+            "kibana",
+            kb_policy_config_secret(
+                None,
+                namespace="team-a",
+                kb_name="kb",
+                merged=merge_kibana([policy(OPERATOR, "p", kibana={"config": {"a": 1}})]),
+            ),
+            OwnerKey("team-a", "kb"),
+            id="kb-policy-config",
+        ),
+    ],
+)
+def test_the_targeted_resource_wakes_on_its_policy_config_secret(
+    controller: str, secret: dict[str, Any], owner: OwnerKey
+) -> None:
+    """The policy-config Secrets carry the cluster-name / Kibana name label, so the Elasticsearch
+    and Kibana rows' Secret watches map a change of one to the resource that reads it."""
+    row = CONTROLLERS.named(controller)
+    labels = secret["metadata"]["labels"]
+    watches = [
+        watch
+        for watch in row.children
+        if watch.kind.kind == "Secret" and str(watch.label_selector) in labels
+    ]
+    assert watches
+    assert all(watch.owners(secret) == (owner,) for watch in watches)
