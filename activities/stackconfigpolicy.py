@@ -106,6 +106,9 @@ TargetKey = tuple[str, str, str]
 """(type, namespace, name) of a targeted resource."""
 
 
+_VARIABLES_PREFIX = "spec.variablesFrom:"
+
+
 class VariablesError(Exception):
     """A non-optional ``spec.variablesFrom`` source of a policy cannot be read."""
 
@@ -131,7 +134,7 @@ async def _variables(context: ControllerContext, obj: Mapping[str, Any]) -> dict
             if source.optional:
                 continue
             raise VariablesError(
-                f'spec.variablesFrom: {source.kind} "{source.namespace}/{source.name}" '
+                f'{_VARIABLES_PREFIX} {source.kind} "{source.namespace}/{source.name}" '
                 "not found (set optional: true to go on without it)"
             ) from None
         variables.update(variables_of(source, found))
@@ -453,6 +456,11 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         for type_, entries in details.items()
     }
     status = policy_status(mine, observed_generation=view(obj).generation)
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    kept = [c for c in conditions if not str(c.get("message", "")).startswith(_VARIABLES_PREFIX)]
+    if kept != conditions:
+        # The variables source that was missing is back: its failed condition goes.
+        status["conditions"] = kept
     patch = status_patch(obj.get("status") or {}, status)
     if patch is not None:
         await context.scoped.patch_status(

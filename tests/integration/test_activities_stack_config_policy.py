@@ -404,7 +404,9 @@ async def test_a_missing_variables_source_is_an_error_until_it_appears(cluster: 
     )
     await reconcile(cluster, ref(NAMESPACE, "vars"))
     assert (await settings(cluster))["state"]["cluster_settings"] == {"a": "from-secret"}
-    assert (await status(cluster, NAMESPACE, "vars"))["phase"] != "Error"
+    recovered = await status(cluster, NAMESPACE, "vars")
+    assert recovered["phase"] != "Error"
+    assert not any(message in c["message"] for c in recovered.get("conditions") or [])
 
 
 async def test_variables_from_another_namespace_only_for_operator_namespace_policies(
