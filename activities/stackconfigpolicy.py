@@ -41,7 +41,7 @@ from stackflow.models.engine import (
     ReconcileInput,
     ReconcileResult,
 )
-from stackflow.models.kinds import CONFIGMAPS, SECRETS
+from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
 from stackflow.models.objects import view
 from stackflow.scope.selector import SelectorError
 from stackflow.stack.elasticsearch import names as es_names
@@ -50,6 +50,7 @@ from stackflow.stack.naming import Namer
 from stackflow.stack.objects import controller_owner_reference, decode_secret_data
 from stackflow.stack.policies.stack_config import (
     ELASTICSEARCH,
+    ES_CONFIG_MOUNTS_HASH_ANNOTATION,
     KIBANA,
     KIBANA_NAME_LABEL,
     ElasticsearchMerge,
@@ -57,6 +58,7 @@ from stackflow.stack.policies.stack_config import (
     Policy,
     ResourceStatus,
     Target,
+    es_config_mounts_hash,
     es_policy_config_secret,
     es_policy_config_secret_name,
     file_settings_secret,
@@ -331,7 +333,27 @@ async def _sync_elasticsearch(
     )
     if version is None:  # not reached: a merge is always written
         return ResourceStatus(phase="ApplyingChanges")
+    if (merged.config or merged.secret_mounts) and not await _config_taken(
+        context, target, es_config_mounts_hash(merged)
+    ):
+        return ResourceStatus(phase="ApplyingChanges", expected_version=version)
     return await _applied_version(context, es, version)
+
+
+async def _config_taken(context: ControllerContext, target: Target, digest: str) -> bool:
+    """Whether every StatefulSet of the cluster carries the policies' config/mounts hash on its
+    pod template (the Elasticsearch controller rendered them; the Pods roll from there)."""
+    listed = await context.scoped.list(
+        STATEFULSETS,
+        namespace=target.namespace,
+        label_selector=f"{ES_CLUSTER_NAME_LABEL}={target.name}",
+    )
+    templates = [
+        view((item.get("spec") or {}).get("template")).annotations for item in listed["items"]
+    ]
+    return bool(templates) and all(
+        annotations.get(ES_CONFIG_MOUNTS_HASH_ANNOTATION) == digest for annotations in templates
+    )
 
 
 async def _sync_kibana(

@@ -342,11 +342,24 @@ async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
     document = await settings(cluster)
     assert document["state"]["cluster_settings"] == {"indices.recovery.max_bytes_per_sec": "90mb"}
 
+    expected_hash = (
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-policy-config")
+    )["metadata"]["annotations"]["policy.k8s.elastic.co/elasticsearch-config-mounts-hash"]
+
     await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
 
     config = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-default-es-config")
     yml = yaml.safe_load(secret_text(config, "elasticsearch.yml"))
     assert yml["logger.org.elasticsearch.discovery"] == "warn"  # variable substituted
+    template = (await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="prod-es-default"))[
+        "spec"
+    ]["template"]
+    assert (
+        template["metadata"]["annotations"][
+            "policy.k8s.elastic.co/elasticsearch-config-mounts-hash"
+        ]
+        == expected_hash
+    )
     sts = await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="prod-es-default")
     pod = sts["spec"]["template"]["spec"]
     container = next(c for c in pod["containers"] if c["name"] == "elasticsearch")
@@ -457,3 +470,25 @@ async def test_the_kibana_takes_the_policy_config_and_the_policy_sees_it_applied
     await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
     got = await status(cluster, NAMESPACE, "kb-policy")
     assert got["details"]["kibana"]["team-a/kb"]["phase"] == "Ready"
+
+
+async def test_ready_only_once_the_cluster_rendered_the_policy_config(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    obj = policy(OPERATOR_NAMESPACE, "p", 0, {"a": "1"})
+    obj["spec"]["elasticsearch"]["config"] = {"node.attr.rack": "r1"}
+    await cluster.raw.create(POLICY, obj, namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
+    fake_es.state.file_settings_version = int((await settings(cluster))["metadata"]["version"])
+
+    # The file settings are applied, but no StatefulSet has the policy's config yet.
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
+    got = await status(cluster, OPERATOR_NAMESPACE, "p")
+    assert got["details"]["elasticsearch"]["team-a/prod"]["phase"] == "ApplyingChanges"
+
+    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
+    got = await status(cluster, OPERATOR_NAMESPACE, "p")
+    assert (got["phase"], got["readyCount"]) == ("Ready", "1/1")

@@ -565,3 +565,14 @@ def test_policy_security_roles_join_the_file_realm_roles() -> None:
     realm = by_key(build(make_es(), existing))[("Secret", "quickstart-es-xpack-file-realm")]
     roles = yaml.safe_load(secret_value(realm, "roles.yml"))
     assert roles["log-reader"] == role
+
+
+def test_the_pod_template_carries_the_policy_config_hash(children: list[dict[str, Any]]) -> None:
+    annotation = "policy.k8s.elastic.co/elasticsearch-config-mounts-hash"
+    existing = _policy_config({"a": "1"})
+    secret = existing[("Secret", "quickstart-es-policy-config")]
+    sts = by_key(build(make_es(), existing))[("StatefulSet", "quickstart-es-data")]
+    template = sts["spec"]["template"]["metadata"]["annotations"]
+    assert template[annotation] == secret["metadata"]["annotations"][annotation]
+    without = by_key(children)[("StatefulSet", "quickstart-es-data")]
+    assert annotation not in without["spec"]["template"]["metadata"]["annotations"]

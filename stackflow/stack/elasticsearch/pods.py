@@ -25,7 +25,7 @@ from stackflow.stack.elasticsearch.config import (
     node_roles,
 )
 from stackflow.stack.elasticsearch.context import BuildContext
-from stackflow.stack.elasticsearch.policy import secret_mount_volumes
+from stackflow.stack.elasticsearch.policy import policy_pod_annotations, secret_mount_volumes
 from stackflow.stack.elasticsearch.remote_clusters import remote_ca_secret_name
 from stackflow.stack.labels import (
     ES_CONFIG_HASH_LABEL,
@@ -249,6 +249,7 @@ def pod_template(
         spec["serviceAccountName"] = context.spec["serviceAccountName"]
     annotations = dict(user_metadata.annotations)
     annotations.setdefault("co.elastic.logs/module", "elasticsearch")
+    annotations.update(policy_pod_annotations(context))
     return {
         "metadata": {
             "labels": dict(sorted(labels.items())),

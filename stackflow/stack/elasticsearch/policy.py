@@ -14,12 +14,13 @@ from typing import Any
 from stackflow.stack.elasticsearch.context import BuildContext
 from stackflow.stack.naming import hash_object
 from stackflow.stack.policies.stack_config import (
+    ES_CONFIG_MOUNTS_HASH_ANNOTATION,
     PolicyElasticsearchConfig,
     es_policy_config_secret_name,
     read_es_policy_config,
 )
 
-__all__ = ["policy_config", "secret_mount_volumes"]
+__all__ = ["policy_config", "policy_pod_annotations", "secret_mount_volumes"]
 
 
 def policy_config(context: BuildContext) -> PolicyElasticsearchConfig:
@@ -45,3 +46,10 @@ def secret_mount_volumes(
             )
         )
     return pairs
+
+
+def policy_pod_annotations(context: BuildContext) -> dict[str, str]:
+    """The policy-config hash on the pod template (as ECK): the policy controller compares it
+    with its Secret's to tell whether the cluster took the policies' settings and mounts."""
+    digest = policy_config(context).config_mounts_hash
+    return {ES_CONFIG_MOUNTS_HASH_ANNOTATION: digest} if digest else {}

@@ -35,6 +35,7 @@ from stackflow.stack.objects import encode_secret_data
 
 __all__ = [
     "ELASTICSEARCH",
+    "ES_CONFIG_MOUNTS_HASH_ANNOTATION",
     "FILE_SETTINGS_COMPATIBILITY",
     "FILE_SETTINGS_KEY",
     "KIBANA",
@@ -52,6 +53,7 @@ __all__ = [
     "Target",
     "VariableSource",
     "empty_state",
+    "es_config_mounts_hash",
     "es_policy_config_secret",
     "es_policy_config_secret_name",
     "file_settings",
@@ -98,6 +100,10 @@ SOFT_OWNER_REFS_ANNOTATION = "eck.k8s.elastic.co/owner-refs"
 ES_CONFIG_KEY = "elasticsearch.json"
 ES_SECRET_MOUNTS_KEY = "secretMounts.json"
 ES_ROLES_KEY = "roles.json"
+#: ECK's hash annotations of ``<es>-es-policy-config``; the config/mounts one is copied onto the
+#: cluster's pod templates, so the policy sees when the cluster took its settings.
+ES_CONFIG_MOUNTS_HASH_ANNOTATION = "policy.k8s.elastic.co/elasticsearch-config-mounts-hash"
+ES_ROLES_HASH_ANNOTATION = "policy.k8s.elastic.co/elasticsearch-roles-hash"
 KB_CONFIG_KEY = "kibana.json"
 
 _KB_NAMER = Namer("kb")
@@ -678,6 +684,11 @@ def file_settings_secret(
     return secret, settings.version
 
 
+def es_config_mounts_hash(merged: ElasticsearchMerge) -> str:
+    """The hash of the merged ``elasticsearch.yml`` settings and secret mounts."""
+    return state_hash({"config": merged.config or {}, "secretMounts": list(merged.secret_mounts)})
+
+
 def es_policy_config_secret(
     current: Mapping[str, Any] | None,
     *,
@@ -686,7 +697,8 @@ def es_policy_config_secret(
     merged: ElasticsearchMerge,
     owner_reference: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``<es>-es-policy-config`` Secret: merged ``elasticsearch.yml`` settings and mounts."""
+    """The ``<es>-es-policy-config`` Secret: merged ``elasticsearch.yml`` settings, mounts and
+    security roles, with ECK's hash annotations."""
     return _secret(
         current,
         namespace=namespace,
@@ -696,7 +708,10 @@ def es_policy_config_secret(
             TYPE_LABEL: "elasticsearch",
             WATCHED_LABEL: "true",
         },
-        annotations={},
+        annotations={
+            ES_CONFIG_MOUNTS_HASH_ANNOTATION: es_config_mounts_hash(merged),
+            ES_ROLES_HASH_ANNOTATION: state_hash(merged.roles),
+        },
         data={
             ES_CONFIG_KEY: json.dumps(merged.config or {}, sort_keys=True),
             ES_SECRET_MOUNTS_KEY: json.dumps(list(merged.secret_mounts), sort_keys=True),
@@ -760,6 +775,8 @@ class PolicyElasticsearchConfig:
     config: dict[str, Any] = field(default_factory=dict)
     secret_mounts: tuple[tuple[str, str], ...] = ()
     roles: dict[str, Any] = field(default_factory=dict)
+    #: ``ES_CONFIG_MOUNTS_HASH_ANNOTATION`` of the Secret (None: no policy Secret).
+    config_mounts_hash: str | None = None
 
 
 def read_es_policy_config(secret: Mapping[str, Any] | None) -> PolicyElasticsearchConfig:
@@ -776,6 +793,7 @@ def read_es_policy_config(secret: Mapping[str, Any] | None) -> PolicyElasticsear
         config=dict(config) if isinstance(config, Mapping) else {},
         secret_mounts=tuple(mounts),
         roles=dict(roles) if isinstance(roles, Mapping) else {},
+        config_mounts_hash=view(secret).annotations.get(ES_CONFIG_MOUNTS_HASH_ANNOTATION),
     )
 
 
