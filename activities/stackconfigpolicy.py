@@ -18,10 +18,13 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import yaml
+
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext
 from activities.elasticsearch import endpoint_for
 from activities.errors import InvalidSpecError
+from activities.generic import invalid_spec_status
 from stackflow.api.kinds import kind_info
 from stackflow.controllers.stackconfigpolicy import (
     POLICY_SECRET_SELECTOR,
@@ -38,15 +41,17 @@ from stackflow.models.engine import (
     ReconcileInput,
     ReconcileResult,
 )
-from stackflow.models.kinds import SECRETS
+from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
 from stackflow.models.objects import view
 from stackflow.scope.selector import SelectorError
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL
-from stackflow.stack.objects import controller_owner_reference
+from stackflow.stack.naming import Namer
+from stackflow.stack.objects import controller_owner_reference, decode_secret_data
 from stackflow.stack.pods import content_hash
 from stackflow.stack.policies.stack_config import (
     ELASTICSEARCH,
+    ES_CONFIG_MOUNTS_HASH_ANNOTATION,
     KIBANA,
     KIBANA_NAME_LABEL,
     ElasticsearchMerge,
@@ -54,12 +59,14 @@ from stackflow.stack.policies.stack_config import (
     Policy,
     ResourceStatus,
     Target,
+    es_config_mounts_hash,
     es_policy_config_secret,
     es_policy_config_secret_name,
     file_settings_secret,
     file_settings_secret_name,
     kb_policy_config_secret,
     kb_policy_config_secret_name,
+    kibana_applied,
     merge_elasticsearch,
     merge_kibana,
     parse_policy,
@@ -69,6 +76,8 @@ from stackflow.stack.policies.stack_config import (
     secret_owners,
     status_patch,
     targets,
+    variable_sources,
+    variables_of,
 )
 from stackflow.stack.policies.validation import validate_stack_config_policy
 
@@ -94,8 +103,50 @@ _KINDS = {
     KIBANA: kind_info("Kibana").resource,
 }
 
+_KB_NAMER = Namer("kb")
+
 TargetKey = tuple[str, str, str]
 """(type, namespace, name) of a targeted resource."""
+
+
+_VARIABLES_PREFIX = "spec.variablesFrom:"
+
+
+class VariablesError(Exception):
+    """A non-optional ``spec.variablesFrom`` source of a policy cannot be read."""
+
+
+async def _variables(context: ControllerContext, obj: Mapping[str, Any]) -> dict[str, str]:
+    """The policy's variables, its ``variablesFrom`` sources read in order (a later one wins).
+
+    InvalidSpecError for a source in another namespace when the policy is not in the operator
+    namespace (ECK's webhook forbids it); VariablesError for a missing non-optional source.
+    """
+    policy_namespace = view(obj).namespace
+    variables: dict[str, str] = {}
+    for source in variable_sources(obj):
+        if source.namespace != policy_namespace != context.operator_namespace:
+            raise InvalidSpecError(
+                f"spec.variablesFrom: {source.kind} {source.namespace}/{source.name}: only a "
+                "policy in the operator namespace may read variables from another namespace"
+            )
+        resource = SECRETS if source.kind == "Secret" else CONFIGMAPS
+        try:
+            found = await context.scoped.get(resource, namespace=source.namespace, name=source.name)
+        except errors.NotFound:
+            if source.optional:
+                continue
+            raise VariablesError(
+                f'{_VARIABLES_PREFIX} {source.kind} "{source.namespace}/{source.name}" '
+                "not found (set optional: true to go on without it)"
+            ) from None
+        variables.update(variables_of(source, found))
+    return variables
+
+
+async def _resolved_policy(context: ControllerContext, obj: Mapping[str, Any]) -> Policy:
+    """The policy of ``obj`` with its variables substituted (errors as ``_variables``)."""
+    return parse_policy(obj, await _variables(context, obj))
 
 
 class _Policies:
@@ -114,8 +165,8 @@ class _Policies:
                 if view(obj).deletion_timestamp:
                     continue
                 try:
-                    policy = parse_policy(obj)
-                except SelectorError:
+                    policy = await _resolved_policy(self.context, obj)
+                except (SelectorError, InvalidSpecError, VariablesError):
                     continue  # an invalid policy targets nothing (its own reconcile says why)
                 if policy.key != self.excluded:
                     policies.append(policy)
@@ -304,7 +355,27 @@ async def _sync_elasticsearch(
     )
     if version is None:  # not reached: a merge is always written
         return ResourceStatus(phase="ApplyingChanges")
+    if (merged.config or merged.secret_mounts) and not await _config_taken(
+        context, target, es_config_mounts_hash(merged)
+    ):
+        return ResourceStatus(phase="ApplyingChanges", expected_version=version)
     return await _applied_version(context, es, version)
+
+
+async def _config_taken(context: ControllerContext, target: Target, digest: str) -> bool:
+    """Whether every StatefulSet of the cluster carries the policies' config/mounts hash on its
+    pod template (the Elasticsearch controller rendered them; the Pods roll from there)."""
+    listed = await context.scoped.list(
+        STATEFULSETS,
+        namespace=target.namespace,
+        label_selector=f"{ES_CLUSTER_NAME_LABEL}={target.name}",
+    )
+    templates = [
+        view((item.get("spec") or {}).get("template")).annotations for item in listed["items"]
+    ]
+    return bool(templates) and all(
+        annotations.get(ES_CONFIG_MOUNTS_HASH_ANNOTATION) == digest for annotations in templates
+    )
 
 
 async def _sync_kibana(
@@ -326,6 +397,7 @@ async def _sync_kibana(
     owner = controller_owner_reference(
         {"apiVersion": kb.get("apiVersion"), "kind": kb.get("kind"), "metadata": kb["metadata"]}
     )
+    merged = merge_kibana(ordered)
     await _write(
         context,
         current,
@@ -333,12 +405,18 @@ async def _sync_kibana(
             current,
             namespace=target.namespace,
             kb_name=target.name,
-            merged=merge_kibana(ordered),
+            merged=merged,
             owner_reference=owner,
         ),
     )
-    # The Kibana controller does not read the policy Secret yet: it cannot be seen applied.
-    return ResourceStatus(phase="ApplyingChanges")
+    # Applied once the Kibana controller rendered the settings into kibana.yml (its Pods roll
+    # on that Secret's hash).
+    config = await _secret_or_none(
+        context, target.namespace, _KB_NAMER.suffix(target.name, "config")
+    )
+    rendered = yaml.safe_load(decode_secret_data(config).get("kibana.yml") or b"{}")
+    applied = kibana_applied(merged.config or {}, rendered if isinstance(rendered, Mapping) else {})
+    return ResourceStatus(phase="Ready" if applied else "ApplyingChanges")
 
 
 def _owned_target(secret: Mapping[str, Any]) -> TargetKey | None:
@@ -398,9 +476,11 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     if problems:
         raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
     try:
-        policy = parse_policy(obj)
+        policy = await _resolved_policy(context, obj)
     except SelectorError as error:
         raise InvalidSpecError(str(error)) from error
+    except VariablesError as error:
+        return await _variables_missing(context, request, obj, str(error))
     # A policy of the operator namespace may target every managed namespace; others their own.
     namespace = None if ref.namespace == context.operator_namespace else ref.namespace
     targeted: set[TargetKey] = set()
@@ -420,6 +500,11 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         for type_, entries in details.items()
     }
     status = policy_status(mine, observed_generation=view(obj).generation)
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    kept = [c for c in conditions if not str(c.get("message", "")).startswith(_VARIABLES_PREFIX)]
+    if kept != conditions:
+        # The variables source that was missing is back: its failed condition goes.
+        status["conditions"] = kept
     patch = status_patch(obj.get("status") or {}, status)
     if patch is not None:
         await context.scoped.patch_status(
@@ -430,6 +515,27 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         phase=Phase.READY if ready else Phase.RECONCILING,
         message=f"{status['phase']}: {status['readyCount']} resources ready",
         requeue_after_seconds=READY_RECHECK_SECONDS if ready else NOT_READY_REQUEUE_SECONDS,
+        observed_generation=view(obj).generation,
+    )
+
+
+async def _variables_missing(
+    context: ControllerContext, request: ReconcileInput, obj: Mapping[str, Any], message: str
+) -> ReconcileResult:
+    """A variables source is missing: nothing is written for the policy, whose phase is
+    ``Error`` with the message in a failed ``ReconciliationComplete`` condition; retried."""
+    ref = request.ref
+    patch = invalid_spec_status(obj, message=message, now=context.clock())
+    patch["status"]["phase"] = "Error"
+    current = obj.get("status") or {}
+    if {**current, **patch["status"]} != current:
+        await context.scoped.patch_status(
+            ref.resource, patch, namespace=ref.namespace, name=ref.name
+        )
+    return ReconcileResult(
+        phase=Phase.ERROR,
+        message=message,
+        requeue_after_seconds=NOT_READY_REQUEUE_SECONDS,
         observed_generation=view(obj).generation,
     )
 

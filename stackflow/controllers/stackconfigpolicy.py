@@ -5,7 +5,8 @@ soft-owns (the ``<es>-es-file-settings``, ``<es>-es-policy-config`` and ``<kb>-k
 Secrets name their owning policies in labels, or in ECK's owner-refs annotation when several
 policies own one), by the Elasticsearch clusters and Kibana instances it targets (its status
 lists them, and the reference index wakes it on their changes), by its own secure settings
-Secrets (references too: it re-stamps the targets' file-settings Secret), and by namespace flips: a flip
+Secrets (references too: it re-stamps the targets' file-settings Secret), by the ConfigMaps and
+Secrets its ``spec.variablesFrom`` names, and by namespace flips: a flip
 concerns the policies of the flipped namespace and those of the operator namespace, which may
 target any managed namespace.
 """
@@ -18,13 +19,14 @@ from typing import Any
 from stackflow.api.kinds import kind_info
 from stackflow.controllers.table import ChildWatch, Controller, FlipStrategy, Gate, OwnerKey
 from stackflow.models.engine import ObjectKey
-from stackflow.models.kinds import SECRETS
+from stackflow.models.kinds import CONFIGMAPS, SECRETS
 from stackflow.stack.labels import SOFT_OWNER_KIND_LABEL
 from stackflow.stack.policies.stack_config import (
     ELASTICSEARCH,
     KIBANA,
     POLICY_KIND,
     secret_owners,
+    variable_sources,
 )
 
 __all__ = [
@@ -64,6 +66,10 @@ def policy_targets(policy: Mapping[str, Any]) -> list[ObjectKey]:
             namespace, _, name = str(key).partition("/")
             if namespace and name:
                 keys.append(ObjectKey.of(kind, namespace=namespace, name=name))
+    # The ConfigMaps and Secrets of spec.variablesFrom: a changed variable re-renders the policy.
+    for source in variable_sources(policy):
+        kind = SECRETS if source.kind == "Secret" else CONFIGMAPS
+        keys.append(ObjectKey.of(kind, namespace=source.namespace, name=source.name))
     return keys
 
 
@@ -103,7 +109,7 @@ STACK_CONFIG_POLICY_CONTROLLER = Controller(
         ),
     ),
     references=policy_references,
-    reference_kinds=(*_TARGET_KINDS.values(), SECRETS),
+    reference_kinds=(*_TARGET_KINDS.values(), SECRETS, CONFIGMAPS),
     flip=FlipStrategy.CONTROLLER,
     # It asks each targeted cluster which file-settings version it applied: not a local activity.
     local_step=False,

@@ -5,8 +5,9 @@ kubesim and on the real API server, driven only through the Kubernetes API.
   counts one; a flip into scope makes it two; both flipped out make it none, its details
   cleared, and the clusters' StatefulSets and Pods untouched;
 * two policies on one cluster whose namespace starts out of scope, weight 100 there and weight 10
-  in the operator namespace: after the flip both report the cluster, and the merged
-  file-settings Secret holds the weight-100 value;
+  in the operator namespace: after the flip both report the cluster, the merged file-settings
+  Secret holds the weight-100 value, and so does the node set's ``elasticsearch.yml`` (the
+  policies' ``elasticsearch.config``, read by the Elasticsearch controller);
 * a policy's secure settings Secret lands in the cluster's keystore Secret
   (``<es>-es-secure-settings``), next to the cluster's own; an edit of the policy's Secret reaches
   it too;
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from stackflow.api.kinds import kind_resource
 from stackflow.kube.resources import ResourceClient
@@ -51,6 +53,8 @@ pytestmark = [pytest.mark.timeout(400)]
 OPERATOR_NAMESPACE = "elastic-system"
 POLICY = kind_resource("StackConfigPolicy")
 RECOVERY_SETTING = "indices.recovery.max_bytes_per_sec"
+#: A node setting the policies also put in ``elasticsearch.yml`` (their ``elasticsearch.config``).
+NODE_SETTING = "node.attr.policy_value"
 #: Long enough for a loaded 2-core machine to start an operator and reconcile.
 WITHIN = 120.0
 
@@ -100,6 +104,7 @@ def policy(namespace: str, name: str, *, weight: int, value: str) -> dict[str, A
             "resourceSelector": {"matchLabels": {"policy": "on"}},
             "elasticsearch": {
                 "clusterSettings": {RECOVERY_SETTING: value},
+                "config": {NODE_SETTING: value},
             },
         },
     }
@@ -137,6 +142,18 @@ async def cluster_setting(kube: ResourceClient, namespace: str) -> str | None:
         for part in RECOVERY_SETTING.split("."):
             nested = nested.get(part) if isinstance(nested, dict) else None
         value = nested
+    return None if value is None else str(value)
+
+
+async def node_setting(kube: ResourceClient, namespace: str) -> str | None:
+    """``NODE_SETTING`` in the ``elasticsearch.yml`` of ``quickstart``'s node set (None: unset)."""
+    secret = await get_or_none(
+        kube, SECRETS, namespace=namespace, name="quickstart-es-default-es-config"
+    )
+    if secret is None:
+        return None
+    rendered = yaml.safe_load(base64.b64decode(secret["data"]["elasticsearch.yml"]))
+    value = rendered.get(NODE_SETTING)
     return None if value is None else str(value)
 
 
@@ -258,6 +275,15 @@ async def test_two_policies_merge_by_weight_after_a_flip(stack: Stack) -> None:
     secret = await kube.get(SECRETS, namespace="scp-team", name="quickstart-es-file-settings")
     owners = json.loads(secret["metadata"]["annotations"]["eck.k8s.elastic.co/owner-refs"])
     assert owners == ["elastic-system/global", "scp-team/team"]
+
+    # The Elasticsearch controller, woken by the policy-config Secret, renders the merged
+    # elasticsearch.config into the node set's elasticsearch.yml.
+    async def in_the_node_config() -> bool:
+        return await node_setting(kube, "scp-team") == "100mb"
+
+    await eventually(
+        in_the_node_config, within=WITHIN, what="the weight-100 value in elasticsearch.yml"
+    )
 
 
 def opaque(namespace: str, name: str, data: dict[str, str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import yaml
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
@@ -34,6 +35,11 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.models.kinds import EVENTS, SECRETS, SERVICES, STATEFULSETS
+from stackflow.stack.policies.stack_config import (
+    ElasticsearchMerge,
+    empty_state,
+    es_policy_config_secret,
+)
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import SELECTOR, Cluster, cluster, eventually
 
@@ -474,3 +480,36 @@ async def test_license_waits_for_an_unreachable_cluster(
     await run_reconcile(context, es_ref())
 
     assert len(fake_es.calls_to("PUT", "/_license")) == 1
+
+
+async def test_policy_config_secret_is_read_and_left_as_the_policy_wrote_it(
+    cluster: Cluster,
+) -> None:
+    """The cluster renders ``<es>-es-policy-config`` (the StackConfigPolicy controller's) into its
+    ``elasticsearch.yml`` and StatefulSet, and never rewrites that Secret."""
+    merged = ElasticsearchMerge(
+        state=empty_state(),
+        config={"node.attr.zone": "policy"},
+        secret_mounts=({"secretName": "gcs-creds", "mountPath": "/usr/share/gcs"},),
+        secure_settings=(),
+        owners=("elastic-system/policy",),
+    )
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(ELASTICSEARCH, es_manifest(count=1))
+    policy_secret = es_policy_config_secret(
+        None, namespace=NAMESPACE, es_name="quickstart", merged=merged
+    )
+    created = await cluster.raw.create(SECRETS, policy_secret, namespace=NAMESPACE)
+
+    await run_reconcile(cluster.context(), es_ref())
+
+    config = await cluster.raw.get(
+        SECRETS, namespace=NAMESPACE, name="quickstart-es-default-es-config"
+    )
+    rendered = yaml.safe_load(base64.b64decode(config["data"]["elasticsearch.yml"]))
+    assert rendered["node.attr.zone"] == "policy"
+    sts = await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="quickstart-es-default")
+    volumes = sts["spec"]["template"]["spec"]["volumes"]
+    assert any((v.get("secret") or {}).get("secretName") == "gcs-creds" for v in volumes)
+    after = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="quickstart-es-policy-config")
+    assert after["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]

@@ -10,15 +10,19 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes_asyncio import client
 from temporalio.testing import ActivityEnvironment
 
+from activities import apps as app_activities
+from activities import elasticsearch as es_activities
 from activities import stackconfigpolicy as policy_activities
 from activities.context import ElasticsearchApi, ElasticsearchEndpoint
 from activities.errors import InvalidSpecError, translated_errors
 from kubesim.testing import KubeSim
 from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info
+from stackflow.controllers import CONTROLLERS
 from stackflow.elastic import AiohttpElasticsearchClient
 from stackflow.kube import errors
 from stackflow.models.engine import (
@@ -30,7 +34,7 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
-from stackflow.models.kinds import SECRETS
+from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
 from stackflow.stack.elasticsearch import names as es_names
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
@@ -274,7 +278,7 @@ async def test_a_kibana_gets_its_policy_config_and_loses_it_when_no_longer_targe
     }
     assert secret["metadata"]["labels"]["eck.k8s.elastic.co/owner-name"] == "kb-policy"
     got = await status(cluster, NAMESPACE, "kb-policy")
-    # The Kibana controller does not read the Secret yet: never seen applied.
+    # The Kibana controller has not rendered kibana.yml with the settings yet.
     assert got["details"]["kibana"]["team-a/kb"]["phase"] == "ApplyingChanges"
     assert got["resources"] == 1
 
@@ -338,3 +342,192 @@ async def test_an_edit_of_a_policy_secure_settings_secret_changes_the_file_setti
     )
     await reconcile(cluster, ref(OPERATOR_NAMESPACE, "keyed"))
     assert await annotations() != first
+
+
+async def run_controller(cluster: Cluster, controller: str, name: str, activity: Any) -> None:
+    """One reconcile of the Elasticsearch or Kibana controller (as its workflow would run it)."""
+    request = ReconcileInput(
+        ref=CONTROLLERS.named(controller).ref(namespace=NAMESPACE, name=name),
+        triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),),
+    )
+    await ActivityEnvironment().run(translated_errors(activity), cluster.context(), request)
+
+
+def secret_text(secret: dict[str, Any], key: str) -> str:
+    return base64.b64decode(secret["data"][key]).decode()
+
+
+async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
+    cluster: Cluster,
+) -> None:
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    await cluster.raw.create(
+        CONFIGMAPS,
+        {"metadata": {"name": "vars", "namespace": OPERATOR_NAMESPACE}, "data": {"LEVEL": "warn"}},
+        namespace=OPERATOR_NAMESPACE,
+    )
+    obj = policy(
+        OPERATOR_NAMESPACE, "cfg", 1, {"indices.recovery.max_bytes_per_sec": "${RATE:-90mb}"}
+    )
+    obj["spec"]["variablesFrom"] = [{"kind": "ConfigMap", "name": "vars"}]
+    obj["spec"]["elasticsearch"] |= {
+        "config": {"logger.org.elasticsearch.discovery": "${LEVEL}"},
+        "secretMounts": [{"secretName": "azure-creds", "mountPath": "/usr/share/azure"}],
+        "securityRoles": {"log-reader": {"cluster": ["monitor"]}},
+    }
+    await cluster.raw.create(POLICY, obj, namespace=OPERATOR_NAMESPACE)
+
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "cfg"))
+    document = await settings(cluster)
+    assert document["state"]["cluster_settings"] == {"indices.recovery.max_bytes_per_sec": "90mb"}
+
+    expected_hash = (
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-policy-config")
+    )["metadata"]["annotations"]["policy.k8s.elastic.co/elasticsearch-config-mounts-hash"]
+
+    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+
+    config = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-default-es-config")
+    yml = yaml.safe_load(secret_text(config, "elasticsearch.yml"))
+    assert yml["logger.org.elasticsearch.discovery"] == "warn"  # variable substituted
+    template = (await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="prod-es-default"))[
+        "spec"
+    ]["template"]
+    assert (
+        template["metadata"]["annotations"][
+            "policy.k8s.elastic.co/elasticsearch-config-mounts-hash"
+        ]
+        == expected_hash
+    )
+    sts = await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="prod-es-default")
+    pod = sts["spec"]["template"]["spec"]
+    container = next(c for c in pod["containers"] if c["name"] == "elasticsearch")
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == "/usr/share/azure")
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    assert volume["secret"]["secretName"] == "azure-creds"
+    realm = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-xpack-file-realm")
+    assert yaml.safe_load(secret_text(realm, "roles.yml"))["log-reader"] == {"cluster": ["monitor"]}
+
+    # A changed variable changes the rendered config, and the Pods roll on the config hash.
+    hash_label = "elasticsearch.k8s.elastic.co/config-hash"
+    before = sts["spec"]["template"]["metadata"]["labels"][hash_label]
+    await cluster.raw.merge_patch(
+        CONFIGMAPS, {"data": {"LEVEL": "debug"}}, namespace=OPERATOR_NAMESPACE, name="vars"
+    )
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "cfg"))
+    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+    config = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-default-es-config")
+    assert (
+        yaml.safe_load(secret_text(config, "elasticsearch.yml"))[
+            "logger.org.elasticsearch.discovery"
+        ]
+        == "debug"
+    )
+    sts = await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="prod-es-default")
+    assert sts["spec"]["template"]["metadata"]["labels"][hash_label] != before
+
+
+async def test_a_missing_variables_source_is_an_error_until_it_appears(cluster: Cluster) -> None:
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    obj = policy(NAMESPACE, "vars", 1, {"a": "${A}"})
+    obj["spec"]["variablesFrom"] = [
+        {"kind": "Secret", "name": "gone", "optional": True},
+        {"kind": "Secret", "name": "creds"},
+    ]
+    await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
+
+    result = await reconcile(cluster, ref(NAMESPACE, "vars"))
+
+    got = await status(cluster, NAMESPACE, "vars")
+    assert got["phase"] == "Error"
+    message = 'spec.variablesFrom: Secret "team-a/creds" not found'
+    assert message in result.message
+    assert any(message in c["message"] for c in got["conditions"])
+    with pytest.raises(errors.NotFound):  # nothing written meanwhile
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-policy-config")
+
+    await cluster.raw.create(
+        SECRETS,
+        {
+            "metadata": {"name": "creds", "namespace": NAMESPACE},
+            "data": {"A": base64.b64encode(b"from-secret").decode()},
+        },
+        namespace=NAMESPACE,
+    )
+    await reconcile(cluster, ref(NAMESPACE, "vars"))
+    assert (await settings(cluster))["state"]["cluster_settings"] == {"a": "from-secret"}
+    recovered = await status(cluster, NAMESPACE, "vars")
+    assert recovered["phase"] != "Error"
+    assert not any(message in c["message"] for c in recovered.get("conditions") or [])
+
+
+async def test_variables_from_another_namespace_only_for_operator_namespace_policies(
+    cluster: Cluster,
+) -> None:
+    obj = policy(NAMESPACE, "far", 1, {"a": "${A}"})
+    obj["spec"]["variablesFrom"] = [{"kind": "ConfigMap", "name": "v", "namespace": "elsewhere"}]
+    await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
+    request = ReconcileInput(
+        ref=ref(NAMESPACE, "far"), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
+    )
+    with pytest.raises(InvalidSpecError, match="operator namespace"):
+        await policy_activities.reconcile(cluster.context(), request)
+
+
+async def test_the_kibana_takes_the_policy_config_and_the_policy_sees_it_applied(
+    cluster: Cluster,
+) -> None:
+    kibana = kind_info("Kibana").resource
+    await cluster.raw.create(
+        kibana,
+        {
+            "apiVersion": kibana.api_version,
+            "kind": "Kibana",
+            "metadata": {"namespace": NAMESPACE, "name": "kb", "labels": {"env": "prod"}},
+            "spec": {"version": "9.1.0", "count": 1, "config": {"server.name": "mine"}},
+        },
+        namespace=NAMESPACE,
+    )
+    obj = {
+        "apiVersion": POLICY.api_version,
+        "kind": "StackConfigPolicy",
+        "metadata": {"namespace": NAMESPACE, "name": "kb-policy"},
+        "spec": {
+            "resourceSelector": {"matchLabels": {"env": "prod"}},
+            "kibana": {"config": {"server.name": "policy", "xpack.fleet.agents.enabled": False}},
+        },
+    }
+    await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
+    await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
+
+    await run_controller(cluster, "kibana", "kb", app_activities.reconcile)
+
+    config = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="kb-kb-config")
+    yml = yaml.safe_load(secret_text(config, "kibana.yml"))
+    assert yml["server"]["name"] == "policy"  # the policy wins the spec's config, as ECK
+    assert yml["xpack"]["fleet"]["agents"]["enabled"] is False
+    await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
+    got = await status(cluster, NAMESPACE, "kb-policy")
+    assert got["details"]["kibana"]["team-a/kb"]["phase"] == "Ready"
+
+
+async def test_ready_only_once_the_cluster_rendered_the_policy_config(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    obj = policy(OPERATOR_NAMESPACE, "p", 0, {"a": "1"})
+    obj["spec"]["elasticsearch"]["config"] = {"node.attr.rack": "r1"}
+    await cluster.raw.create(POLICY, obj, namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
+    fake_es.state.file_settings_version = int((await settings(cluster))["metadata"]["version"])
+
+    # The file settings are applied, but no StatefulSet has the policy's config yet.
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
+    got = await status(cluster, OPERATOR_NAMESPACE, "p")
+    assert got["details"]["elasticsearch"]["team-a/prod"]["phase"] == "ApplyingChanges"
+
+    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
+    got = await status(cluster, OPERATOR_NAMESPACE, "p")
+    assert (got["phase"], got["readyCount"]) == ("Ready", "1/1")

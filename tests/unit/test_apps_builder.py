@@ -13,6 +13,7 @@ import yaml
 
 from stackflow.stack.apps import APP_KINDS, desired_children
 from stackflow.stack.apps.associations import ref_annotation
+from stackflow.stack.policies.stack_config import KibanaMerge, kb_policy_config_secret
 
 NOW = datetime(2026, 8, 1, tzinfo=UTC)
 NAMESPACE = "ns"
@@ -525,3 +526,55 @@ def test_kind_accepts_short_names() -> None:
     assert [c["metadata"]["name"] for c in desired_children("kb", obj, existing={}, now=NOW)][
         -1
     ] == "kb-kb"
+
+
+def _kb_policy_config(config: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    """``<kb>-kb-policy-config`` as the StackConfigPolicy controller writes it."""
+    merged = KibanaMerge(config=config, secure_settings=(), owners=("elastic-system/policy",))
+    secret = kb_policy_config_secret(None, namespace=NAMESPACE, kb_name="kb", merged=merged)
+    return {("Secret", "kb-kb-policy-config"): secret}
+
+
+# (spec.config, policy config, setting path, expected value in kibana.yml)
+KIBANA_POLICY: list[tuple[dict[str, Any], dict[str, Any], tuple[str, ...], Any]] = [
+    ({}, {"xpack.canvas.enabled": False}, ("xpack", "canvas", "enabled"), False),
+    ({"logging": {"root": {"level": "info"}}}, {"logging.root.level": "debug"},
+     ("logging", "root", "level"), "debug"),  # the policy wins the user, as ECK
+    ({"a": "user"}, {"b": "policy"}, ("a",), "user"),  # the user's other settings stay
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("user", "policy", "path", "expected"), KIBANA_POLICY)
+def test_kibana_policy_config_is_merged_last(
+    user: dict[str, Any], policy: dict[str, Any], path: tuple[str, ...], expected: Any
+) -> None:
+    children = build(app("Kibana", "kb", {"config": user}), _kb_policy_config(policy))
+    value: Any = config_of(children, "kb-kb-config", "kibana.yml")
+    for part in path:
+        value = value[part]
+    assert value == expected
+
+
+def test_kibana_policy_config_change_rolls_the_pods() -> None:
+    kibana = app("Kibana", "kb", {})
+    annotation = APP_KINDS["Kibana"].config_hash_annotation
+
+    def config_hash(children: list[dict[str, Any]]) -> str:
+        value: str = children[-1]["spec"]["template"]["metadata"]["annotations"][annotation]
+        return value
+
+    hashes = {
+        config_hash(build(kibana)),
+        config_hash(build(kibana, _kb_policy_config({"a": 1}))),
+        config_hash(build(kibana, _kb_policy_config({"a": 2}))),
+    }
+    assert len(hashes) == 3
+
+
+def test_other_kinds_ignore_a_kibana_policy_secret_of_the_same_name() -> None:
+    apm = app("ApmServer", "kb", {})
+    with_secret = config_of(
+        build(apm, _kb_policy_config({"a": 1})), "kb-apm-config", "apm-server.yml"
+    )
+    assert with_secret == config_of(build(apm), "kb-apm-config", "apm-server.yml")
+    assert "a" not in with_secret

@@ -13,6 +13,11 @@ import yaml
 
 from stackflow.stack.elasticsearch.builder import desired_children
 from stackflow.stack.elasticsearch.tls import MissingReferenceError
+from stackflow.stack.policies.stack_config import (
+    ElasticsearchMerge,
+    empty_state,
+    es_policy_config_secret,
+)
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 ES_LABELS = {
@@ -537,3 +542,91 @@ def test_a_secure_settings_change_changes_the_config_and_template_hashes() -> No
         first["spec"]["template"]["metadata"]["labels"][config_hash]
         != second["spec"]["template"]["metadata"]["labels"][config_hash]
     )
+
+
+def _policy_config(
+    config: dict[str, Any],
+    mounts: list[dict[str, str]] | None = None,
+    roles: dict[str, Any] | None = None,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The ``<es>-es-policy-config`` Secret as the StackConfigPolicy controller writes it."""
+    merged = ElasticsearchMerge(
+        state=empty_state(),
+        config=config,
+        secret_mounts=tuple(mounts or []),
+        secure_settings=(),
+        owners=("elastic-system/policy",),
+        roles=roles or {},
+    )
+    secret = es_policy_config_secret(None, namespace="ns1", es_name="quickstart", merged=merged)
+    return {("Secret", "quickstart-es-policy-config"): secret}
+
+
+# (node set config, policy config, setting, expected value in elasticsearch.yml)
+POLICY_PRECEDENCE: list[tuple[dict[str, Any], dict[str, Any], str, Any]] = [
+    ({}, {"logger.org.elasticsearch": "debug"}, "logger.org.elasticsearch", "debug"),
+    ({"a.b": "node"}, {"a": {"b": "policy"}}, "a.b", "policy"),  # the policy wins the user
+    ({"a.b": "node"}, {"c": "policy"}, "a.b", "node"),  # the user's other settings stay
+    ({}, {"xpack.security.authc.token.enabled": True}, "xpack.security.authc.token.enabled", True),
+    ({}, {"cluster.name": "other"}, "cluster.name", "other"),  # merged last, as ECK
+]
+
+
+@pytest.mark.parametrize(("node_config", "policy", "setting", "expected"), POLICY_PRECEDENCE)
+def test_policy_config_is_merged_over_the_node_set_config(
+    node_config: dict[str, Any], policy: dict[str, Any], setting: str, expected: Any
+) -> None:
+    es = make_es(nodeSets=[{"name": "masters", "count": 1, "config": node_config}])
+    assert _yml(build(es, _policy_config(policy)))[setting] == expected
+
+
+def test_a_policy_config_change_rolls_the_pods() -> None:
+    es = make_es()
+
+    def hash_of(children: list[dict[str, Any]]) -> str:
+        sts = by_key(children)[("StatefulSet", "quickstart-es-masters")]
+        labels = sts["spec"]["template"]["metadata"]["labels"]
+        return str(labels["elasticsearch.k8s.elastic.co/config-hash"])
+
+    without = hash_of(build(es))
+    first = hash_of(build(es, _policy_config({"a": "1"})))
+    second = hash_of(build(es, _policy_config({"a": "2"})))
+    assert len({without, first, second}) == 3
+
+
+def test_policy_secret_mounts_are_mounted_into_the_elasticsearch_container() -> None:
+    existing = _policy_config({}, [{"secretName": "azure-creds", "mountPath": "/usr/share/az"}])
+    sts = by_key(build(make_es(), existing))[("StatefulSet", "quickstart-es-data")]
+    pod = sts["spec"]["template"]["spec"]
+    volumes = {volume["name"]: volume for volume in pod["volumes"]}
+    container = next(c for c in pod["containers"] if c["name"] == "elasticsearch")
+    mounts = {mount["mountPath"]: mount for mount in container["volumeMounts"]}
+
+    mount = mounts["/usr/share/az"]
+    assert mount["readOnly"] is True
+    assert volumes[mount["name"]]["secret"]["secretName"] == "azure-creds"
+
+
+def test_no_policy_no_extra_volume(children: list[dict[str, Any]]) -> None:
+    sts = by_key(children)[("StatefulSet", "quickstart-es-data")]
+    names = [volume["name"] for volume in sts["spec"]["template"]["spec"]["volumes"]]
+    assert not [name for name in names if name.startswith("scp-")]
+
+
+def test_policy_security_roles_join_the_file_realm_roles() -> None:
+    role = {"cluster": ["monitor"], "indices": [{"names": ["logs-*"], "privileges": ["read"]}]}
+    existing = _policy_config({}, roles={"log-reader": role})
+    realm = by_key(build(make_es(), existing))[("Secret", "quickstart-es-xpack-file-realm")]
+    roles = yaml.safe_load(secret_value(realm, "roles.yml"))
+    assert roles["log-reader"] == role
+
+
+def test_the_pod_template_carries_the_policy_config_hash(children: list[dict[str, Any]]) -> None:
+    annotation = "policy.k8s.elastic.co/elasticsearch-config-mounts-hash"
+    existing = _policy_config({"a": "1"})
+    secret = existing[("Secret", "quickstart-es-policy-config")]
+    sts = by_key(build(make_es(), existing))[("StatefulSet", "quickstart-es-data")]
+    template = sts["spec"]["template"]["metadata"]["annotations"]
+    assert template[annotation] == secret["metadata"]["annotations"][annotation]
+    without = by_key(children)[("StatefulSet", "quickstart-es-data")]
+    assert annotation not in without["spec"]["template"]["metadata"]["annotations"]

@@ -60,6 +60,24 @@ STACK_CONFIG_POLICY_ROWS: list[tuple[dict[str, Any], list[FieldError]]] = [
             (MOUNT.format(2), "mountPath is required"),
         ],
     ),
+    (
+        {
+            "kibana": {"config": {"a": "${A}"}},
+            "variablesFrom": [
+                {"kind": "ConfigMap", "name": "vars"},
+                {"kind": "Secret", "name": "creds", "namespace": "other", "optional": True},
+            ],
+        },
+        [],
+    ),
+    (
+        {"kibana": {"config": {"a": 1}}, "variablesFrom": [{"kind": "Pod", "name": "p"}, {}]},
+        [
+            ("spec.variablesFrom[0].kind", "kind must be ConfigMap or Secret"),
+            ("spec.variablesFrom[1].kind", "kind must be ConfigMap or Secret"),
+            ("spec.variablesFrom[1].name", "name is required"),
+        ],
+    ),
 ]
 
 

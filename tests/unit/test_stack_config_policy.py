@@ -25,24 +25,33 @@ from stackflow.stack.policies.stack_config import (
     Policy,
     ResourceStatus,
     Target,
+    VariableSource,
     empty_state,
+    es_policy_config_secret,
     es_policy_config_secret_name,
     file_settings,
     file_settings_secret,
     file_settings_secret_name,
+    kb_policy_config_secret,
     kb_policy_config_secret_name,
+    kibana_applied,
     merge_elasticsearch,
     merge_kibana,
     owner_marks,
     parse_policy,
     policies_for,
     policy_status,
+    read_es_policy_config,
+    read_kb_policy_config,
     resource_phase,
     secret_owners,
     selector_problem,
     state_hash,
     status_patch,
+    substitute_variables,
     targets,
+    variable_sources,
+    variables_of,
 )
 
 OPERATOR = "elastic-system"
@@ -518,7 +527,12 @@ def test_the_row() -> None:
     assert row.gate is Gate.ENTERPRISE
     assert row.flip is FlipStrategy.CONTROLLER
     assert row.primary.kind == "StackConfigPolicy"
-    assert {kind.kind for kind in row.reference_kinds} == {"Elasticsearch", "Kibana", "Secret"}
+    assert {kind.kind for kind in row.reference_kinds} == {
+        "Elasticsearch",
+        "Kibana",
+        "Secret",
+        "ConfigMap",
+    }
 
 
 def test_policy_references_add_its_secure_settings_secrets_in_its_namespace() -> None:
@@ -552,3 +566,173 @@ def test_license_notice(gate: Gate, kind: str, reason: str, on_pod: bool) -> Non
     assert (got_reason, got_on_pod) == (reason, on_pod)
     if gate is Gate.ENTERPRISE:
         assert message == f"{kind} is an enterprise feature. Enterprise features are disabled"
+
+
+VARIABLES = {"HOST": "es.example", "QUOTE": 'say "hi"', "EMPTY": ""}
+
+# (value, substituted)
+SUBSTITUTION: list[tuple[Any, Any]] = [
+    ("${HOST}", "es.example"),
+    ("https://${HOST}:9200", "https://es.example:9200"),
+    ("${MISSING}", "${MISSING}"),  # unknown: left as written (may be the Pod's env var)
+    ("${MISSING:-fallback}", "fallback"),
+    ("${HOST:-fallback}", "es.example"),
+    ("${EMPTY:-fallback}", ""),  # defined (even empty) wins the default
+    ("${QUOTE}", 'say "hi"'),  # inserted as text: stays one string
+    ("$HOST", "$HOST"),  # only the braced form
+    ({"${HOST}.enabled": ["${HOST}", 3, True]}, {"es.example.enabled": ["es.example", 3, True]}),
+    (7, 7),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), SUBSTITUTION)
+def test_substitute_variables(value: Any, expected: Any) -> None:
+    assert substitute_variables(value, VARIABLES) == expected
+
+
+def test_variables_are_substituted_in_the_settings_only() -> None:
+    obj = policy_obj(
+        "team-a",
+        "p",
+        {
+            "secureSettings": [{"secretName": "${HOST}"}],
+            "elasticsearch": {"clusterSettings": {"a": "${HOST}"}},
+            "kibana": {"config": {"b": "${HOST}"}},
+        },
+    )
+    parsed = parse_policy(obj, VARIABLES)
+    assert parsed.spec["elasticsearch"] == {"clusterSettings": {"a": "es.example"}}
+    assert parsed.spec["kibana"] == {"config": {"b": "es.example"}}
+    assert parsed.spec["secureSettings"] == [{"secretName": "${HOST}"}]
+    assert obj["spec"]["elasticsearch"] == {"clusterSettings": {"a": "${HOST}"}}  # not mutated
+
+
+def test_variable_sources_and_their_values() -> None:
+    obj = policy_obj(
+        "team-a",
+        "p",
+        {
+            "variablesFrom": [
+                {"kind": "ConfigMap", "name": "vars"},
+                {
+                    "kind": "Secret",
+                    "name": "creds",
+                    "namespace": "elastic-system",
+                    "optional": True,
+                },
+            ]
+        },
+    )
+    sources = variable_sources(obj)
+    assert sources == [
+        VariableSource("ConfigMap", "team-a", "vars", False),
+        VariableSource("Secret", "elastic-system", "creds", True),
+    ]
+    config_map = {"data": {"A": "1"}}
+    secret = {"data": {"B": base64.b64encode(b"two").decode()}}
+    assert variables_of(sources[0], config_map) == {"A": "1"}
+    assert variables_of(sources[1], secret) == {"B": "two"}
+
+
+def test_security_roles_merge_role_by_role() -> None:
+    low = policy(
+        OPERATOR,
+        "low",
+        1,
+        elasticsearch={"securityRoles": {"a": {"cluster": ["all"]}, "b": {"cluster": ["monitor"]}}},
+    )
+    high = policy(OPERATOR, "high", 2, elasticsearch={"securityRoles": {"b": {"run_as": ["x"]}}})
+    merged = merge_elasticsearch([low, high])
+    assert merged.roles == {"a": {"cluster": ["all"]}, "b": {"run_as": ["x"]}}
+
+
+def test_policy_config_secrets_read_back() -> None:
+    es_merge = merge_elasticsearch(
+        [
+            policy(
+                OPERATOR,
+                "p",
+                elasticsearch={
+                    "config": {"a.b": 1},
+                    "secretMounts": [{"secretName": "s", "mountPath": "/m"}],
+                    "securityRoles": {"r": {"cluster": ["monitor"]}},
+                },
+            )
+        ]
+    )
+    secret = es_policy_config_secret(None, namespace="ns", es_name="es", merged=es_merge)
+    read = read_es_policy_config(secret)
+    assert read.config == {"a.b": 1}
+    assert read.secret_mounts == (("s", "/m"),)
+    assert read.roles == {"r": {"cluster": ["monitor"]}}
+    assert read_es_policy_config(None).config == {}
+
+    kb_merge = merge_kibana([policy(OPERATOR, "p", kibana={"config": {"x": {"y": True}}})])
+    kb_secret = kb_policy_config_secret(None, namespace="ns", kb_name="kb", merged=kb_merge)
+    assert read_kb_policy_config(kb_secret) == {"x": {"y": True}}
+    assert read_kb_policy_config({"data": {"kibana.json": "bm90IGpzb24="}}) == {}
+
+
+# (policy config, rendered kibana.yml, applied?)
+KIBANA_APPLIED: list[tuple[dict[str, Any], dict[str, Any], bool]] = [
+    ({}, {}, True),
+    ({"a.b": 1}, {"a": {"b": 1}, "c": 2}, True),
+    ({"a": {"b": 1}}, {"a.b": 1}, True),
+    ({"a.b": 1}, {"a": {"b": 2}}, False),
+    ({"a.b": 1}, {}, False),
+]
+
+
+@pytest.mark.parametrize(("config", "rendered", "applied"), KIBANA_APPLIED)
+def test_kibana_applied(config: dict[str, Any], rendered: dict[str, Any], applied: bool) -> None:
+    assert kibana_applied(config, rendered) is applied
+
+
+def test_the_row_references_the_variables_sources() -> None:
+    obj = policy_obj("team-a", "p", {"variablesFrom": [{"kind": "Secret", "name": "creds"}]})
+    assert [(key.kind, key.namespace, key.name) for key in policy_targets(obj)] == [
+        ("Secret", "team-a", "creds")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("controller", "secret", "owner"),
+    [
+        pytest.param(
+            "elasticsearch",
+            es_policy_config_secret(
+                None,
+                namespace="team-a",
+                es_name="prod",
+                merged=merge_elasticsearch([policy(OPERATOR, "p", elasticsearch={"config": {}})]),
+            ),
+            OwnerKey("team-a", "prod"),
+            id="es-policy-config",
+        ),
+        pytest.param(
+            "kibana",
+            kb_policy_config_secret(
+                None,
+                namespace="team-a",
+                kb_name="kb",
+                merged=merge_kibana([policy(OPERATOR, "p", kibana={"config": {"a": 1}})]),
+            ),
+            OwnerKey("team-a", "kb"),
+            id="kb-policy-config",
+        ),
+    ],
+)
+def test_the_targeted_resource_wakes_on_its_policy_config_secret(
+    controller: str, secret: dict[str, Any], owner: OwnerKey
+) -> None:
+    """The policy-config Secrets carry the cluster-name / Kibana name label, so the Elasticsearch
+    and Kibana rows' Secret watches map a change of one to the resource that reads it."""
+    row = CONTROLLERS.named(controller)
+    labels = secret["metadata"]["labels"]
+    watches = [
+        watch
+        for watch in row.children
+        if watch.kind.kind == "Secret" and str(watch.label_selector) in labels
+    ]
+    assert watches
+    assert all(watch.owners(secret) == (owner,) for watch in watches)

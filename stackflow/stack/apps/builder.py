@@ -27,6 +27,10 @@ from stackflow.stack.apps.workload import http_port_name, workload
 from stackflow.stack.certificates import CertificateSettings
 from stackflow.stack.objects import Manifest, encode_secret_data
 from stackflow.stack.pods import content_hash
+from stackflow.stack.policies.stack_config import (
+    kb_policy_config_secret_name,
+    read_kb_policy_config,
+)
 from stackflow.stack.services import service
 
 RANDOM_SECRET_BYTES = 32
@@ -79,13 +83,25 @@ def services(context: AppContext) -> list[Manifest]:
 
 
 def config_settings(context: AppContext, parts: AppParts) -> dict[str, Any]:
-    """Return the merged settings: operator defaults < ``configRef`` Secret < ``spec.config``."""
+    """Return the merged settings: operator defaults < ``configRef`` Secret < ``spec.config``
+    < the StackConfigPolicies' ``kibana.config`` (Kibana only, merged last as ECK)."""
     referenced: dict[str, Any] = {}
     reference = (context.spec.get("configRef") or {}).get("secretName")
     if reference:
         data = context.existing_secret_data(str(reference))
         referenced = parse_yaml_settings(data.get(context.render(context.kind.config_file)))
-    return merge_layers(parts.config, referenced, context.spec.get("config"))
+    return merge_layers(
+        parts.config, referenced, context.spec.get("config"), policy_settings(context)
+    )
+
+
+def policy_settings(context: AppContext) -> dict[str, Any]:
+    """The policy controller's ``<kb>-kb-policy-config`` settings of a Kibana (empty for the
+    other kinds, which no policy configures)."""
+    if context.kind.kind != "Kibana":
+        return {}
+    name = kb_policy_config_secret_name(context.name)
+    return read_kb_policy_config(context.existing.get(("Secret", name)))
 
 
 def config_secret(context: AppContext, parts: AppParts) -> Manifest:

@@ -27,6 +27,7 @@ from stackflow.stack.elasticsearch.config import (
 from stackflow.stack.elasticsearch.context import BuildContext, ExistingObjects
 from stackflow.stack.elasticsearch.keystore import keystore_hash, with_keystore
 from stackflow.stack.elasticsearch.pods import headless_service, statefulset_manifest
+from stackflow.stack.elasticsearch.policy import policy_config
 from stackflow.stack.elasticsearch.remote_clusters import (
     REMOTE_CA_SECRET_KEY,
     REMOTE_CLUSTER_SERVER_PORT,
@@ -184,6 +185,7 @@ def config_secret(context: BuildContext, node_set: Mapping[str, Any]) -> tuple[M
             remote_cluster_client=any(ref.uses_api_key for ref in remote_cluster_refs(context.es)),
         ),
         user_config=node_set.get("config"),
+        policy_config=policy_config(context).config,
     )
     secret = context.secret(
         names.config_secret_name(context.name, str(node_set["name"])),

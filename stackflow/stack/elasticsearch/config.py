@@ -176,13 +176,18 @@ def operator_settings(
 
 
 def render_elasticsearch_yml(
-    *, operator: Mapping[str, Any], user_config: Mapping[str, Any] | None
+    *,
+    operator: Mapping[str, Any],
+    user_config: Mapping[str, Any] | None,
+    policy_config: Mapping[str, Any] | None = None,
 ) -> str:
-    """Render ``elasticsearch.yml``: the operator's settings overlaid by the user's, keys sorted.
+    """Render ``elasticsearch.yml``: the operator's settings overlaid by the user's, then by the
+    StackConfigPolicies' ``elasticsearch.config`` (merged last, as ECK), keys sorted.
 
     Settings are written flattened so a user's nested map and the operator's dotted key for the
     same setting cannot end up as two conflicting entries.
     """
     merged = dict(operator)
     merged.update(flatten_config(user_config or {}))
+    merged.update(flatten_config(policy_config or {}))
     return yaml.safe_dump(merged, sort_keys=True, default_flow_style=False)

@@ -25,6 +25,7 @@ from stackflow.stack.elasticsearch.config import (
     node_roles,
 )
 from stackflow.stack.elasticsearch.context import BuildContext
+from stackflow.stack.elasticsearch.policy import policy_pod_annotations, secret_mount_volumes
 from stackflow.stack.elasticsearch.remote_clusters import remote_ca_secret_name
 from stackflow.stack.labels import (
     ES_CONFIG_HASH_LABEL,
@@ -144,6 +145,7 @@ def _volumes(
                 HTTP_CERTS_DIR,
             )
         )
+    pairs += secret_mount_volumes(context)
     volumes = sorted((volume for volume, _ in pairs), key=lambda volume: str(volume["name"]))
     mounts = sorted((mount for _, mount in pairs), key=lambda mount: str(mount["name"]))
     mounts.append({"name": DATA_VOLUME, "mountPath": DATA_DIR})
@@ -247,6 +249,7 @@ def pod_template(
         spec["serviceAccountName"] = context.spec["serviceAccountName"]
     annotations = dict(user_metadata.annotations)
     annotations.setdefault("co.elastic.logs/module", "elasticsearch")
+    annotations.update(policy_pod_annotations(context))
     return {
         "metadata": {
             "labels": dict(sorted(labels.items())),

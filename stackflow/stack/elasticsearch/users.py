@@ -26,6 +26,7 @@ import yaml
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.context import BuildContext
+from stackflow.stack.elasticsearch.policy import policy_config
 from stackflow.stack.labels import CREDENTIALS_LABEL, ES_CLUSTER_NAME_LABEL, TYPE_LABEL
 from stackflow.stack.objects import Manifest, decode_secret_data, encode_secret_data
 
@@ -233,6 +234,8 @@ def _user_file_realm(context: BuildContext) -> tuple[dict[str, str], dict[str, s
         loaded = yaml.safe_load(data.get("roles.yml", b"").decode(errors="replace") or "{}")
         if isinstance(loaded, dict):
             roles_yml.update(loaded)
+    # The StackConfigPolicies' securityRoles, written by the policy controller.
+    roles_yml.update(policy_config(context).roles)
     return users, roles, yaml.safe_dump(roles_yml, sort_keys=True) if roles_yml else ""
 
 

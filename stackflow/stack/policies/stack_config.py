@@ -14,6 +14,7 @@ import binascii
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from stackflow.stack.objects import encode_secret_data
 
 __all__ = [
     "ELASTICSEARCH",
+    "ES_CONFIG_MOUNTS_HASH_ANNOTATION",
     "FILE_SETTINGS_COMPATIBILITY",
     "FILE_SETTINGS_KEY",
     "KIBANA",
@@ -46,9 +48,12 @@ __all__ = [
     "KibanaMerge",
     "MergeConflictError",
     "Policy",
+    "PolicyElasticsearchConfig",
     "ResourceStatus",
     "Target",
+    "VariableSource",
     "empty_state",
+    "es_config_mounts_hash",
     "es_policy_config_secret",
     "es_policy_config_secret_name",
     "file_settings",
@@ -56,18 +61,24 @@ __all__ = [
     "file_settings_secret_name",
     "kb_policy_config_secret",
     "kb_policy_config_secret_name",
+    "kibana_applied",
     "merge_elasticsearch",
     "merge_kibana",
     "owner_marks",
     "parse_policy",
     "policies_for",
     "policy_status",
+    "read_es_policy_config",
+    "read_kb_policy_config",
     "resource_phase",
     "secret_owners",
     "selector_problem",
     "state_hash",
     "status_patch",
+    "substitute_variables",
     "targets",
+    "variable_sources",
+    "variables_of",
 ]
 
 POLICY_KIND = "StackConfigPolicy"
@@ -88,6 +99,11 @@ SOFT_OWNER_REFS_ANNOTATION = "eck.k8s.elastic.co/owner-refs"
 #: Keys of the ``<es>-es-policy-config`` and ``<kb>-kb-policy-config`` Secrets.
 ES_CONFIG_KEY = "elasticsearch.json"
 ES_SECRET_MOUNTS_KEY = "secretMounts.json"
+ES_ROLES_KEY = "roles.json"
+#: ECK's hash annotations of ``<es>-es-policy-config``; the config/mounts one is copied onto the
+#: cluster's pod templates, so the policy sees when the cluster took its settings.
+ES_CONFIG_MOUNTS_HASH_ANNOTATION = "policy.k8s.elastic.co/elasticsearch-config-mounts-hash"
+ES_ROLES_HASH_ANNOTATION = "policy.k8s.elastic.co/elasticsearch-roles-hash"
 KB_CONFIG_KEY = "kibana.json"
 
 _KB_NAMER = Namer("kb")
@@ -141,10 +157,18 @@ class Policy:
         return f"{self.namespace}/{self.name}"
 
 
-def parse_policy(obj: Mapping[str, Any]) -> Policy:
-    """The policy of a StackConfigPolicy object; SelectorError for an unusable resourceSelector."""
+def parse_policy(obj: Mapping[str, Any], variables: Mapping[str, str] | None = None) -> Policy:
+    """The policy of a StackConfigPolicy object; SelectorError for an unusable resourceSelector.
+
+    ``variables`` (read from ``spec.variablesFrom``) are substituted in its Elasticsearch and
+    Kibana settings (``substitute_variables``).
+    """
     meta = view(obj)
-    spec = obj.get("spec") or {}
+    spec = dict(obj.get("spec") or {})
+    if variables:
+        for section in ("elasticsearch", "kibana"):
+            if isinstance(spec.get(section), Mapping):
+                spec[section] = substitute_variables(spec[section], variables)
     selector = label_selector_from_data(
         spec.get("resourceSelector") or {}, field="spec.resourceSelector"
     )
@@ -155,6 +179,81 @@ def parse_policy(obj: Mapping[str, Any]) -> Policy:
         selector=selector,
         spec=spec,
     )
+
+
+@dataclass(frozen=True)
+class VariableSource:
+    """One ``spec.variablesFrom[]`` entry: a ConfigMap or Secret whose keys are variables."""
+
+    kind: str
+    namespace: str
+    name: str
+    optional: bool
+
+
+def variable_sources(obj: Mapping[str, Any]) -> list[VariableSource]:
+    """The policy's ``spec.variablesFrom``, in order (a later source wins a variable); the
+    namespace defaults to the policy's own."""
+    meta = view(obj)
+    sources = []
+    for entry in _list((obj.get("spec") or {}).get("variablesFrom")):
+        item = _mapping(entry)
+        if not item.get("name"):
+            continue
+        sources.append(
+            VariableSource(
+                kind=str(item.get("kind") or "ConfigMap"),
+                namespace=str(item.get("namespace") or meta.namespace),
+                name=str(item["name"]),
+                optional=bool(item.get("optional")),
+            )
+        )
+    return sources
+
+
+def variables_of(source: VariableSource, obj: Mapping[str, Any]) -> dict[str, str]:
+    """The variables a ConfigMap (``data``) or Secret (decoded ``data``) holds: key → value."""
+    data = _mapping(obj.get("data"))
+    if source.kind != "Secret":
+        return {str(key): str(value) for key, value in data.items()}
+    variables = {}
+    for key in data:
+        decoded = _decoded(obj, str(key))
+        if decoded is not None:
+            variables[str(key)] = decoded
+    return variables
+
+
+#: ``${VAR}`` or ``${VAR:-default}``.
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.-]*)(?::-([^}]*))?\}")
+
+
+def _substitute_text(text: str, variables: Mapping[str, str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in variables:
+            return variables[name]
+        if default is not None:
+            return default
+        return match.group(0)  # unknown: left as written (it may be an env var of the Pod)
+
+    return _VARIABLE.sub(replace, text)
+
+
+def substitute_variables(value: Any, variables: Mapping[str, str]) -> Any:
+    """``value`` with ``${VAR}`` replaced by the variable's value in every string (keys too, as
+    ECK substitutes in the JSON text); ``${VAR:-default}`` falls back to ``default``; an unknown
+    variable without default is left as it is. A value is inserted as text, never parsed."""
+    if isinstance(value, str):
+        return _substitute_text(value, variables)
+    if isinstance(value, Mapping):
+        return {
+            _substitute_text(str(key), variables): substitute_variables(item, variables)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [substitute_variables(item, variables) for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -288,6 +387,8 @@ class ElasticsearchMerge:
     secret_mounts: tuple[dict[str, Any], ...]
     secure_settings: tuple[dict[str, Any], ...]
     owners: tuple[str, ...]
+    #: ``securityRoles``: role name → role descriptor, a higher weight replacing a whole role.
+    roles: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -335,8 +436,10 @@ def merge_elasticsearch(ordered: Sequence[Policy]) -> ElasticsearchMerge:
     mount_names: dict[str, str] = {}
     mount_paths: dict[str, str] = {}
     secure: list[dict[str, Any]] = []
+    roles: dict[str, Any] | None = None
     for policy in ordered:
         spec = _mapping(policy.spec.get("elasticsearch"))
+        roles = _merge_top_level(roles, _mapping(spec.get("securityRoles")))
         cluster_settings = _deep_merge_config(
             cluster_settings, _mapping(spec.get("clusterSettings"))
         )
@@ -378,6 +481,7 @@ def merge_elasticsearch(ordered: Sequence[Policy]) -> ElasticsearchMerge:
         secret_mounts=tuple(sorted(mounts, key=lambda m: m["secretName"])),
         secure_settings=_sorted_sources(secure),
         owners=tuple(sorted(policy.key for policy in ordered)),
+        roles=roles or {},
     )
 
 
@@ -580,6 +684,11 @@ def file_settings_secret(
     return secret, settings.version
 
 
+def es_config_mounts_hash(merged: ElasticsearchMerge) -> str:
+    """The hash of the merged ``elasticsearch.yml`` settings and secret mounts."""
+    return state_hash({"config": merged.config or {}, "secretMounts": list(merged.secret_mounts)})
+
+
 def es_policy_config_secret(
     current: Mapping[str, Any] | None,
     *,
@@ -588,16 +697,25 @@ def es_policy_config_secret(
     merged: ElasticsearchMerge,
     owner_reference: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``<es>-es-policy-config`` Secret: merged ``elasticsearch.yml`` settings and mounts."""
+    """The ``<es>-es-policy-config`` Secret: merged ``elasticsearch.yml`` settings, mounts and
+    security roles, with ECK's hash annotations."""
     return _secret(
         current,
         namespace=namespace,
         name=es_policy_config_secret_name(es_name),
-        labels={ES_CLUSTER_NAME_LABEL: es_name, TYPE_LABEL: "elasticsearch"},
-        annotations={},
+        labels={
+            ES_CLUSTER_NAME_LABEL: es_name,
+            TYPE_LABEL: "elasticsearch",
+            WATCHED_LABEL: "true",
+        },
+        annotations={
+            ES_CONFIG_MOUNTS_HASH_ANNOTATION: es_config_mounts_hash(merged),
+            ES_ROLES_HASH_ANNOTATION: state_hash(merged.roles),
+        },
         data={
             ES_CONFIG_KEY: json.dumps(merged.config or {}, sort_keys=True),
             ES_SECRET_MOUNTS_KEY: json.dumps(list(merged.secret_mounts), sort_keys=True),
+            ES_ROLES_KEY: json.dumps(merged.roles, sort_keys=True),
         },
         owners=merged.owners,
         owner_reference=owner_reference,
@@ -622,7 +740,7 @@ def kb_policy_config_secret(
         current,
         namespace=namespace,
         name=kb_policy_config_secret_name(kb_name),
-        labels={KIBANA_NAME_LABEL: kb_name, TYPE_LABEL: "kibana"},
+        labels={KIBANA_NAME_LABEL: kb_name, TYPE_LABEL: "kibana", WATCHED_LABEL: "true"},
         annotations=annotations,
         data={KB_CONFIG_KEY: json.dumps(merged.config or {}, sort_keys=True)},
         owners=merged.owners,
@@ -638,6 +756,69 @@ def _decoded(secret: Mapping[str, Any] | None, key: str) -> str | None:
         return base64.b64decode(str(value)).decode()
     except (binascii.Error, UnicodeDecodeError):
         return None
+
+
+def _decoded_json(secret: Mapping[str, Any] | None, key: str) -> Any:
+    text = _decoded(secret, key)
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class PolicyElasticsearchConfig:
+    """What the Elasticsearch builder takes from ``<es>-es-policy-config``."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    secret_mounts: tuple[tuple[str, str], ...] = ()
+    roles: dict[str, Any] = field(default_factory=dict)
+    #: ``ES_CONFIG_MOUNTS_HASH_ANNOTATION`` of the Secret (None: no policy Secret).
+    config_mounts_hash: str | None = None
+
+
+def read_es_policy_config(secret: Mapping[str, Any] | None) -> PolicyElasticsearchConfig:
+    """The policies' ``elasticsearch.yml`` settings, secret mounts ``(secretName, mountPath)``
+    and security roles stored in ``<es>-es-policy-config`` (empty when absent or unreadable)."""
+    config = _decoded_json(secret, ES_CONFIG_KEY)
+    roles = _decoded_json(secret, ES_ROLES_KEY)
+    mounts = []
+    for entry in _list(_decoded_json(secret, ES_SECRET_MOUNTS_KEY)):
+        item = _mapping(entry)
+        if item.get("secretName") and item.get("mountPath"):
+            mounts.append((str(item["secretName"]), str(item["mountPath"])))
+    return PolicyElasticsearchConfig(
+        config=dict(config) if isinstance(config, Mapping) else {},
+        secret_mounts=tuple(mounts),
+        roles=dict(roles) if isinstance(roles, Mapping) else {},
+        config_mounts_hash=view(secret).annotations.get(ES_CONFIG_MOUNTS_HASH_ANNOTATION),
+    )
+
+
+def read_kb_policy_config(secret: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The policies' ``kibana.yml`` settings stored in ``<kb>-kb-policy-config`` (empty when
+    absent or unreadable)."""
+    config = _decoded_json(secret, KB_CONFIG_KEY)
+    return dict(config) if isinstance(config, Mapping) else {}
+
+
+def _flat(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, Mapping) and value:
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def kibana_applied(policy_config: Mapping[str, Any], rendered: Mapping[str, Any]) -> bool:
+    """Whether the Kibana controller rendered every policy setting into ``kibana.yml``
+    (``rendered``: the parsed file), i.e. the Pods roll to the policy's configuration."""
+    have = _flat(rendered)
+    return all(have.get(key) == value for key, value in _flat(policy_config).items())
 
 
 @dataclass(frozen=True)

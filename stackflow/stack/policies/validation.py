@@ -99,6 +99,21 @@ def validate_stack_config_policy(policy: Mapping[str, Any]) -> list[FieldError]:
             )
         )
     problems.extend(_secret_mount_problems(spec))
+    problems.extend(_variables_from_problems(spec))
+    return problems
+
+
+def _variables_from_problems(spec: Mapping[str, Any]) -> list[FieldError]:
+    """``spec.variablesFrom[]``: a ConfigMap or a Secret, named."""
+    problems: list[FieldError] = []
+    for index, entry in enumerate(_list(spec.get("variablesFrom"))):
+        item = _mapping(entry)
+        if item.get("kind") not in ("ConfigMap", "Secret"):
+            problems.append(
+                (f"spec.variablesFrom[{index}].kind", "kind must be ConfigMap or Secret")
+            )
+        if not item.get("name"):
+            problems.append((f"spec.variablesFrom[{index}].name", "name is required"))
     return problems
 
 
