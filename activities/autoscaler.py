@@ -6,7 +6,9 @@ is the engine's invalid-spec path), then, as ECK, deletes every autoscaling poli
 and puts the declared ones (``PUT _autoscaling/policy/<name>``: roles and deciders) and reads
 ``GET _autoscaling/capacity``. Each policy's node-set resources are computed from the answer
 within its bounds and written into the cluster's ``spec.nodeSets`` (count, the ``elasticsearch``
-container's resources, the data claim's storage) only when they differ. The autoscaler's status
+container's resources, the data claim's storage) only when they differ: the required memory and
+cpu are the requests, the limits those over the policy's ``requestsToLimitsRatio``. Each
+``status.policies[]`` entry keeps its ``lastModificationTime`` until its resources change. The autoscaler's status
 (``observedGeneration``, the ``Active``/``Healthy``/``Limited``/``Online`` conditions,
 ``policies``) is written last, and the autoscaler is looked at again after ``pollingPeriod``.
 
@@ -232,8 +234,17 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
             assignments = node_sets_by_policy(node_sets, limits)
             results = [compute_policy(policy, capacity) for policy in limits]
             scaled = await _scale(context, es, results, assignments)
-            policies = [policy_status(r, assignments[r.policy]) for r in results]
-            wanted = conditions(results, online=True)
+            previous = {
+                str(entry.get("name")): entry
+                for entry in (obj.get("status") or {}).get("policies") or ()
+                if isinstance(entry, Mapping)
+            }
+            now = context.clock()
+            policies = [
+                policy_status(r, assignments[r.policy], now=now, previous=previous.get(r.policy))
+                for r in results
+            ]
+            wanted = conditions(results, online=True, policies=policies)
             message = "node sets scaled" if scaled else "node sets as required"
     patch = _status(obj, wanted, policies, context=context)
     if patch is not None:

@@ -2,13 +2,15 @@
 policies put into the cluster, a capacity answer growing the node set within the policy's bounds,
 a maximum reached (``Limited``, ``HorizontalScalingLimitReached``), nothing rewritten when the
 node sets already match, an invalid policy refused, a cluster that cannot be asked left alone
-(``Online`` false), and the unlicensed notice (ECK's ``InvalidLicense`` event and ``Active``
+(``Online`` false), limits at the requests over ``requestsToLimitsRatio``, a policy's
+``lastModificationTime`` kept while its resources stay, and the unlicensed notice (ECK's ``InvalidLicense`` event and ``Active``
 false) recorded by the license gate."""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -34,7 +36,7 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import EVENTS, SECRETS
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
-from tests.integration.controller_context import Cluster, cluster
+from tests.integration.controller_context import Clock, Cluster, cluster
 
 __all__ = ["cluster"]
 
@@ -185,13 +187,16 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
 ) -> None:
     await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
     await with_internal_user(cluster)
-    await cluster.raw.create(AUTOSCALER, autoscaler(data_policy()), namespace=NAMESPACE)
+    # A memory requestsToLimitsRatio of 0.5: the limit is twice the required (requested) memory.
+    policy = data_policy(memory={"min": "2Gi", "max": "8Gi", "requestsToLimitsRatio": "0.5"})
+    await cluster.raw.create(AUTOSCALER, autoscaler(policy), namespace=NAMESPACE)
     fake_es.state.autoscaling_policies["stale"] = {"roles": ["ml"], "deciders": {}}
     fake_es.state.autoscaling_capacity["data-tier"] = capacity(
         node_memory=4 * GI, total_memory=12 * GI, node_storage=5 * GI, total_storage=15 * GI
     )
+    clock = Clock(datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC))
 
-    result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es))
+    result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es), clock=clock)
 
     # The declared policy is in the cluster, with its roles and deciders; the stale one is gone.
     assert fake_es.state.autoscaling_policies == {
@@ -206,7 +211,7 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
     container = data["podTemplate"]["spec"]["containers"][0]
     assert container["name"] == "elasticsearch"
     assert container["resources"]["requests"]["memory"] == "4Gi"
-    assert container["resources"]["limits"]["memory"] == "4Gi"
+    assert container["resources"]["limits"]["memory"] == "8Gi"
     claim = data["volumeClaimTemplates"][0]
     assert claim["spec"]["resources"]["requests"]["storage"] == "5Gi"
     # The node set without a policy is left alone.
@@ -223,17 +228,34 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
         {
             "name": "data-tier",
             "nodeSets": [{"name": "data", "nodeCount": 3}],
-            "resources": {"requests": {"memory": "4Gi", "storage": "5Gi"}},
+            "resources": {
+                "requests": {"memory": "4Gi", "storage": "5Gi"},
+                "limits": {"memory": "8Gi"},
+            },
+            "lastModificationTime": "2026-03-01T12:00:00Z",
         }
     ]
     assert result.phase is Phase.READY
     assert result.requeue_after_seconds == 60.0
 
-    # The same answer again: the cluster is not written a second time.
+    # The same answer again, an hour later: the cluster is not written a second time and the
+    # policy's lastModificationTime stays that of the change.
+    clock.now += timedelta(hours=1)
     es_before = await cluster.raw.get(ES, namespace=NAMESPACE, name="prod")
-    await reconcile(cluster, elasticsearch=FakeFactory(fake_es))
+    await reconcile(cluster, elasticsearch=FakeFactory(fake_es), clock=clock)
     es_after = await cluster.raw.get(ES, namespace=NAMESPACE, name="prod")
     assert es_after["metadata"]["resourceVersion"] == es_before["metadata"]["resourceVersion"]
+    policies = (await status(cluster))["policies"]
+    assert policies[0]["lastModificationTime"] == "2026-03-01T12:00:00Z"
+
+    # More storage required: the policy's resources change, and so does its time.
+    fake_es.state.autoscaling_capacity["data-tier"] = capacity(
+        node_memory=4 * GI, total_memory=12 * GI, node_storage=6 * GI, total_storage=15 * GI
+    )
+    await reconcile(cluster, elasticsearch=FakeFactory(fake_es), clock=clock)
+    policies = (await status(cluster))["policies"]
+    assert policies[0]["resources"]["requests"]["storage"] == "6Gi"
+    assert policies[0]["lastModificationTime"] == "2026-03-01T13:00:00Z"
 
 
 async def test_a_maximum_reached_is_reported_limited(
@@ -257,6 +279,29 @@ async def test_a_maximum_reached_is_reported_limited(
     states = {state["type"] for state in got["policies"][0]["state"]}
     assert states == {"HorizontalScalingLimitReached"}
     assert result.requeue_after_seconds == 30.0
+
+
+async def test_a_policy_matching_no_node_set_makes_the_autoscaler_unhealthy(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
+    await with_internal_user(cluster)
+    ml = {"name": "ml", "roles": ["ml"], "resources": {"nodeCount": {"min": 1, "max": 2}}}
+    await cluster.raw.create(AUTOSCALER, autoscaler(data_policy(), ml), namespace=NAMESPACE)
+    fake_es.state.autoscaling_capacity["data-tier"] = capacity(
+        node_memory=2 * GI, total_memory=2 * GI, node_storage=GI, total_storage=GI
+    )
+    fake_es.state.autoscaling_capacity["ml"] = {"required_capacity": {"node": {}, "total": {}}}
+
+    result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es))
+
+    got = await status(cluster)
+    states = {p["name"]: [s["type"] for s in p.get("state") or ()] for p in got["policies"]}
+    assert states == {"data-tier": [], "ml": ["NoNodeSet"]}
+    healthy = next(c for c in got["conditions"] if c["type"] == "Healthy")
+    assert healthy["status"] == "False"
+    assert "ml" in healthy["message"]
+    assert result.phase is Phase.RECONCILING
 
 
 async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -143,6 +144,23 @@ BOTH = {**MEMORY, **STORAGE}
             False,
             True,
         ),
+        # requestsToLimitsRatio: the required amounts stay the requests, the ratios ride along
+        (
+            {
+                "memory": {"min": "2Gi", "max": "8Gi", "requestsToLimitsRatio": "0.5"},
+                "cpu": {"min": 1, "max": 4, "requestsToLimitsRatio": 0.25},
+            },
+            _response(node={"memory": "4Gi"}, total={"memory": "4Gi"}),
+            NodeSetResources(
+                1,
+                memory=4 * GI,
+                cpu=Decimal(1),
+                memory_ratio=Decimal("0.5"),
+                cpu_ratio=Decimal("0.25"),
+            ),
+            False,
+            True,
+        ),
     ],
 )
 def test_compute_policy(
@@ -198,6 +216,32 @@ def test_compute_policy(
             ],
             ["policy p: resources.memory: min and max must both be quantities"],
         ),
+        (
+            [
+                {
+                    "name": "p",
+                    "roles": ["ml"],
+                    "resources": {
+                        "nodeCount": {"min": 1, "max": 2},
+                        "cpu": {"min": 1, "max": 2, "requestsToLimitsRatio": 2},
+                    },
+                }
+            ],
+            ["policy p: resources.cpu.requestsToLimitsRatio: need 0 < ratio <= 1, got 2"],
+        ),
+        (
+            [
+                {
+                    "name": "p",
+                    "roles": ["ml"],
+                    "resources": {
+                        "nodeCount": {"min": 1, "max": 2},
+                        "memory": {"min": "1Gi", "max": "2Gi", "requestsToLimitsRatio": 0},
+                    },
+                }
+            ],
+            ["policy p: resources.memory.requestsToLimitsRatio: need 0 < ratio <= 1, got 0"],
+        ),
     ],
 )
 def test_validate_policies(policies: list[dict[str, Any]], problems: list[str]) -> None:
@@ -227,26 +271,70 @@ CAPPED = PolicyResult(
     "data", NodeSetResources(5), in_response=True, limited=True, messages=("capped",)
 )
 MISSING = PolicyResult("data", NodeSetResources(1), in_response=False, messages=("missing",))
+NO_NODE_SET = {"name": "data", "state": [{"type": "NoNodeSet", "messages": ["none"]}]}
+HORIZONTAL = {"name": "data", "state": [{"type": "HorizontalScalingLimitReached"}]}
 
 
 @pytest.mark.parametrize(
-    ("results", "online", "spec_errors", "expected"),
+    ("results", "online", "spec_errors", "policies", "expected"),
     [
-        ([OK], True, (), {ACTIVE: "True", HEALTHY: "True", LIMITED: "False", ONLINE: "True"}),
-        ([CAPPED], True, (), {ACTIVE: "True", HEALTHY: "True", LIMITED: "True", ONLINE: "True"}),
-        ([MISSING], True, (), {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"}),
-        ([OK], False, (), {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "False"}),
-        ([], True, ("bad",), {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"}),
+        ([OK], True, (), (), {ACTIVE: "True", HEALTHY: "True", LIMITED: "False", ONLINE: "True"}),
+        # A state of error severity (NoNodeSet) makes Healthy false; a limit reached does not.
+        (
+            [OK],
+            True,
+            (),
+            (NO_NODE_SET,),
+            {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"},
+        ),
+        (
+            [OK],
+            True,
+            (),
+            (HORIZONTAL,),
+            {ACTIVE: "True", HEALTHY: "True", LIMITED: "False", ONLINE: "True"},
+        ),
+        (
+            [CAPPED],
+            True,
+            (),
+            (),
+            {ACTIVE: "True", HEALTHY: "True", LIMITED: "True", ONLINE: "True"},
+        ),
+        (
+            [MISSING],
+            True,
+            (),
+            (),
+            {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"},
+        ),
+        (
+            [OK],
+            False,
+            (),
+            (),
+            {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "False"},
+        ),
+        (
+            [],
+            True,
+            ("bad",),
+            (),
+            {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"},
+        ),
     ],
 )
 def test_conditions(
     results: list[PolicyResult],
     online: bool,
     spec_errors: tuple[str, ...],
+    policies: tuple[dict[str, Any], ...],
     expected: dict[str, str],
 ) -> None:
-    conds = conditions(results, online=online, spec_errors=spec_errors)
+    conds = conditions(results, online=online, spec_errors=spec_errors, policies=policies)
     assert _by_type(conds) == expected
+    health = next(cond for cond in conds if cond["type"] == HEALTHY)
+    assert ("issues reported" in health["message"]) is (policies == (NO_NODE_SET,))
     limited = next(cond for cond in conds if cond["type"] == LIMITED)
     assert ("capped" in limited["message"]) is (expected[LIMITED] == "True")
 
@@ -384,6 +472,38 @@ def test_scaled_node_sets(node_set: dict[str, Any], expected: dict[str, Any] | N
     assert scaled == (None if expected is None else [expected])
 
 
+@pytest.mark.parametrize(
+    ("memory_ratio", "cpu_ratio", "limits"),
+    [
+        pytest.param(Decimal(1), Decimal(1), {"memory": "4Gi", "cpu": "2"}, id="default: equal"),
+        pytest.param(Decimal("0.5"), Decimal(1), {"memory": "8Gi", "cpu": "2"}, id="memory 0.5"),
+        pytest.param(Decimal(1), Decimal("0.8"), {"memory": "4Gi", "cpu": "2500m"}, id="cpu 0.8"),
+    ],
+)
+def test_scaled_node_sets_limits_are_requests_over_the_ratio(
+    memory_ratio: Decimal, cpu_ratio: Decimal, limits: dict[str, str]
+) -> None:
+    resources = NodeSetResources(
+        node_count=3,
+        memory=4 * GI,
+        storage=10 * GI,
+        cpu=Decimal(2),
+        memory_ratio=memory_ratio,
+        cpu_ratio=cpu_ratio,
+    )
+    result = PolicyResult(policy="data", resources=resources, in_response=True)
+
+    scaled = scaled_node_sets([_node_set("data", ["data"])], [result], {"data": ["data"]})
+
+    assert scaled is not None
+    container = scaled[0]["podTemplate"]["spec"]["containers"][0]
+    assert container["resources"] == {"requests": {"memory": "4Gi", "cpu": "2"}, "limits": limits}
+    assert policy_status(result, ["data"], now=NOW)["resources"] == {
+        "requests": {"cpu": "2", "memory": "4Gi", "storage": "10Gi"},
+        "limits": {"cpu": limits["cpu"], "memory": limits["memory"]},
+    }
+
+
 def test_scaled_node_sets_spreads_the_count_and_leaves_others_alone() -> None:
     result = PolicyResult(policy="data", resources=NodeSetResources(node_count=5), in_response=True)
     other = _node_set("master", ["master"])
@@ -448,10 +568,51 @@ def test_scaled_node_sets_spreads_the_count_and_leaves_others_alone() -> None:
 def test_policy_status_states(
     result: PolicyResult, node_sets: list[str], states: list[str]
 ) -> None:
-    entry = policy_status(result, node_sets)
+    entry = policy_status(result, node_sets, now=NOW)
 
     assert [state["type"] for state in entry.get("state", [])] == states
     counts = distribute(result.resources.node_count, len(node_sets))
     assert entry["nodeSets"] == [
         {"name": name, "nodeCount": count} for name, count in zip(node_sets, counts, strict=True)
     ]
+
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+EARLIER = "2025-12-31T00:00:00Z"
+_TWO = PolicyResult("p", NodeSetResources(node_count=2, memory=4 * GI), in_response=True)
+_SAME = {
+    "name": "p",
+    "nodeSets": [{"name": "a", "nodeCount": 2}],
+    "resources": {"requests": {"memory": "4Gi"}, "limits": {"memory": "4Gi"}},
+    "lastModificationTime": EARLIER,
+}
+
+
+@pytest.mark.parametrize(
+    ("previous", "expected"),
+    [
+        pytest.param(None, "2026-01-02T03:04:05Z", id="first status: now"),
+        pytest.param(_SAME, EARLIER, id="nothing changed: kept"),
+        pytest.param(
+            {**_SAME, "nodeSets": [{"name": "a", "nodeCount": 1}]},
+            "2026-01-02T03:04:05Z",
+            id="node count changed: now",
+        ),
+        pytest.param(
+            {**_SAME, "resources": {"requests": {"memory": "2Gi"}, "limits": {"memory": "2Gi"}}},
+            "2026-01-02T03:04:05Z",
+            id="memory changed: now",
+        ),
+        pytest.param(
+            {key: value for key, value in _SAME.items() if key != "lastModificationTime"},
+            "2026-01-02T03:04:05Z",
+            id="same resources without a time: now",
+        ),
+    ],
+)
+def test_policy_status_last_modification_time(
+    previous: dict[str, Any] | None, expected: str
+) -> None:
+    entry = policy_status(_TWO, ["a"], now=NOW, previous=previous)
+
+    assert entry["lastModificationTime"] == expected

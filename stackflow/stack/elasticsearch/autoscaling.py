@@ -12,6 +12,7 @@ import copy
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -21,7 +22,9 @@ __all__ = [
     "ACTIVE",
     "DATA_VOLUME_CLAIM",
     "DEFAULT_POLLING_SECONDS",
+    "DEFAULT_REQUESTS_TO_LIMITS_RATIO",
     "ELASTICSEARCH_CONTAINER",
+    "ERROR_STATES",
     "HEALTHY",
     "INVALID_LICENSE_EVENT_REASON",
     "LIMITED",
@@ -29,6 +32,8 @@ __all__ = [
     "STATE_EMPTY_RESPONSE",
     "STATE_HORIZONTAL_LIMIT",
     "STATE_NO_NODE_SET",
+    "STATE_OVERLAPPING_POLICIES",
+    "STATE_UNEXPECTED_STORAGE",
     "STATE_VERTICAL_LIMIT",
     "UNLICENSED_MESSAGE",
     "UNLICENSED_RETRY_SECONDS",
@@ -98,6 +103,27 @@ class PolicyLimits:
     memory: Bounds | None = None
     storage: Bounds | None = None
     cpu: Bounds | None = None
+    #: ``resources.memory.requestsToLimitsRatio`` and ``resources.cpu.requestsToLimitsRatio``.
+    memory_ratio: Decimal = Decimal(1)
+    cpu_ratio: Decimal = Decimal(1)
+
+
+#: ECK's ``requestsToLimitsRatio`` when unset, for memory and cpu alike: limits equal requests.
+DEFAULT_REQUESTS_TO_LIMITS_RATIO = Decimal(1)
+
+
+def _ratio(data: object, field_name: str) -> Decimal:
+    """``requestsToLimitsRatio`` of a memory or cpu range (ECK's default 1 when unset)."""
+    if not isinstance(data, Mapping) or data.get("requestsToLimitsRatio") is None:
+        return DEFAULT_REQUESTS_TO_LIMITS_RATIO
+    ratio = parse_quantity(data.get("requestsToLimitsRatio"))
+    # A ratio above 1 would give a limit below the request, which Kubernetes refuses.
+    if ratio is None or not 0 < ratio <= 1:
+        raise AutoscalingSpecError(
+            f"{field_name}.requestsToLimitsRatio: need 0 < ratio <= 1, "
+            f"got {data.get('requestsToLimitsRatio')!r}"
+        )
+    return ratio
 
 
 def _bounds(data: object, field_name: str, *, integer: bool = False) -> Bounds | None:
@@ -136,6 +162,8 @@ def parse_policy_limits(policy: Mapping[str, Any]) -> PolicyLimits:
         memory=_bounds(resources.get("memory"), f"policy {name}: resources.memory"),
         storage=_bounds(resources.get("storage"), f"policy {name}: resources.storage"),
         cpu=_bounds(resources.get("cpu"), f"policy {name}: resources.cpu"),
+        memory_ratio=_ratio(resources.get("memory"), f"policy {name}: resources.memory"),
+        cpu_ratio=_ratio(resources.get("cpu"), f"policy {name}: resources.cpu"),
     )
 
 
@@ -194,12 +222,28 @@ def policy_for_roles(
 
 @dataclass(frozen=True)
 class NodeSetResources:
-    """What the node sets of one policy get: node count and per-node memory and storage."""
+    """What the node sets of one policy get: node count and per-node memory and storage.
+
+    ``memory`` and ``cpu`` are the requests (the required amounts, as ECK); the limits are the
+    requests divided by the policy's ``requestsToLimitsRatio`` (1: limits equal requests).
+    """
 
     node_count: int
     memory: Decimal | None = None
     storage: Decimal | None = None
     cpu: Decimal | None = None
+    memory_ratio: Decimal = Decimal(1)
+    cpu_ratio: Decimal = Decimal(1)
+
+    @property
+    def memory_limit(self) -> Decimal | None:
+        """The memory limit per node: the request over the ratio."""
+        return None if self.memory is None else self.memory / self.memory_ratio
+
+    @property
+    def cpu_limit(self) -> Decimal | None:
+        """The cpu limit per node: the request over the ratio."""
+        return None if self.cpu is None else self.cpu / self.cpu_ratio
 
 
 @dataclass(frozen=True)
@@ -275,6 +319,8 @@ def compute_policy(limits: PolicyLimits, capacity_response: Mapping[str, Any]) -
             memory=per_node.get("memory"),
             storage=per_node.get("storage"),
             cpu=limits.cpu.min if limits.cpu is not None else None,
+            memory_ratio=limits.memory_ratio,
+            cpu_ratio=limits.cpu_ratio,
         ),
         in_response=True,
         limited=limited,
@@ -288,6 +334,8 @@ def _minimums(limits: PolicyLimits) -> NodeSetResources:
         memory=limits.memory.min if limits.memory is not None else None,
         storage=limits.storage.min if limits.storage is not None else None,
         cpu=limits.cpu.min if limits.cpu is not None else None,
+        memory_ratio=limits.memory_ratio,
+        cpu_ratio=limits.cpu_ratio,
     )
 
 
@@ -296,22 +344,41 @@ def _condition(type_: str, status: bool, message: str) -> dict[str, str]:
 
 
 def conditions(
-    results: Sequence[PolicyResult], *, online: bool, spec_errors: Sequence[str] = ()
+    results: Sequence[PolicyResult],
+    *,
+    online: bool,
+    spec_errors: Sequence[str] = (),
+    policies: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, str]]:
     """The autoscaler's ``status.conditions`` (without transition times, which the writer keeps).
 
     ``Active``: the license allows autoscaling (this function is for the licensed case).
     ``Online``: the autoscaling API answered (``online``). ``Limited``: a maximum capped some
-    policy. ``Healthy``: the spec is valid and every policy was computed from the response.
+    policy. ``Healthy``: the spec is valid, no ``status.policies[]`` entry (``policies``) has a
+    state of error severity (``ERROR_STATES``, as ECK) and every policy was computed from the
+    response.
     """
     limited_messages = [
         message for result in results if result.limited for message in result.messages
     ]
     missing = [result.policy for result in results if not result.in_response]
+    in_error = sorted(
+        str(entry.get("name"))
+        for entry in policies
+        if any(state.get("type") in ERROR_STATES for state in entry.get("state") or ())
+    )
     if spec_errors:
         health = _condition(HEALTHY, False, "; ".join(spec_errors))
     elif not online:
         health = _condition(HEALTHY, False, "the Elasticsearch autoscaling API is not reachable")
+    elif in_error:
+        health = _condition(
+            HEALTHY,
+            False,
+            "issues reported for the following policies: "
+            + ", ".join(in_error)
+            + "; see status.policies for details",
+        )
     elif missing:
         health = _condition(
             HEALTHY,
@@ -365,6 +432,12 @@ STATE_EMPTY_RESPONSE = "EmptyResponse"
 STATE_HORIZONTAL_LIMIT = "HorizontalScalingLimitReached"
 STATE_VERTICAL_LIMIT = "VerticalScalingLimitReached"
 STATE_NO_NODE_SET = "NoNodeSet"
+# Not produced here (identical roles are refused by validate_policies and storage is not read
+# from the Pods), but of error severity in ECK all the same when a status carries them.
+STATE_OVERLAPPING_POLICIES = "OverlappingPolicies"
+STATE_UNEXPECTED_STORAGE = "UnexpectedNodeStorageCapacity"
+#: The states of error severity: any of them in a policy makes ``Healthy`` false, as ECK.
+ERROR_STATES = frozenset({STATE_NO_NODE_SET, STATE_OVERLAPPING_POLICIES, STATE_UNEXPECTED_STORAGE})
 
 
 def node_set_roles(node_set: Mapping[str, Any]) -> frozenset[str] | None:
@@ -426,22 +499,18 @@ def _apply(node_set: dict[str, Any], resources: NodeSetResources, count: int) ->
     """Give one node set (a copy) its count and resources; whether anything changed."""
     changed = node_set.get("count") != count
     node_set["count"] = count
-    wanted: dict[str, str] = {}
-    if resources.memory is not None:
-        wanted["memory"] = format_quantity(resources.memory)
-    if resources.cpu is not None:
-        wanted["cpu"] = format_quantity(resources.cpu, cpu=True)
-    if wanted:
+    wanted = {"requests": _requests(resources, storage=False), "limits": _limits(resources)}
+    if wanted["requests"]:
         spec = node_set.setdefault("podTemplate", {}).setdefault("spec", {})
         containers = spec.setdefault("containers", [])
         container = next((c for c in containers if c.get("name") == ELASTICSEARCH_CONTAINER), None)
         if container is None:
             container = {"name": ELASTICSEARCH_CONTAINER}
             containers.append(container)
-        limits = container.setdefault("resources", {})
-        for part in ("requests", "limits"):
-            section = limits.setdefault(part, {})
-            for key, value in wanted.items():
+        container_resources = container.setdefault("resources", {})
+        for part, amounts in wanted.items():
+            section = container_resources.setdefault(part, {})
+            for key, value in amounts.items():
                 changed = _set_quantity(section, key, value) or changed
     if resources.storage is not None:
         claims = node_set.setdefault("volumeClaimTemplates", [])
@@ -482,19 +551,38 @@ def scaled_node_sets(
     return scaled if changed else None
 
 
-def _requests(resources: NodeSetResources) -> dict[str, str]:
+def _requests(resources: NodeSetResources, *, storage: bool = True) -> dict[str, str]:
     requests: dict[str, str] = {}
     if resources.cpu is not None:
         requests["cpu"] = format_quantity(resources.cpu, cpu=True)
     if resources.memory is not None:
         requests["memory"] = format_quantity(resources.memory)
-    if resources.storage is not None:
+    if storage and resources.storage is not None:
         requests["storage"] = format_quantity(resources.storage)
     return requests
 
 
-def policy_status(result: PolicyResult, node_sets: Sequence[str]) -> dict[str, Any]:
-    """One ``status.policies[]`` entry: its node sets and counts, its resources, its states."""
+def _limits(resources: NodeSetResources) -> dict[str, str]:
+    limits: dict[str, str] = {}
+    if resources.cpu_limit is not None:
+        limits["cpu"] = format_quantity(resources.cpu_limit, cpu=True)
+    if resources.memory_limit is not None:
+        limits["memory"] = format_quantity(resources.memory_limit)
+    return limits
+
+
+def policy_status(
+    result: PolicyResult,
+    node_sets: Sequence[str],
+    *,
+    now: datetime,
+    previous: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One ``status.policies[]`` entry: its node sets and counts, its resources, its states.
+
+    ``lastModificationTime`` is ``now`` when the node sets or their resources differ from the
+    ``previous`` entry of the policy (or there is none), and the previous time otherwise.
+    """
     counts = distribute(result.resources.node_count, len(node_sets))
     states: list[dict[str, Any]] = []
     if not node_sets:
@@ -520,6 +608,20 @@ def policy_status(result: PolicyResult, node_sets: Sequence[str]) -> dict[str, A
         ],
         "resources": {"requests": _requests(result.resources)},
     }
+    limits = _limits(result.resources)
+    if limits:
+        entry["resources"]["limits"] = limits
+    unchanged = (
+        previous is not None
+        and previous.get("nodeSets") == entry["nodeSets"]
+        and previous.get("resources") == entry["resources"]
+        and previous.get("lastModificationTime")
+    )
+    entry["lastModificationTime"] = (
+        previous["lastModificationTime"]
+        if unchanged and previous is not None
+        else now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
     if states:
         entry["state"] = states
     return entry
