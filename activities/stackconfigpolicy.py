@@ -62,8 +62,11 @@ from stackflow.stack.policies.stack_config import (
     es_config_mounts_hash,
     es_policy_config_secret,
     es_policy_config_secret_name,
+    es_secret_mount_copy,
+    es_secret_mount_copy_name,
     file_settings_secret,
     file_settings_secret_name,
+    is_es_secret_mount_copy_name,
     kb_policy_config_secret,
     kb_policy_config_secret_name,
     kibana_applied,
@@ -335,13 +338,23 @@ async def _sync_elasticsearch(
     owner = controller_owner_reference(
         {"apiVersion": es.get("apiVersion"), "kind": es.get("kind"), "metadata": es["metadata"]}
     )
+    sources: list[dict[str, Any]] = []
+    if merged is not None:
+        try:
+            sources = await _mount_sources(context, merged)
+        except MountSourceError as error:
+            # Nothing is written for the cluster: its Pods would wait for a Secret never copied.
+            return ResourceStatus(phase="Error", error=str(error))
     config_name = es_policy_config_secret_name(target.name)
     config_current = await _secret_or_none(context, target.namespace, config_name)
     version = await _apply_file_settings(context, target, merged, owner)
     if merged is None:
         if secret_owners(config_current):
             await _delete(context, config_current)
+        await _sync_mount_copies(context, target, sources, owners=(), owner=owner)
         return None
+    # The copies first: the policy-config Secret wakes the cluster, whose Pods mount them.
+    await _sync_mount_copies(context, target, sources, owners=merged.owners, owner=owner)
     await _write(
         context,
         config_current,
@@ -360,6 +373,68 @@ async def _sync_elasticsearch(
     ):
         return ResourceStatus(phase="ApplyingChanges", expected_version=version)
     return await _applied_version(context, es, version)
+
+
+class MountSourceError(Exception):
+    """A ``secretMounts[]`` Secret is not in the namespace of the policy that mounts it."""
+
+
+async def _mount_sources(
+    context: ControllerContext, merged: ElasticsearchMerge
+) -> list[dict[str, Any]]:
+    """The ``secretMounts`` Secrets of the merged policies, each read from the namespace of the
+    policy that mounts it (MountSourceError naming the first one that is not there)."""
+    sources = []
+    for mount in merged.secret_mounts:
+        name = str(mount["secretName"])
+        namespace = merged.mount_namespaces.get(name, "")
+        found = await _secret_or_none(context, namespace, name) if namespace else None
+        if found is None:
+            raise MountSourceError(
+                f'spec.elasticsearch.secretMounts: Secret "{namespace}/{name}" not found'
+            )
+        sources.append(found)
+    return sources
+
+
+async def _sync_mount_copies(
+    context: ControllerContext,
+    target: Target,
+    sources: Sequence[Mapping[str, Any]],
+    *,
+    owners: Sequence[str],
+    owner: Mapping[str, Any],
+) -> None:
+    """Copy each ``secretMounts`` Secret into the cluster's namespace as ``<es>-es-scp-<hash>``
+    (kept in sync with its source) and delete the policy-made copies no longer mounted."""
+    listed = await context.scoped.list(
+        SECRETS,
+        namespace=target.namespace,
+        label_selector=f"{POLICY_SECRET_SELECTOR},{ES_CLUSTER_NAME_LABEL}={target.name}",
+    )
+    current = {
+        view(item).name: item
+        for item in listed["items"]
+        if is_es_secret_mount_copy_name(target.name, view(item).name)
+    }
+    wanted = set()
+    for source in sources:
+        name = es_secret_mount_copy_name(target.name, view(source).name)
+        wanted.add(name)
+        # Read whole (a listed item may lack kind/apiVersion): an unchanged copy is not rewritten.
+        existing = await _secret_or_none(context, target.namespace, name)
+        desired = es_secret_mount_copy(
+            existing,
+            source,
+            namespace=target.namespace,
+            es_name=target.name,
+            owners=owners,
+            owner_reference=owner,
+        )
+        await _write(context, existing, desired)
+    for name, secret in sorted(current.items()):
+        if name not in wanted:
+            await _delete(context, secret)
 
 
 async def _config_taken(context: ControllerContext, target: Target, digest: str) -> bool:
@@ -423,9 +498,9 @@ def _owned_target(secret: Mapping[str, Any]) -> TargetKey | None:
     """The resource a policy-made Secret belongs to, from its labels."""
     meta = view(secret)
     cluster = meta.labels.get(ES_CLUSTER_NAME_LABEL)
-    if cluster and meta.name in (
-        file_settings_secret_name(cluster),
-        es_policy_config_secret_name(cluster),
+    if cluster and (
+        meta.name in (file_settings_secret_name(cluster), es_policy_config_secret_name(cluster))
+        or is_es_secret_mount_copy_name(cluster, meta.name)
     ):
         return (ELASTICSEARCH, meta.namespace, cluster)
     kibana = meta.labels.get(KIBANA_NAME_LABEL)

@@ -6,7 +6,8 @@ Secrets name their owning policies in labels, or in ECK's owner-refs annotation 
 policies own one), by the Elasticsearch clusters and Kibana instances it targets (its status
 lists them, and the reference index wakes it on their changes), by its own secure settings
 Secrets (references too: it re-stamps the targets' file-settings Secret), by the ConfigMaps and
-Secrets its ``spec.variablesFrom`` names, and by namespace flips: a flip
+Secrets its ``spec.variablesFrom`` names, by its ``secretMounts`` Secrets (it copies them into the
+targets' namespaces as ``<es>-es-scp-<hash>``), and by namespace flips: a flip
 concerns the policies of the flipped namespace and those of the operator namespace, which may
 target any managed namespace.
 """
@@ -74,15 +75,17 @@ def policy_targets(policy: Mapping[str, Any]) -> list[ObjectKey]:
 
 
 def policy_references(policy: Mapping[str, Any]) -> list[ObjectKey]:
-    """The policy's targets (``policy_targets``) and its own secure settings Secrets (in its
-    namespace): an edit of one wakes the policy, which re-stamps the targets' file-settings Secret
-    so that the clusters rebuild their keystore (ECK's clusters watch those Secrets themselves)."""
+    """The policy's targets (``policy_targets``) and its own secure settings and ``secretMounts``
+    Secrets (in its namespace): an edit of one wakes the policy, which re-stamps the targets'
+    file-settings Secret so that the clusters rebuild their keystore (ECK's clusters watch those
+    Secrets themselves), or copies the mounted Secret again into the clusters' namespaces."""
     namespace = str((policy.get("metadata") or {}).get("namespace") or "")
     spec = policy.get("spec") or {}
     lists = (
         spec.get("secureSettings"),
         (spec.get("elasticsearch") or {}).get("secureSettings"),
         (spec.get("kibana") or {}).get("secureSettings"),
+        (spec.get("elasticsearch") or {}).get("secretMounts"),
     )
     secret_names = sorted(
         {

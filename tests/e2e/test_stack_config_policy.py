@@ -11,6 +11,8 @@ kubesim and on the real API server, driven only through the Kubernetes API.
 * a policy's secure settings Secret lands in the cluster's keystore Secret
   (``<es>-es-secure-settings``), next to the cluster's own; an edit of the policy's Secret reaches
   it too;
+* a policy's ``secretMounts`` Secret is copied into the cluster's namespace
+  (``<es>-es-scp-<hash>``), the StatefulSet mounts the copy, and an edit of the source reaches it;
 * no license: a Warning ``ReconciliationError`` event on the policy and nothing applied; a
   license (the enterprise trial) arrives and the policy is applied.
 
@@ -33,6 +35,7 @@ import yaml
 from stackflow.api.kinds import kind_resource
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import EVENTS, PODS, SECRETS, STATEFULSETS
+from stackflow.stack.policies.stack_config import es_secret_mount_copy_name
 from tests.clusters import ClusterTarget
 from tests.e2e.harness import (
     ES,
@@ -384,3 +387,66 @@ async def test_no_license_warns_and_applies_nothing_until_a_license_arrives(
         await eventually(
             applied, within=WITHIN, what="the policy applied and counted once licensed"
         )
+
+
+async def mount_copy(kube: ResourceClient, namespace: str) -> dict[str, str]:
+    """The decoded policy-made copy of the ``gcs-creds`` mount ({} when it does not exist)."""
+    name = es_secret_mount_copy_name("quickstart", "gcs-creds")
+    secret = await get_or_none(kube, SECRETS, namespace=namespace, name=name)
+    data = (secret or {}).get("data") or {}
+    return {key: base64.b64decode(value).decode() for key, value in data.items()}
+
+
+async def test_policy_secret_mounts_are_copied_mounted_and_follow_an_edit(stack: Stack) -> None:
+    kube = stack.kube
+    await create_namespace(kube, "scp-mounts", in_scope=True)
+    await kube.create(
+        SECRETS,
+        opaque(OPERATOR_NAMESPACE, "gcs-creds", {"key.json": "one"}),
+        namespace=OPERATOR_NAMESPACE,
+    )
+    await kube.create(ES, elasticsearch("scp-mounts"), namespace="scp-mounts")
+    mounting = policy(OPERATOR_NAMESPACE, "mounting", weight=1, value="1mb")
+    mounting["spec"]["elasticsearch"]["secretMounts"] = [
+        {"secretName": "gcs-creds", "mountPath": "/usr/share/gcs"}
+    ]
+    await kube.create(POLICY, mounting, namespace=OPERATOR_NAMESPACE)
+
+    async def copied() -> bool:
+        return await mount_copy(kube, "scp-mounts") == {"key.json": "one"}
+
+    await eventually(copied, within=WITHIN, what="the mounted Secret copied to the cluster")
+
+    async def mounted() -> bool:
+        sts = await get_or_none(
+            kube, STATEFULSETS, namespace="scp-mounts", name="quickstart-es-default"
+        )
+        pod = ((sts or {}).get("spec") or {}).get("template", {}).get("spec") or {}
+        container = next(
+            (c for c in pod.get("containers") or [] if c["name"] == "elasticsearch"), {}
+        )
+        names = {
+            m["name"]
+            for m in container.get("volumeMounts") or []
+            if m["mountPath"] == "/usr/share/gcs"
+        }
+        return any(
+            v["name"] in names
+            and (v.get("secret") or {}).get("secretName")
+            == es_secret_mount_copy_name("quickstart", "gcs-creds")
+            for v in pod.get("volumes") or []
+        )
+
+    await eventually(mounted, within=WITHIN, what="the StatefulSet mounting the copy")
+
+    await kube.replace(
+        SECRETS,
+        opaque(OPERATOR_NAMESPACE, "gcs-creds", {"key.json": "two"}),
+        namespace=OPERATOR_NAMESPACE,
+        name="gcs-creds",
+    )
+
+    async def edited() -> bool:
+        return await mount_copy(kube, "scp-mounts") == {"key.json": "two"}
+
+    await eventually(edited, within=WITHIN, what="the source Secret's edit in the copy")

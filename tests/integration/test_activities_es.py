@@ -39,6 +39,7 @@ from stackflow.stack.policies.stack_config import (
     ElasticsearchMerge,
     empty_state,
     es_policy_config_secret,
+    es_secret_mount_copy_name,
 )
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import SELECTOR, Cluster, cluster, eventually
@@ -510,6 +511,7 @@ async def test_policy_config_secret_is_read_and_left_as_the_policy_wrote_it(
     assert rendered["node.attr.zone"] == "policy"
     sts = await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="quickstart-es-default")
     volumes = sts["spec"]["template"]["spec"]["volumes"]
-    assert any((v.get("secret") or {}).get("secretName") == "gcs-creds" for v in volumes)
+    copy_name = es_secret_mount_copy_name("quickstart", "gcs-creds")
+    assert any((v.get("secret") or {}).get("secretName") == copy_name for v in volumes)
     after = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="quickstart-es-policy-config")
     assert after["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]

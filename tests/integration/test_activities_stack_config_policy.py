@@ -36,6 +36,7 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
 from stackflow.stack.elasticsearch import names as es_names
+from stackflow.stack.policies.stack_config import es_secret_mount_copy_name
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
 
@@ -357,6 +358,125 @@ def secret_text(secret: dict[str, Any], key: str) -> str:
     return base64.b64decode(secret["data"][key]).decode()
 
 
+def source_secret(name: str, value: bytes) -> dict[str, Any]:
+    """A Secret of the operator namespace that a policy mounts."""
+    return {
+        "metadata": {"name": name, "namespace": OPERATOR_NAMESPACE},
+        "data": {"key.json": base64.b64encode(value).decode()},
+    }
+
+
+async def mounted_secret(cluster: Cluster, mount_path: str) -> str:
+    """The Secret the cluster's StatefulSet mounts at ``mount_path`` in the elasticsearch container."""
+    sts = await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="prod-es-default")
+    pod = sts["spec"]["template"]["spec"]
+    container = next(c for c in pod["containers"] if c["name"] == "elasticsearch")
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == mount_path)
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    return str(volume["secret"]["secretName"])
+
+
+async def test_secret_mounts_are_copied_into_the_cluster_namespace_and_kept_in_sync(
+    cluster: Cluster,
+) -> None:
+    """A policy of the operator namespace mounts a Secret of its own namespace: the cluster's
+    namespace gets a policy-owned copy (ECK's ``<es>-es-scp-<hash>``), the StatefulSet mounts the
+    copy, an edit of the source reaches the copy and removing the mount deletes it."""
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    await cluster.raw.create(
+        SECRETS, source_secret("gcs-creds", b"v1"), namespace=OPERATOR_NAMESPACE
+    )
+    obj = policy(OPERATOR_NAMESPACE, "mounts", 1, {"a": "1"})
+    obj["spec"]["elasticsearch"]["secretMounts"] = [
+        {"secretName": "gcs-creds", "mountPath": "/usr/share/gcs"}
+    ]
+    await cluster.raw.create(POLICY, obj, namespace=OPERATOR_NAMESPACE)
+    copy_name = es_secret_mount_copy_name("prod", "gcs-creds")
+    assert copy_name.startswith("prod-es-scp-")
+
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "mounts"))
+
+    copy = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name=copy_name)
+    assert secret_text(copy, "key.json") == "v1"
+    labels = copy["metadata"]["labels"]
+    assert labels["eck.k8s.elastic.co/owner-kind"] == "StackConfigPolicy"
+    assert labels["eck.k8s.elastic.co/owner-name"] == "mounts"
+    assert (
+        copy["metadata"]["annotations"]["policy.k8s.elastic.co/source-secret-name"] == "gcs-creds"
+    )
+    # The source Secret wakes the policy.
+    row = CONTROLLERS.named("stackconfigpolicy")
+    assert row.references is not None
+    stored = await cluster.raw.get(POLICY, namespace=OPERATOR_NAMESPACE, name="mounts")
+    assert (OPERATOR_NAMESPACE, "gcs-creds") in {
+        (key.namespace, key.name) for key in row.references(stored) if key.kind == "Secret"
+    }
+
+    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+    assert await mounted_secret(cluster, "/usr/share/gcs") == copy_name
+
+    # An edit of the source is copied again at the next reconcile.
+    await cluster.raw.merge_patch(
+        SECRETS,
+        {"data": {"key.json": base64.b64encode(b"v2").decode()}},
+        namespace=OPERATOR_NAMESPACE,
+        name="gcs-creds",
+    )
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "mounts"))
+    copy = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name=copy_name)
+    assert secret_text(copy, "key.json") == "v2"
+    # Unchanged: not rewritten.
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "mounts"))
+    again = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name=copy_name)
+    assert again["metadata"]["resourceVersion"] == copy["metadata"]["resourceVersion"]
+
+    # The mount removed: the copy goes.
+    await cluster.raw.merge_patch(
+        POLICY,
+        {"spec": {"elasticsearch": {"secretMounts": None}}},
+        namespace=OPERATOR_NAMESPACE,
+        name="mounts",
+    )
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "mounts"))
+    with pytest.raises(errors.NotFound):
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name=copy_name)
+    assert (await settings(cluster))["state"]["cluster_settings"] == {"a": "1"}
+
+
+async def test_a_missing_secret_mount_source_is_an_error_for_that_cluster(
+    cluster: Cluster,
+) -> None:
+    await cluster.raw.create(ES, elasticsearch("prod", {"env": "prod"}), namespace=NAMESPACE)
+    obj = policy(OPERATOR_NAMESPACE, "mounts", 1, {"a": "1"})
+    obj["spec"]["elasticsearch"]["secretMounts"] = [
+        {"secretName": "absent", "mountPath": "/usr/share/absent"}
+    ]
+    await cluster.raw.create(POLICY, obj, namespace=OPERATOR_NAMESPACE)
+
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "mounts"))
+
+    got = await status(cluster, OPERATOR_NAMESPACE, "mounts")
+    entry = got["details"]["elasticsearch"]["team-a/prod"]
+    assert entry["phase"] == "Error"
+    assert entry["error"]["message"] == (
+        f'spec.elasticsearch.secretMounts: Secret "{OPERATOR_NAMESPACE}/absent" not found'
+    )
+    assert got["phase"] == "Error"
+    # Nothing mounting a Secret that is not there is written for the cluster.
+    with pytest.raises(errors.NotFound):
+        await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-policy-config")
+
+    await cluster.raw.create(
+        SECRETS, source_secret("absent", b"here"), namespace=OPERATOR_NAMESPACE
+    )
+    await reconcile(cluster, ref(OPERATOR_NAMESPACE, "mounts"))
+    copy_name = es_secret_mount_copy_name("prod", "absent")
+    copy = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name=copy_name)
+    assert secret_text(copy, "key.json") == "here"
+    recovered = await status(cluster, OPERATOR_NAMESPACE, "mounts")
+    assert recovered["details"]["elasticsearch"]["team-a/prod"]["phase"] != "Error"
+
+
 async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
     cluster: Cluster,
 ) -> None:
@@ -365,6 +485,9 @@ async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
         CONFIGMAPS,
         {"metadata": {"name": "vars", "namespace": OPERATOR_NAMESPACE}, "data": {"LEVEL": "warn"}},
         namespace=OPERATOR_NAMESPACE,
+    )
+    await cluster.raw.create(
+        SECRETS, source_secret("azure-creds", b"k"), namespace=OPERATOR_NAMESPACE
     )
     obj = policy(
         OPERATOR_NAMESPACE, "cfg", 1, {"indices.recovery.max_bytes_per_sec": "${RATE:-90mb}"}
@@ -404,7 +527,7 @@ async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
     container = next(c for c in pod["containers"] if c["name"] == "elasticsearch")
     mount = next(m for m in container["volumeMounts"] if m["mountPath"] == "/usr/share/azure")
     volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
-    assert volume["secret"]["secretName"] == "azure-creds"
+    assert volume["secret"]["secretName"] == es_secret_mount_copy_name("prod", "azure-creds")
     realm = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-xpack-file-realm")
     assert yaml.safe_load(secret_text(realm, "roles.yml"))["log-reader"] == {"cluster": ["monitor"]}
 

@@ -17,6 +17,7 @@ from stackflow.stack.policies.stack_config import (
     ElasticsearchMerge,
     empty_state,
     es_policy_config_secret,
+    es_secret_mount_copy_name,
 )
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -604,7 +605,10 @@ def test_policy_secret_mounts_are_mounted_into_the_elasticsearch_container() -> 
 
     mount = mounts["/usr/share/az"]
     assert mount["readOnly"] is True
-    assert volumes[mount["name"]]["secret"]["secretName"] == "azure-creds"
+    # The policy controller's copy of the policy namespace's Secret (as ECK).
+    copy_name = es_secret_mount_copy_name("quickstart", "azure-creds")
+    assert copy_name.startswith("quickstart-es-scp-")
+    assert volumes[mount["name"]]["secret"]["secretName"] == copy_name
 
 
 def test_no_policy_no_extra_volume(children: list[dict[str, Any]]) -> None:

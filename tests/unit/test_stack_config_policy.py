@@ -29,9 +29,12 @@ from stackflow.stack.policies.stack_config import (
     empty_state,
     es_policy_config_secret,
     es_policy_config_secret_name,
+    es_secret_mount_copy,
+    es_secret_mount_copy_name,
     file_settings,
     file_settings_secret,
     file_settings_secret_name,
+    is_es_secret_mount_copy_name,
     kb_policy_config_secret,
     kb_policy_config_secret_name,
     kibana_applied,
@@ -551,6 +554,113 @@ def test_policy_references_add_its_secure_settings_secrets_in_its_namespace() ->
         ("Secret", "elastic-system", "kb-s"),
         ("Secret", "elastic-system", "legacy"),
     ]
+
+
+def test_policy_references_add_its_secret_mount_secrets_in_its_namespace() -> None:
+    obj = {
+        "metadata": {"namespace": "elastic-system", "name": "p"},
+        "spec": {"elasticsearch": {"secretMounts": [{"secretName": "gcs", "mountPath": "/g"}]}},
+    }
+    assert [(key.kind, key.namespace, key.name) for key in policy_references(obj)] == [
+        ("Secret", "elastic-system", "gcs"),
+    ]
+
+
+# (cluster, source Secret, the copy's name): ECK's <es>-es-scp-<HashObject(secretName)>.
+MOUNT_COPY_NAMES: list[tuple[str, str, str]] = [
+    # HashObject("elastictesting") = 4269947480 (the reference value of hash.HashObject).
+    ("quickstart", "elastictesting", "quickstart-es-scp-4269947480"),
+    ("a" * 36, "elastictesting", "a" * 36 + "-es-scp-4269947480"),
+]
+
+
+@pytest.mark.parametrize(("es_name", "source", "expected"), MOUNT_COPY_NAMES)
+def test_secret_mount_copy_name(es_name: str, source: str, expected: str) -> None:
+    name = es_secret_mount_copy_name(es_name, source)
+    assert name == expected
+    assert len(name) <= 63
+    assert is_es_secret_mount_copy_name(es_name, name)
+
+
+# (cluster, Secret name, whether it is one of the cluster's secretMounts copies)
+COPY_NAME_CHECKS: list[tuple[str, str, bool]] = [
+    ("es", "es-es-scp-12345", True),
+    ("es", "es-es-policy-config", False),
+    ("es", "es-es-scp-", False),
+    ("es", "es-es-scp-abc", False),
+    ("other", "es-es-scp-12345", False),
+]
+
+
+@pytest.mark.parametrize(("es_name", "name", "expected"), COPY_NAME_CHECKS)
+def test_is_secret_mount_copy_name(es_name: str, name: str, expected: bool) -> None:
+    assert is_es_secret_mount_copy_name(es_name, name) is expected
+
+
+def test_merge_records_the_namespace_each_mounted_secret_lives_in() -> None:
+    merged = merge_elasticsearch(
+        [
+            policy(
+                OPERATOR,
+                "a",
+                1,
+                elasticsearch={"secretMounts": [{"secretName": "s1", "mountPath": "/1"}]},
+            ),
+            policy(
+                "team",
+                "b",
+                2,
+                elasticsearch={"secretMounts": [{"secretName": "s2", "mountPath": "/2"}]},
+            ),
+        ]
+    )
+    assert merged.mount_namespaces == {"s1": OPERATOR, "s2": "team"}
+
+
+# (owners, the copy's soft-owner labels, its owner-refs annotation)
+COPY_OWNERS: list[tuple[tuple[str, ...], dict[str, str], str | None]] = [
+    (
+        ("elastic-system/p",),
+        {
+            "eck.k8s.elastic.co/owner-kind": "StackConfigPolicy",
+            "eck.k8s.elastic.co/owner-namespace": "elastic-system",
+            "eck.k8s.elastic.co/owner-name": "p",
+        },
+        None,
+    ),
+    (
+        ("elastic-system/p", "elastic-system/q"),
+        {"eck.k8s.elastic.co/owner-kind": "StackConfigPolicy"},
+        '["elastic-system/p", "elastic-system/q"]',
+    ),
+]
+
+
+@pytest.mark.parametrize(("owners", "owner_labels", "refs"), COPY_OWNERS)
+def test_secret_mount_copy_content_and_marks(
+    owners: tuple[str, ...], owner_labels: dict[str, str], refs: str | None
+) -> None:
+    source = {
+        "metadata": {"name": "gcs", "namespace": OPERATOR, "labels": {"mine": "x"}},
+        "type": "Opaque",
+        "data": {"key.json": base64.b64encode(b"{}").decode()},
+    }
+    owner = {"apiVersion": "elasticsearch.k8s.elastic.co/v1", "kind": "Elasticsearch"}
+    copy = es_secret_mount_copy(
+        None, source, namespace="ns", es_name="es", owners=owners, owner_reference=owner
+    )
+    meta = copy["metadata"]
+    assert (meta["namespace"], meta["name"]) == ("ns", es_secret_mount_copy_name("es", "gcs"))
+    assert copy["data"] == source["data"]
+    assert meta["labels"] == {
+        "elasticsearch.k8s.elastic.co/cluster-name": "es",
+        "common.k8s.elastic.co/type": "elasticsearch",
+        **owner_labels,
+    }
+    assert meta["annotations"].get(SOFT_OWNER_REFS_ANNOTATION) == refs
+    assert meta["annotations"]["policy.k8s.elastic.co/source-secret-name"] == "gcs"
+    assert meta["ownerReferences"] == [owner]
+    assert secret_owners(copy) == tuple(tuple(o.split("/")) for o in owners)
 
 
 # (gate, kind, expected reason, whether the operator Pod gets the event too)

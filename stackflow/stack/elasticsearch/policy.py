@@ -3,7 +3,8 @@
 The policy controller merges the policies and writes the Secret; the cluster's own reconcile
 reads it here, as ECK does: the policies' ``elasticsearch.config`` is merged into every node
 set's ``elasticsearch.yml`` over the node set's ``config`` (a policy wins a setting both name),
-each ``secretMounts[]`` entry becomes a Secret volume of the Elasticsearch container, and the
+each ``secretMounts[]`` entry becomes a Secret volume of the Elasticsearch container (the
+policy controller's copy ``<es>-es-scp-<hash>`` of the policy namespace's Secret), and the
 policies' ``securityRoles`` join the file realm's ``roles.yml``.
 """
 
@@ -17,6 +18,7 @@ from stackflow.stack.policies.stack_config import (
     ES_CONFIG_MOUNTS_HASH_ANNOTATION,
     PolicyElasticsearchConfig,
     es_policy_config_secret_name,
+    es_secret_mount_copy_name,
     read_es_policy_config,
 )
 
@@ -33,15 +35,17 @@ def policy_config(context: BuildContext) -> PolicyElasticsearchConfig:
 def secret_mount_volumes(
     context: BuildContext,
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(volume, volume mount) of every policy secret mount: the named Secret of the cluster's
-    namespace, read-only at its ``mountPath``. The volume is named after the Secret's
-    ``HashObject`` (a Secret name may not be a valid volume name)."""
+    """(volume, volume mount) of every policy secret mount: the policy controller's copy of the
+    named Secret in the cluster's namespace (``<es>-es-scp-<hash>``), read-only at its
+    ``mountPath``. The volume is named after the Secret's ``HashObject`` (a Secret name may not
+    be a valid volume name)."""
     pairs = []
     for secret_name, mount_path in policy_config(context).secret_mounts:
         volume = f"scp-secret-mount-{hash_object(secret_name)}"
+        copy_name = es_secret_mount_copy_name(context.name, secret_name)
         pairs.append(
             (
-                {"name": volume, "secret": {"secretName": secret_name, "optional": False}},
+                {"name": volume, "secret": {"secretName": copy_name, "optional": False}},
                 {"name": volume, "mountPath": mount_path, "readOnly": True},
             )
         )

@@ -30,7 +30,7 @@ from stackflow.stack.labels import (
     TYPE_LABEL,
     WATCHED_LABEL,
 )
-from stackflow.stack.naming import ES_NAMER, Namer
+from stackflow.stack.naming import ES_NAMER, Namer, hash_object
 from stackflow.stack.objects import encode_secret_data
 
 __all__ = [
@@ -56,9 +56,12 @@ __all__ = [
     "es_config_mounts_hash",
     "es_policy_config_secret",
     "es_policy_config_secret_name",
+    "es_secret_mount_copy",
+    "es_secret_mount_copy_name",
     "file_settings",
     "file_settings_secret",
     "file_settings_secret_name",
+    "is_es_secret_mount_copy_name",
     "kb_policy_config_secret",
     "kb_policy_config_secret_name",
     "kibana_applied",
@@ -105,6 +108,8 @@ ES_ROLES_KEY = "roles.json"
 ES_CONFIG_MOUNTS_HASH_ANNOTATION = "policy.k8s.elastic.co/elasticsearch-config-mounts-hash"
 ES_ROLES_HASH_ANNOTATION = "policy.k8s.elastic.co/elasticsearch-roles-hash"
 KB_CONFIG_KEY = "kibana.json"
+#: On a copied ``secretMounts`` Secret: the name of the Secret it copies (ECK's annotation).
+SOURCE_SECRET_NAME_ANNOTATION = "policy.k8s.elastic.co/source-secret-name"
 
 _KB_NAMER = Namer("kb")
 
@@ -130,6 +135,18 @@ def file_settings_secret_name(es_name: str) -> str:
 def es_policy_config_secret_name(es_name: str) -> str:
     """``<es>-es-policy-config``: the policies' ``elasticsearch.yml`` settings and secret mounts."""
     return ES_NAMER.suffix(es_name, "policy", "config")
+
+
+def es_secret_mount_copy_name(es_name: str, secret_name: str) -> str:
+    """``<es>-es-scp-<HashObject(secretName)>``: the copy, in the cluster's namespace, of a
+    ``secretMounts[]`` Secret of the policy's namespace (at most 36 + 18 characters)."""
+    return ES_NAMER.suffix(es_name, "scp", hash_object(secret_name))
+
+
+def is_es_secret_mount_copy_name(es_name: str, name: str) -> bool:
+    """Whether ``name`` is the name of a ``secretMounts`` copy of cluster ``es_name``."""
+    prefix = ES_NAMER.suffix(es_name, "scp") + "-"
+    return name.startswith(prefix) and name[len(prefix) :].isdigit()
 
 
 def kb_policy_config_secret_name(kb_name: str) -> str:
@@ -389,6 +406,8 @@ class ElasticsearchMerge:
     owners: tuple[str, ...]
     #: ``securityRoles``: role name → role descriptor, a higher weight replacing a whole role.
     roles: dict[str, Any] = field(default_factory=dict)
+    #: ``secretMounts[].secretName`` → the namespace of the policy mounting it (where it lives).
+    mount_namespaces: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -482,6 +501,9 @@ def merge_elasticsearch(ordered: Sequence[Policy]) -> ElasticsearchMerge:
         secure_settings=_sorted_sources(secure),
         owners=tuple(sorted(policy.key for policy in ordered)),
         roles=roles or {},
+        mount_namespaces={
+            secret: policy_key.partition("/")[0] for secret, policy_key in mount_names.items()
+        },
     )
 
 
@@ -720,6 +742,34 @@ def es_policy_config_secret(
         owners=merged.owners,
         owner_reference=owner_reference,
     )
+
+
+def es_secret_mount_copy(
+    current: Mapping[str, Any] | None,
+    source: Mapping[str, Any],
+    *,
+    namespace: str,
+    es_name: str,
+    owners: Sequence[str],
+    owner_reference: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The copy, in the cluster's namespace, of the ``secretMounts`` Secret ``source``: its data
+    as is, the cluster-name label (the policy finds the cluster it belongs to) and the policies'
+    soft-owner marks (their Secret watch sees it, and the clean-up deletes it)."""
+    source_name = view(source).name
+    secret = _secret(
+        current,
+        namespace=namespace,
+        name=es_secret_mount_copy_name(es_name, source_name),
+        labels={ES_CLUSTER_NAME_LABEL: es_name, TYPE_LABEL: "elasticsearch"},
+        annotations={SOURCE_SECRET_NAME_ANNOTATION: source_name},
+        data={},
+        owners=owners,
+        owner_reference=owner_reference,
+    )
+    # Already base64: copied byte for byte.
+    secret["data"] = dict(source.get("data") or {})
+    return secret
 
 
 def kb_policy_config_secret(
