@@ -32,7 +32,7 @@ import yaml
 from activities.apply import apply_object
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
-from activities.elasticsearch import endpoint_for
+from activities.elasticsearch import operator_endpoint
 from activities.errors import InvalidSpecError
 from stackflow.controllers.autoops import (
     AUTOOPS_POLICY,
@@ -190,22 +190,6 @@ async def _secret_or_none(
         return await context.scoped.get(SECRETS, namespace=namespace, name=name)
     except errors.NotFound:
         return None
-
-
-async def _internal_endpoint(
-    context: ControllerContext, es: Mapping[str, Any]
-) -> ElasticsearchEndpoint | None:
-    """The operator's way into a cluster in scope (its internal user and CA), if it has one."""
-    namespace, name = view(es).namespace, view(es).name
-    existing: dict[tuple[str, str], dict[str, Any]] = {}
-    for secret_name in (
-        es_names.internal_users_secret_name(name),
-        es_names.http_certs_internal_secret_name(name),
-    ):
-        secret = await _secret_or_none(context, namespace, secret_name)
-        if secret is not None:
-            existing[("Secret", secret_name)] = secret
-    return endpoint_for(es, existing)
 
 
 def _http_tls(es: Mapping[str, Any]) -> bool:
@@ -372,7 +356,7 @@ async def _ensure_api_key(
     current = await _secret_or_none(context, meta.namespace, secret_name)
     if not api_key_needs_recreation(current, config_hash):
         return
-    endpoint = await _internal_endpoint(context, es)
+    endpoint = await operator_endpoint(context, es)
     if endpoint is None:
         raise ElasticsearchUnavailable(
             f"{es_meta.namespace}/{es_meta.name}: the operator's user is not there yet"
@@ -514,7 +498,7 @@ async def _invalidate(context: ControllerContext, written: _ClusterObjects) -> N
         if context.matcher.name_matches(written.es_namespace):
             return  # deleted: its API keys went with it
         es = None  # out of scope: not to be read
-    endpoint = await _internal_endpoint(context, es) if es is not None else None
+    endpoint = await operator_endpoint(context, es) if es is not None else None
     if endpoint is not None:
         api = context.elasticsearch(endpoint)
         name = api_key_name(

@@ -27,7 +27,7 @@ from typing import Any
 
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext
-from activities.elasticsearch import endpoint_for
+from activities.elasticsearch import operator_endpoint
 from activities.errors import InvalidSpecError
 from stackflow.api.kinds import kind_info
 from stackflow.config import parse_duration
@@ -44,10 +44,8 @@ from stackflow.models.engine import (
     ReconcileInput,
     ReconcileResult,
 )
-from stackflow.models.kinds import SECRETS
 from stackflow.models.objects import view
 from stackflow.stack.apps.status import merge_conditions
-from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.elasticsearch.autoscaling import (
     DEFAULT_POLLING_SECONDS,
     HEALTHY,
@@ -119,17 +117,7 @@ async def _capacity(
 ) -> tuple[dict[str, Any] | None, str]:
     """Put the policies into the cluster and read its capacity: the answer, or None and why."""
     namespace, name = view(es).namespace, view(es).name
-    existing: dict[tuple[str, str], dict[str, Any]] = {}
-    for secret_name in (
-        es_names.internal_users_secret_name(name),
-        es_names.http_certs_internal_secret_name(name),
-    ):
-        try:
-            secret = await context.scoped.get(SECRETS, namespace=namespace, name=secret_name)
-        except errors.NotFound:
-            continue
-        existing[("Secret", secret_name)] = secret
-    endpoint = endpoint_for(es, existing)
+    endpoint = await operator_endpoint(context, es)
     if endpoint is None:
         return None, f"Elasticsearch {namespace}/{name} has no internal user yet"
     api = context.elasticsearch(endpoint)

@@ -228,6 +228,25 @@ def endpoint_for(
     )
 
 
+async def operator_endpoint(
+    context: ControllerContext, es: Mapping[str, Any]
+) -> ElasticsearchEndpoint | None:
+    """How the operator reaches a cluster in scope, from its internal-users and HTTP-certs
+    Secrets read through the scoped client; None while it has no internal user yet."""
+    namespace, name = view(es).namespace, view(es).name
+    existing: dict[tuple[str, str], dict[str, Any]] = {}
+    for secret_name in (
+        names.internal_users_secret_name(name),
+        names.http_certs_internal_secret_name(name),
+    ):
+        try:
+            secret = await context.scoped.get(SECRETS, namespace=namespace, name=secret_name)
+        except errors.NotFound:
+            continue
+        existing[("Secret", secret_name)] = secret
+    return endpoint_for(es, existing)
+
+
 async def _cluster_health(api: ElasticsearchApi, endpoint: ElasticsearchEndpoint) -> str | None:
     """The cluster's health, or None when it cannot be asked (the status says "not reachable")."""
     try:

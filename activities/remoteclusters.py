@@ -41,7 +41,7 @@ from typing import Any
 
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi
-from activities.elasticsearch import endpoint_for
+from activities.elasticsearch import operator_endpoint
 from activities.kinds import involved_reference
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
@@ -191,15 +191,7 @@ async def _api_for(
 ) -> tuple[ElasticsearchApi | None, str]:
     """A client of ``es``'s HTTP API (its internal user, its HTTP CA), or None and why not."""
     namespace, name = cluster_key(es)
-    existing: dict[tuple[str, str], dict[str, Any]] = {}
-    for secret_name in (
-        es_names.internal_users_secret_name(name),
-        es_names.http_certs_internal_secret_name(name),
-    ):
-        secret = await _secret_or_none(context, namespace, secret_name)
-        if secret is not None:
-            existing[("Secret", secret_name)] = secret
-    endpoint = endpoint_for(es, existing)
+    endpoint = await operator_endpoint(context, es)
     if endpoint is None:
         return None, f"{namespace}/{name} has no internal user yet"
     return context.elasticsearch(endpoint), ""

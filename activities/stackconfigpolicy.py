@@ -22,7 +22,7 @@ import yaml
 
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext
-from activities.elasticsearch import endpoint_for
+from activities.elasticsearch import operator_endpoint
 from activities.errors import InvalidSpecError
 from activities.generic import invalid_spec_status
 from stackflow.api.kinds import kind_info
@@ -44,7 +44,6 @@ from stackflow.models.engine import (
 from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
 from stackflow.models.objects import view
 from stackflow.scope.selector import SelectorError
-from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL
 from stackflow.stack.naming import Namer
 from stackflow.stack.objects import controller_owner_reference, decode_secret_data
@@ -240,15 +239,7 @@ async def _applied_version(
     """Ask the cluster which file-settings version it applied; ApplyingChanges when it cannot
     be asked (no internal user yet, not reachable, or not dialled outside the cluster)."""
     namespace, name = view(es).namespace, view(es).name
-    existing: dict[tuple[str, str], dict[str, Any]] = {}
-    for secret_name in (
-        es_names.internal_users_secret_name(name),
-        es_names.http_certs_internal_secret_name(name),
-    ):
-        secret = await _secret_or_none(context, namespace, secret_name)
-        if secret is not None:
-            existing[("Secret", secret_name)] = secret
-    endpoint = endpoint_for(es, existing)
+    endpoint = await operator_endpoint(context, es)
     if endpoint is None:
         return ResourceStatus(phase="ApplyingChanges", expected_version=expected)
     api = context.elasticsearch(endpoint)
