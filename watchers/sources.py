@@ -7,6 +7,8 @@
 * referenced objects (scoped) → the workflows whose spec references them (``ReferenceIndex``):
   Secrets and ConfigMaps, and every ``reference_kinds`` of the table (an association's target,
   its Service and CA Secret, which may live in another namespace than the referrer);
+* selected objects (scoped; each ``selections`` kind of the table) → the primaries whose pure
+  ``selects`` picks the object before or after the change (a cluster relabelled into a policy);
 * the cluster-wide Namespace informer → ECK's flip rule → a ``NamespaceFlipWorkflow``
   (id ``flip/{namespace}/{resourceVersion}``, so a re-delivered event starts nothing twice);
 * operator license Secrets → ``LicenseChanged`` to every workflow waiting for a license
@@ -27,7 +29,13 @@ from typing import Any
 import structlog
 from temporalio.client import Client
 
-from stackflow.controllers import ChildWatch, Controller, ControllerTable
+from stackflow.controllers import (
+    ChildWatch,
+    Controller,
+    ControllerTable,
+    SelectionContext,
+    SelectionWatch,
+)
 from stackflow.controllers.elasticsearch import LICENSE_CONTROLLER
 from stackflow.kube.cache import EventType
 from stackflow.kube.events import EventRecorder
@@ -57,6 +65,7 @@ from watchers.triggers import (
     license_trigger,
     primary_trigger,
     reference_trigger,
+    selecting,
 )
 
 __all__ = ["Watchers"]
@@ -145,6 +154,11 @@ class Watchers:
             self.informers.scoped(resource).add_handler(self._reference_handler(resource))
             # A narrowed informer (Secrets) holds the referenced objects, not every one.
             self.informers.keep(resource, self._is_referenced(resource))
+        for controller in controllers:
+            for selection in controller.selections:
+                self.informers.scoped(selection.kind).add_handler(
+                    self._selection_handler(controller, selection)
+                )
         self.license_secrets = self.informers.scoped(
             SECRETS, label_selector=OPERATOR_LICENSE_SELECTOR
         )
@@ -359,6 +373,42 @@ class Watchers:
                     event_type,
                     new,
                     controller=controller_name,
+                    deliver=functools.partial(self.signaller.submit, ref, trigger=trigger),
+                )
+
+        return handler
+
+    def _selection_handler(
+        self, controller: Controller, selection: SelectionWatch
+    ) -> Callable[[EventType, dict[str, Any] | None, dict[str, Any] | None], None]:
+        """Wake the primaries whose selector picks the object, before or after the change (a
+        cluster created or relabelled into a policy is taken on at once, not at its recheck)."""
+        source = f"watch {selection.kind.kind}"
+
+        def handler(
+            event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
+        ) -> None:
+            obj = new if new is not None else old
+            if obj is None or not self.is_leader:
+                return
+            trigger = reference_trigger(event_type, old, new, source=source)
+            if trigger is None:
+                return
+            namespace = view(obj).namespace
+            context = SelectionContext(
+                operator_namespace=self.matcher.scope.operator_namespace,
+                namespace_labels=dict(self.namespaces.namespace_labels(namespace) or {}),
+            )
+            chosen = selecting(
+                old, new, self._primaries[controller.name].list(), selection.selects, context
+            )
+            for primary in chosen:
+                ref = controller.ref_of(primary)
+                self._unless_echo(
+                    selection.kind,
+                    event_type,
+                    new,
+                    controller=controller.name,
                     deliver=functools.partial(self.signaller.submit, ref, trigger=trigger),
                 )
 

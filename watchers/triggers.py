@@ -8,10 +8,10 @@ resourceVersion bump). No I/O: ``watchers.sources`` does the wiring.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from stackflow.controllers import OwnerKey, OwnersOf
+from stackflow.controllers import OwnerKey, OwnersOf, SelectionContext, Selects
 from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
 from stackflow.models.engine import Trigger, TriggerReason
 from stackflow.models.objects import view
@@ -23,6 +23,7 @@ __all__ = [
     "license_trigger",
     "primary_trigger",
     "reference_trigger",
+    "selecting",
 ]
 
 Obj = Mapping[str, Any]
@@ -146,6 +147,23 @@ def reference_trigger(
         source=source,
         detail=f"{_kind_and_name(obj)} {verb}",
     )
+
+
+def selecting(
+    old: Obj | None,
+    new: Obj | None,
+    primaries: Iterable[Obj],
+    selects: Selects,
+    context: SelectionContext,
+) -> list[Obj]:
+    """The primaries whose selector picks an object before or after an event: one it starts
+    matching must look (to take it on), one it stops matching too (to let it go)."""
+    states = [state for state in (old, new) if state is not None]
+    return [
+        primary
+        for primary in primaries
+        if any(selects(primary, state, context) for state in states)
+    ]
 
 
 def is_operator_license(obj: Obj | None) -> bool:

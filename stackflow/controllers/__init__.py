@@ -21,6 +21,9 @@ from stackflow.controllers.table import (
     Gate,
     OwnerKey,
     OwnersOf,
+    SelectionContext,
+    SelectionWatch,
+    Selects,
     UnlicensedNotice,
 )
 from stackflow.controllers.trial import TRIAL_CONTROLLER
@@ -34,6 +37,9 @@ __all__ = [
     "Gate",
     "OwnerKey",
     "OwnersOf",
+    "SelectionContext",
+    "SelectionWatch",
+    "Selects",
     "UnlicensedNotice",
 ]
 

@@ -5,8 +5,8 @@ Elasticsearch clusters cluster-wide, so every namespace flip concerns every poli
 mapper returns them all). A policy is woken by its own changes, by the Deployments, ConfigMaps
 and Secrets it wrote for its clusters (they name the policy in ECK's ``policy-name`` /
 ``policy-namespace`` labels, the API-key Secret without an ownerReference), and by the
-clusters its status names (the skipped and failed ones); a cluster it serves is not named on
-the policy object, so the policy's periodic recheck notices a served cluster's changes.
+clusters its selectors pick (``autoops_policy_selects``: any change to one, whether it is
+served, skipped or only now matching).
 """
 
 from __future__ import annotations
@@ -20,14 +20,18 @@ from stackflow.controllers.table import (
     Controller,
     FlipStrategy,
     Gate,
+    SelectionContext,
+    SelectionWatch,
     owners_by_labels,
 )
 from stackflow.models.engine import ObjectKey
 from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, SECRETS
+from stackflow.models.objects import view
 from stackflow.stack.policies.autoops import (
     POLICY_KIND,
     POLICY_NAME_LABEL,
     POLICY_NAMESPACE_LABEL,
+    parse_policy,
 )
 
 __all__ = [
@@ -37,6 +41,7 @@ __all__ = [
     "ELASTICSEARCH",
     "autoops_policy_owners",
     "autoops_policy_references",
+    "autoops_policy_selects",
 ]
 
 AUTOOPS_POLICY = kind_info(POLICY_KIND).resource
@@ -62,6 +67,23 @@ def autoops_policy_references(policy: Mapping[str, Any]) -> list[ObjectKey]:
     return keys
 
 
+def autoops_policy_selects(
+    policy: Mapping[str, Any], cluster: Mapping[str, Any], context: SelectionContext
+) -> bool:
+    """Whether a policy's selectors pick a cluster (its ``resourceSelector`` over the cluster's
+    labels, its ``namespaceSelector`` over its Namespace's): any change to such a cluster — it
+    appears, is relabelled, becomes Ready, changes version — wakes the policy."""
+    try:
+        parsed = parse_policy(policy)
+    except (ValueError, TypeError):  # an unusable selector or weight: the policy's own error
+        return False
+    if not parsed.resource_selector.matches(dict(view(cluster).labels)):
+        return False
+    return parsed.namespace_selector is None or parsed.namespace_selector.matches(
+        context.namespace_labels
+    )
+
+
 AUTOOPS_POLICY_CONTROLLER = Controller(
     name="autoopsagentpolicy",
     primary=AUTOOPS_POLICY,
@@ -72,6 +94,7 @@ AUTOOPS_POLICY_CONTROLLER = Controller(
     ),
     references=autoops_policy_references,
     reference_kinds=(ELASTICSEARCH,),
+    selections=(SelectionWatch(kind=ELASTICSEARCH, selects=autoops_policy_selects),),
     flip=FlipStrategy.CONTROLLER,
     # It creates and invalidates API keys in the served clusters: not a local activity.
     local_step=False,

@@ -18,7 +18,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from stackflow.api.kinds import kind_info
-from stackflow.controllers.table import ChildWatch, Controller, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers.table import (
+    ChildWatch,
+    Controller,
+    FlipStrategy,
+    Gate,
+    OwnerKey,
+    SelectionContext,
+    SelectionWatch,
+)
 from stackflow.models.engine import ObjectKey
 from stackflow.models.kinds import CONFIGMAPS, SECRETS
 from stackflow.stack.labels import SOFT_OWNER_KIND_LABEL
@@ -26,7 +34,10 @@ from stackflow.stack.policies.stack_config import (
     ELASTICSEARCH,
     KIBANA,
     POLICY_KIND,
+    Target,
+    parse_policy,
     secret_owners,
+    targets,
     variable_sources,
 )
 
@@ -36,6 +47,7 @@ __all__ = [
     "STACK_CONFIG_POLICY_CONTROLLER",
     "policy_references",
     "policy_secret_owners",
+    "policy_selects",
     "policy_targets",
 ]
 
@@ -57,7 +69,7 @@ def policy_targets(policy: Mapping[str, Any]) -> list[ObjectKey]:
     """The clusters and Kibana instances a policy's status lists (``details``), as references:
     a change to one of them (its labels may no longer match) wakes the policy.
 
-    A resource not targeted yet cannot be named here; the policy's periodic recheck finds it.
+    A resource not targeted yet cannot be named here: ``policy_selects`` wakes the policy for it.
     """
     details = (policy.get("status") or {}).get("details") or {}
     keys: list[ObjectKey] = []
@@ -102,6 +114,22 @@ def policy_references(policy: Mapping[str, Any]) -> list[ObjectKey]:
     ]
 
 
+def policy_selects(
+    policy: Mapping[str, Any], target: Mapping[str, Any], context: SelectionContext
+) -> bool:
+    """Whether a policy targets an Elasticsearch or Kibana (its namespace rule and its
+    ``resourceSelector``): a cluster created or relabelled into a policy wakes that policy."""
+    try:
+        parsed = parse_policy(policy)
+    except (ValueError, TypeError):  # an unusable selector or weight: the policy's own error
+        return False
+    return targets(
+        parsed,
+        Target.of(str(target.get("kind") or ""), target),
+        operator_namespace=context.operator_namespace,
+    )
+
+
 STACK_CONFIG_POLICY_CONTROLLER = Controller(
     name="stackconfigpolicy",
     primary=STACK_CONFIG_POLICY,
@@ -113,6 +141,9 @@ STACK_CONFIG_POLICY_CONTROLLER = Controller(
     ),
     references=policy_references,
     reference_kinds=(*_TARGET_KINDS.values(), SECRETS, CONFIGMAPS),
+    selections=tuple(
+        SelectionWatch(kind=kind, selects=policy_selects) for kind in _TARGET_KINDS.values()
+    ),
     flip=FlipStrategy.CONTROLLER,
     # It asks each targeted cluster which file-settings version it applied: not a local activity.
     local_step=False,

@@ -33,6 +33,9 @@ __all__ = [
     "OwnerKey",
     "OwnersOf",
     "ReferencesOf",
+    "SelectionContext",
+    "SelectionWatch",
+    "Selects",
     "UnlicensedNotice",
     "no_references",
     "owners_by_labels",
@@ -50,6 +53,21 @@ class OwnerKey(NamedTuple):
 OwnersOf = Callable[[Mapping[str, Any]], tuple[OwnerKey, ...]]
 #: A primary object → the objects its spec references, pure.
 ReferencesOf = Callable[[Mapping[str, Any]], list[ObjectKey]]
+
+
+class SelectionContext(NamedTuple):
+    """What a selector decision needs besides the two objects (from the watchers' caches)."""
+
+    #: A StackConfigPolicy there targets every managed namespace.
+    operator_namespace: str
+    #: The labels of the selected object's Namespace (an AutoOps ``namespaceSelector``).
+    namespace_labels: Mapping[str, str]
+
+
+#: A primary (a policy) and an object of a kind it selects → whether its selector picks the
+#: object, as its reconcile would decide it; pure. A policy whose selector cannot be parsed picks
+#: nothing (its reconcile reports that, and only an edit of the policy mends it).
+Selects = Callable[[Mapping[str, Any], Mapping[str, Any], SelectionContext], bool]
 
 
 class Gate(StrEnum):
@@ -87,6 +105,20 @@ class ChildWatch:
 
 
 @dataclass(frozen=True)
+class SelectionWatch:
+    """A kind whose objects the primary selects by their labels (a policy's ``resourceSelector``).
+
+    A change to such an object wakes every primary that selects it before or after the change,
+    including one that never named it: a cluster created with matching labels, or relabelled
+    into a selector, is picked up at once. The reference index cannot do that (it only knows
+    what a primary names already).
+    """
+
+    kind: Kind
+    selects: Selects
+
+
+@dataclass(frozen=True)
 class UnlicensedNotice:
     """What a license wait records on a resource whose kind has its own ECK notice.
 
@@ -116,6 +148,8 @@ class Controller:
     references: ReferencesOf = no_references
     #: Every kind ``references`` can name: the watchers wake the referrers on their changes.
     reference_kinds: tuple[Kind, ...] = ()
+    #: Kinds its primaries select by labels: a change wakes each primary that selects the object.
+    selections: tuple[SelectionWatch, ...] = ()
     flip: FlipStrategy = FlipStrategy.NAMESPACE_OBJECTS
     #: Narrow the primary informer (the trial controller watches only trial Secrets).
     primary_label_selector: str | None = None

@@ -18,14 +18,23 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
 from stackflow.kube.resources import ResourceClient
-from stackflow.models.engine import SEARCH_ATTRIBUTES
+from stackflow.models.engine import (
+    SEARCH_ATTRIBUTES,
+    TRIGGER_SIGNAL,
+    TRIGGERS_SIGNAL,
+    Trigger,
+    TriggerBatch,
+)
 from stackflow.models.kinds import DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS, STATEFULSETS, Kind
+from stackflow.temporal import DATA_CONVERTER
 from tests.clusters import ClusterTarget, KubeCluster, ensure_namespace
 from tests.polling import DEV_SERVER_STARTUP
 
@@ -45,6 +54,7 @@ __all__ = [
     "operator_stack",
     "set_in_scope",
     "temporal_server",
+    "workflow_triggers",
     "write_operator_config",
 ]
 
@@ -200,6 +210,23 @@ async def get_or_none(
         return await kube.get(resource, namespace=namespace, name=name)
     except errors.NotFound:
         return None
+
+
+async def workflow_triggers(client: Client, workflow_id: str) -> list[Trigger]:
+    """The triggers a workflow's current run received, in order, from its history (what the
+    Temporal UI shows as its signals)."""
+    received: list[Trigger] = []
+    async for event in client.get_workflow_handle(workflow_id).fetch_history_events():
+        if event.event_type != EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+            continue
+        attributes = event.workflow_execution_signaled_event_attributes
+        if attributes.signal_name == TRIGGER_SIGNAL:
+            (trigger,) = await DATA_CONVERTER.decode(attributes.input.payloads, [Trigger])
+            received.append(trigger)
+        elif attributes.signal_name == TRIGGERS_SIGNAL:
+            (batch,) = await DATA_CONVERTER.decode(attributes.input.payloads, [TriggerBatch])
+            received.extend(batch.triggers)
+    return received
 
 
 @dataclass

@@ -13,6 +13,9 @@ kubesim and on the real API server, driven only through the Kubernetes API.
   it too;
 * a policy's ``secretMounts`` Secret is copied into the cluster's namespace
   (``<es>-es-scp-<hash>``), the StatefulSet mounts the copy, and an edit of the source reaches it;
+* a cluster relabelled into a policy's ``resourceSelector`` is taken on, and the policy's history
+  shows it was woken by that cluster's change (not by its periodic recheck); relabelled out, it
+  is let go the same way;
 * no license: a Warning ``ReconciliationError`` event on the policy and nothing applied; a
   license (the enterprise trial) arrives and the policy is applied.
 
@@ -47,6 +50,7 @@ from tests.e2e.harness import (
     operator_stack,
     set_in_scope,
     temporal_server,
+    workflow_triggers,
     write_operator_config,
 )
 from tests.polling import eventually
@@ -240,6 +244,55 @@ async def test_a_policy_follows_namespace_flips_without_touching_the_clusters(
     assert status["readyCount"] == "0/0"
     for namespace, seen in before.items():
         assert await workloads(kube, namespace) == seen, f"{namespace}'s workloads changed"
+
+
+async def test_a_cluster_relabelled_into_a_policy_wakes_the_policy(stack: Stack) -> None:
+    kube = stack.kube
+    namespace = "scp-relabel"
+    await create_namespace(kube, namespace, in_scope=True)
+    unlabelled = elasticsearch(namespace)
+    unlabelled["metadata"]["labels"] = {}
+    await kube.create(ES, unlabelled, namespace=namespace)
+    await kube.create(
+        POLICY,
+        policy(OPERATOR_NAMESPACE, "global", weight=10, value="70mb"),
+        namespace=OPERATOR_NAMESPACE,
+    )
+
+    async def reconciled_with_none() -> bool:
+        status = await policy_status(kube, OPERATOR_NAMESPACE, "global")
+        return status.get("resources") == 0 and status.get("readyCount") == "0/0"
+
+    await eventually(reconciled_with_none, within=WITHIN, what="the policy selecting no cluster")
+    workflow_id = f"stackconfigpolicy/{OPERATOR_NAMESPACE}/global"
+    cluster = f"Elasticsearch {namespace}/quickstart"
+
+    async def woken_by_the_cluster(expected: list[str]) -> bool:
+        if await targeted(kube, OPERATOR_NAMESPACE, "global") != expected:
+            return False
+        triggers = await workflow_triggers(stack.temporal.client, workflow_id)
+        # The policy did not name the cluster before: only a selection watch can send this.
+        return any(cluster in trigger.detail for trigger in triggers)
+
+    await kube.merge_patch(
+        ES, {"metadata": {"labels": {"policy": "on"}}}, namespace=namespace, name="quickstart"
+    )
+    await eventually(
+        lambda: woken_by_the_cluster([f"{namespace}/quickstart"]),
+        within=WITHIN,
+        what="the policy woken by the relabelled cluster, and counting it",
+    )
+
+    async def applied() -> bool:
+        return await cluster_setting(kube, namespace) == "70mb"
+
+    await eventually(applied, within=WITHIN, what="the policy applied to the relabelled cluster")
+    await kube.merge_patch(
+        ES, {"metadata": {"labels": {"policy": None}}}, namespace=namespace, name="quickstart"
+    )
+    await eventually(
+        reconciled_with_none, within=WITHIN, what="the policy letting the relabelled cluster go"
+    )
 
 
 async def test_two_policies_merge_by_weight_after_a_flip(stack: Stack) -> None:

@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
-from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, OwnerKey, SelectionContext
 from stackflow.controllers.autoops import (
     AUTOOPS_POLICY_CONTROLLER,
     ELASTICSEARCH,
     autoops_policy_owners,
     autoops_policy_references,
+    autoops_policy_selects,
 )
 from stackflow.models.engine import ObjectKey
 from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, SECRETS
@@ -91,3 +92,58 @@ def test_the_row() -> None:
     assert {watch.label_selector for watch in row.children} == {
         "autoops.k8s.elastic.co/policy-name"
     }
+
+
+def _policy(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"namespace": "ops", "name": "p"}, "spec": spec}
+
+
+SELECT_ON = {"resourceSelector": {"matchLabels": {"autoops": "on"}}}
+
+
+@pytest.mark.parametrize(
+    ("policy", "cluster_labels", "namespace_labels", "selects"),
+    [
+        (_policy(SELECT_ON), {"autoops": "on"}, {}, True),
+        (_policy(SELECT_ON), {"autoops": "off"}, {}, False),
+        (_policy(SELECT_ON), {}, {}, False),
+        # An empty resourceSelector picks every cluster, in any namespace.
+        (_policy({}), {}, {}, True),
+        (
+            _policy({**SELECT_ON, "namespaceSelector": {"matchLabels": {"team": "a"}}}),
+            {"autoops": "on"},
+            {"team": "a"},
+            True,
+        ),
+        (
+            _policy({**SELECT_ON, "namespaceSelector": {"matchLabels": {"team": "a"}}}),
+            {"autoops": "on"},
+            {"team": "b"},
+            False,
+        ),
+        # A selector the policy's reconcile cannot parse picks nothing (the policy reports it).
+        (
+            _policy({"resourceSelector": {"matchExpressions": [{"key": "a", "operator": "Bad"}]}}),
+            {"a": "1"},
+            {},
+            False,
+        ),
+    ],
+)
+def test_a_cluster_wakes_the_policies_whose_selectors_pick_it(
+    policy: dict[str, Any],
+    cluster_labels: dict[str, str],
+    namespace_labels: dict[str, str],
+    selects: bool,
+) -> None:
+    context = SelectionContext(
+        operator_namespace="elastic-system", namespace_labels=namespace_labels
+    )
+    cluster = _object(cluster_labels, namespace="prod")
+    assert autoops_policy_selects(policy, cluster, context) is selects
+
+
+def test_the_row_selects_elasticsearch_clusters() -> None:
+    (selection,) = AUTOOPS_POLICY_CONTROLLER.selections
+    assert selection.kind == ELASTICSEARCH
+    assert selection.selects is autoops_policy_selects

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stackflow.controllers import OwnerKey
+from stackflow.controllers import OwnerKey, SelectionContext
 from stackflow.models.engine import ObjectKey, TriggerReason
 from watchers.references import ReferenceIndex
 from watchers.triggers import (
@@ -17,6 +17,7 @@ from watchers.triggers import (
     license_trigger,
     primary_trigger,
     reference_trigger,
+    selecting,
 )
 
 
@@ -226,6 +227,44 @@ def test_reference_trigger(
 ) -> None:
     trigger = reference_trigger(event_type, old, new, source="watch Secret")
     assert (trigger.reason if trigger else None) == expected
+
+
+def _labelled(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"namespace": "a", "name": name, "labels": labels}}
+
+
+def _wants(primary: Mapping[str, Any], obj: Mapping[str, Any], context: SelectionContext) -> bool:
+    """A toy selector: the primary's ``want`` label value must be among the object's labels."""
+    return view_labels(primary).get("want") in view_labels(obj)
+
+
+def view_labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    return dict((obj.get("metadata") or {}).get("labels") or {})
+
+
+POLICIES = [_labelled("wants-x", {"want": "x"}), _labelled("wants-y", {"want": "y"})]
+NO_CONTEXT = SelectionContext(operator_namespace="elastic-system", namespace_labels={})
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "woken"),
+    [
+        # Created matching one policy: that one takes it on.
+        (None, _labelled("es", {"x": "1"}), ["wants-x"]),
+        # Relabelled from one selector to another: the old one lets go, the new one takes on.
+        (_labelled("es", {"x": "1"}), _labelled("es", {"y": "1"}), ["wants-x", "wants-y"]),
+        # Deleted: whoever selected it.
+        (_labelled("es", {"y": "1"}), None, ["wants-y"]),
+        # Matching nobody, before or after: nobody.
+        (_labelled("es", {"z": "1"}), _labelled("es", {"z": "2"}), []),
+    ],
+    ids=["created", "relabelled", "deleted", "unselected"],
+)
+def test_a_selected_object_wakes_the_primaries_selecting_it_before_or_after(
+    old: dict[str, Any] | None, new: dict[str, Any] | None, woken: list[str]
+) -> None:
+    chosen = selecting(old, new, POLICIES, _wants, NO_CONTEXT)
+    assert [primary["metadata"]["name"] for primary in chosen] == woken
 
 
 OPERATOR = {"license.k8s.elastic.co/scope": "operator"}
