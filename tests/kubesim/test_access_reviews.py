@@ -167,3 +167,50 @@ async def test_reviews_have_no_object_urls_and_no_reads(kubesim: KubeSim) -> Non
     ]:
         answered, _answer, _headers = await call(kubesim, request_line, body={})
         assert (request_line, answered) == (request_line, status)
+
+
+async def test_an_aggregated_cluster_role_grants_what_it_gathers(kubesim: KubeSim) -> None:
+    def labelled(name: str, resource: str) -> dict[str, Any]:
+        return {
+            "metadata": {"name": name, "labels": {"aggregate-to-reader": "true"}},
+            "rules": [{"apiGroups": [""], "resources": [resource], "verbs": ["get"]}],
+        }
+
+    await create(kubesim, f"{RBAC}/clusterroles", labelled("reads-secrets", "secrets"))
+    await create(
+        kubesim,
+        f"{RBAC}/clusterroles",
+        {
+            "metadata": {"name": "reader"},
+            "aggregationRule": {
+                "clusterRoleSelectors": [{"matchLabels": {"aggregate-to-reader": "true"}}]
+            },
+        },
+    )
+    await create(
+        kubesim,
+        f"{RBAC}/clusterrolebindings",
+        {
+            "metadata": {"name": "reader"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "reader",
+            },
+            "subjects": [{"kind": "User", "name": "alice"}],
+        },
+    )
+    await create(kubesim, f"{RBAC}/clusterroles", labelled("reads-pods", "pods"))
+    await kubesim.settle()
+
+    _status, role, _headers = await call(kubesim, f"GET {RBAC}/clusterroles/reader")
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
+    ]
+    spec = {"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}}
+    assert (await review(kubesim, spec))[1]["status"] == {
+        "allowed": True,
+        "reason": 'RBAC: allowed by ClusterRoleBinding "reader" of ClusterRole "reader" to User '
+        '"alice"',
+    }
