@@ -281,23 +281,25 @@ async def _review_requests(run: Run) -> None:
             "status": {"allowed": True, "reason": "because"},
         },
     )
-    named = await run.request(
-        "POST",
-        REVIEWS,
-        body={"metadata": {"name": "x"}, "spec": {"user": "u", "resourceAttributes": {}}},
-    )
     # The real server prints the metadata with its managedFields (and their time): only the
     # shape of the error is compared.
-    run.fact(
-        "metadata must be empty",
-        {
-            "status": named.status,
-            "causes": [
-                (cause.get("field"), cause.get("message", "").endswith(": must be empty"))
-                for cause in (named.body or {}).get("details", {}).get("causes", [])
-            ],
-        },
-    )
+    for step, path, spec in (
+        ("metadata must be empty", REVIEWS, {"user": "u", "resourceAttributes": {}}),
+        ("self review metadata must be empty", SELF_REVIEWS, {"resourceAttributes": {}}),
+    ):
+        named = await run.request(
+            "POST", path, body={"metadata": {"name": "x", "labels": {"a": "b"}}, "spec": spec}
+        )
+        run.fact(
+            step,
+            {
+                "status": named.status,
+                "causes": [
+                    (cause.get("field"), cause.get("message", "").endswith(": must be empty"))
+                    for cause in (named.body or {}).get("details", {}).get("causes", [])
+                ],
+            },
+        )
     await run.call(
         "self review",
         "POST",

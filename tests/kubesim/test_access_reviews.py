@@ -6,6 +6,8 @@ from typing import Any
 
 from kubesim.testing import KubeSim
 from tests.kubesim.test_http_verbs import call
+from tests.kubesim.test_protobuf import KUBECTL_ACCEPT, PROTOBUF, require_catalog
+from tests.kubesim.test_protobuf import call as raw_call
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
@@ -118,11 +120,12 @@ async def test_a_binding_change_changes_the_next_answer(kubesim: KubeSim) -> Non
     }
 
 
-async def test_reviews_are_not_stored(kubesim: KubeSim) -> None:
-    status, answer = await review(kubesim, get_secret("dst", "s1"), query="?dryRun=All")
-    assert (status, answer["status"]) == (201, {"allowed": False})
-    status, answer = await review(kubesim, get_secret("dst", "s1"))
-    assert (status, answer["metadata"]) == (201, {})
+async def test_reviews_are_answered_not_stored(kubesim: KubeSim) -> None:
+    """The same review twice is two answers (no AlreadyExists), none with a name, uid or
+    resourceVersion; dryRun changes nothing."""
+    for query in ("?dryRun=All", "", ""):
+        status, answer = await review(kubesim, get_secret("dst", "s1"), query=query)
+        assert (status, answer["metadata"], answer["status"]) == (201, {}, {"allowed": False})
 
 
 async def test_a_malformed_review_is_invalid(kubesim: KubeSim) -> None:
@@ -214,3 +217,25 @@ async def test_an_aggregated_cluster_role_grants_what_it_gathers(kubesim: KubeSi
         "reason": 'RBAC: allowed by ClusterRoleBinding "reader" of ClusterRole "reader" to User '
         '"alice"',
     }
+
+
+async def test_a_protobuf_review_is_answered_in_protobuf(kubesim: KubeSim) -> None:
+    catalog = require_catalog()
+    await grant_secret_reading(kubesim)
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": get_secret("dst", "s1"),
+    }
+    status, content_type, raw = await raw_call(
+        kubesim,
+        "POST",
+        REVIEWS,
+        data=catalog.encode_object(body),
+        content_type=PROTOBUF,
+        accept=KUBECTL_ACCEPT,
+    )
+    assert (status, content_type) == (201, PROTOBUF)
+    answer = catalog.decode_object(raw)
+    assert answer["spec"] == get_secret("dst", "s1")
+    assert answer["status"]["allowed"] is True
