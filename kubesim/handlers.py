@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim import discovery, errors, request, scale, watch_http, writes
+from kubesim import access_reviews, discovery, errors, request, scale, watch_http, writes
 from kubesim.backend import Backend
 from kubesim.meta import typed_view, with_type_meta
 from kubesim.request import ListOptions, ResourcePath
@@ -22,6 +22,8 @@ from kubesim.selectors import FieldSelector, LabelSelector, SelectorError
 from kubesim.write_request import delete_options, require_verb
 
 SUBRESOURCES = frozenset({"status", "scale", "finalize"})
+#: The verbs served on an object's own URL; a kind with none of them has no such URL.
+_NAMED_VERBS = frozenset({"get", "update", "patch", "delete"})
 
 
 async def handle_resource(
@@ -32,18 +34,24 @@ async def handle_resource(
     if rt is None:
         raise errors.unknown_resource()
     check_scope(rt, path, method=req.method)
+    if path.name is not None and not _NAMED_VERBS.intersection(rt.verbs):
+        # A kind served for create only (the access reviews) has no object URLs at all.
+        raise errors.unknown_resource()
     if path.subresource is not None:
         return await handle_subresource(backend, req, rt=rt, path=path)
     method = req.method
     if path.watch and method != "GET":
         raise errors.method_not_allowed()
     if method in ("GET", "HEAD"):
+        require_verb(rt, "watch" if path.watch else ("list" if path.name is None else "get"))
         if path.name is None:
             return await list_or_watch(backend, req, rt=rt, path=path)
         if path.watch:
             return await watch_named(backend, req, rt=rt, path=path)
         return get_object(backend, req, rt=rt, path=path)
     if method == "POST" and path.name is None:
+        if access_reviews.is_access_review(rt):
+            return await access_reviews.create_review(backend, req, rt=rt, path=path)
         return await writes.create(backend, req, rt=rt, path=path)
     if method == "PUT" and path.name is not None:
         return await writes.update(backend, req, rt=rt, path=path)

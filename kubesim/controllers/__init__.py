@@ -21,6 +21,7 @@ from kubesim.controllers.crds import CrdCleanupController
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.kubelet import Kubelet
 from kubesim.controllers.namespaces import NamespaceController
+from kubesim.controllers.rbac import ClusterRoleAggregationController
 from kubesim.controllers.services import ServiceController
 from kubesim.controllers.store_access import list_objects, storable_types
 from kubesim.controllers.workloads import (
@@ -67,6 +68,7 @@ class Controllers:
             CrdCleanupController(store, self._registry),
             self.gc,
             ServiceController(store, self._registry),
+            ClusterRoleAggregationController(store, self._registry),
         ]
         if enabled:
             reconcilers += [

@@ -375,6 +375,15 @@ FIXED: dict[str, str] = {
     "webhook-failures": "A cause without reason writes no `reason` (webhook call failures).",
     "webhook-mutating": "AdmissionReview requests leave out empty subResource, "
     "requestSubResource, name and namespace.",
+    "rbac-subject-access-reviews": "SubjectAccessReviews are decided by an RBAC authorizer over "
+    "the stored Roles, ClusterRoles and bindings (kubesim/rbac.py), with the real server's "
+    "reasons; before, a review went through the ordinary create of an object.",
+    "rbac-review-requests": "A malformed review is the real server's 422 (`.authorization.k8s.io "
+    '"" is invalid`), a review is answered and never stored, and the review kinds have no object '
+    "URLs (404) and no reads (405) (kubesim/access_reviews.py, kubesim/handlers.py).",
+    "rbac-aggregated-clusterrole": "An aggregated ClusterRole gets the rules of the ClusterRoles "
+    "its selectors match, as the controller manager's aggregation controller writes them "
+    "(kubesim/controllers/rbac.py).",
 }
 
 

@@ -51,6 +51,7 @@ def all_checks() -> dict[str, Check]:
         checks_namespaces,
         checks_objects,
         checks_patch,
+        checks_rbac,
         checks_spec,
         checks_tables,
         checks_watch,
