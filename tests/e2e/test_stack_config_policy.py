@@ -35,7 +35,7 @@ import yaml
 from stackflow.api.kinds import kind_resource
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import EVENTS, PODS, SECRETS, STATEFULSETS
-from stackflow.stack.policies.stack_config import es_secret_mount_copy_name
+from stackflow.stack.policies.stack_config.secrets import es_secret_mount_copy_name
 from tests.clusters import ClusterTarget
 from tests.e2e.harness import (
     ES,

@@ -35,9 +35,9 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.models.kinds import EVENTS, SECRETS, SERVICES, STATEFULSETS
-from stackflow.stack.policies.stack_config import (
-    ElasticsearchMerge,
-    empty_state,
+from stackflow.stack.policies.stack_config.file_settings import empty_state
+from stackflow.stack.policies.stack_config.merge import ElasticsearchMerge
+from stackflow.stack.policies.stack_config.secrets import (
     es_policy_config_secret,
     es_secret_mount_copy_name,
 )

@@ -36,7 +36,7 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
 from stackflow.stack.elasticsearch import names as es_names
-from stackflow.stack.policies.stack_config import es_secret_mount_copy_name
+from stackflow.stack.policies.stack_config.secrets import es_secret_mount_copy_name
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
 

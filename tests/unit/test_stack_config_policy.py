@@ -18,41 +18,49 @@ from stackflow.controllers.stackconfigpolicy import (
     policy_targets,
 )
 from stackflow.scope.selector import SelectorError
-from stackflow.stack.policies.stack_config import (
-    SETTINGS_HASH_ANNOTATION,
-    SOFT_OWNER_REFS_ANNOTATION,
-    MergeConflictError,
-    Policy,
-    ResourceStatus,
-    Target,
-    VariableSource,
+from stackflow.stack.policies.stack_config.file_settings import (
     empty_state,
+    file_settings,
+    state_hash,
+)
+from stackflow.stack.policies.stack_config.merge import (
+    MergeConflictError,
+    merge_elasticsearch,
+    merge_kibana,
+)
+from stackflow.stack.policies.stack_config.owners import (
+    SOFT_OWNER_REFS_ANNOTATION,
+    owner_marks,
+    secret_owners,
+)
+from stackflow.stack.policies.stack_config.policy import Policy, parse_policy, selector_problem
+from stackflow.stack.policies.stack_config.reading import (
+    read_es_policy_config,
+    read_kb_policy_config,
+)
+from stackflow.stack.policies.stack_config.secrets import (
+    SETTINGS_HASH_ANNOTATION,
     es_policy_config_secret,
     es_policy_config_secret_name,
     es_secret_mount_copy,
     es_secret_mount_copy_name,
-    file_settings,
     file_settings_secret,
     file_settings_secret_name,
     is_es_secret_mount_copy_name,
     kb_policy_config_secret,
     kb_policy_config_secret_name,
+)
+from stackflow.stack.policies.stack_config.status import (
+    ResourceStatus,
     kibana_applied,
-    merge_elasticsearch,
-    merge_kibana,
-    owner_marks,
-    parse_policy,
-    policies_for,
     policy_status,
-    read_es_policy_config,
-    read_kb_policy_config,
     resource_phase,
-    secret_owners,
-    selector_problem,
-    state_hash,
     status_patch,
+)
+from stackflow.stack.policies.stack_config.targeting import Target, policies_for, targets
+from stackflow.stack.policies.stack_config.variables import (
+    VariableSource,
     substitute_variables,
-    targets,
     variable_sources,
     variables_of,
 )
