@@ -28,7 +28,8 @@ KIBANA_NAME_LABEL = "kibana.k8s.elastic.co/name"
 FILE_SETTINGS_KEY = "settings.json"
 #: The hash of the ``state`` the Secret's version was given for (the versioning rule).
 SETTINGS_HASH_ANNOTATION = "policy.k8s.elastic.co/settings-hash"
-#: The policies' Secure settings sources, as ECK lists them on the Secrets it writes.
+#: The policies' Secure settings sources, as ECK lists them on the Secrets it writes (the
+#: Elasticsearch keystore reads them from ``<es>-es-file-settings``).
 SECURE_SETTINGS_ANNOTATION = "policy.k8s.elastic.co/secure-settings-secrets"
 #: Keys of the ``<es>-es-policy-config`` and ``<kb>-kb-policy-config`` Secrets.
 ES_CONFIG_KEY = "elasticsearch.json"
