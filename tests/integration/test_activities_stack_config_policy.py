@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,13 +16,10 @@ from temporalio.testing import ActivityEnvironment
 from activities import apps as app_activities
 from activities import elasticsearch as es_activities
 from activities import stackconfigpolicy as policy_activities
-from activities.context import ElasticsearchApi, ElasticsearchEndpoint
 from activities.errors import InvalidSpecError, translated_errors
 from kubesim.testing import KubeSim
-from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info
 from stackflow.controllers import CONTROLLERS
-from stackflow.elastic import AiohttpElasticsearchClient
 from stackflow.kube import errors
 from stackflow.models.engine import (
     FinalizeInput,
@@ -38,9 +34,16 @@ from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.policies.stack_config.secrets import es_secret_mount_copy_name
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
-from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
+from tests.integration.controller_context import (
+    OPERATOR_NAMESPACE,
+    Cluster,
+    FakeFactory,
+    cluster,
+    fake_es,
+    serve_crds,
+)
 
-__all__ = ["cluster"]
+__all__ = ["cluster", "fake_es"]
 
 NAMESPACE = "team-a"
 POLICY = kind_info("StackConfigPolicy").resource
@@ -49,29 +52,8 @@ ES = kind_info("Elasticsearch").resource
 
 @pytest.fixture(autouse=True)
 async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) -> None:
-    api: Any = client.ApiextensionsV1Api(ka_client)
-    for kind in ("StackConfigPolicy", "Kibana"):
-        await api.create_custom_resource_definition(crd_for(kind_info(kind)))
-    await kubesim.settle()
+    await serve_crds(kubesim, ka_client, "StackConfigPolicy", "Kibana")
     await cluster.create_namespace(NAMESPACE)
-
-
-@pytest.fixture
-async def fake_es() -> AsyncIterator[FakeElasticsearch]:
-    async with FakeElasticsearch() as fake:
-        yield fake
-
-
-class FakeFactory:
-    """Points every cluster at the fake server."""
-
-    def __init__(self, fake: FakeElasticsearch) -> None:
-        self.fake = fake
-
-    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
-        return AiohttpElasticsearchClient(
-            url=self.fake.url, username="elastic", password="changeme"
-        )
 
 
 def policy(namespace: str, name: str, weight: int, settings: dict[str, Any]) -> dict[str, Any]:
