@@ -29,6 +29,7 @@ from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
 from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
+from stackflow.models.engine import ReconcileInput, ResourceRef, Trigger, TriggerReason
 from stackflow.models.kinds import NAMESPACES
 from stackflow.scope import NamespaceMatcher
 from tests.fakes.fake_elasticsearch import FakeElasticsearch, unreachable_elasticsearch
@@ -125,6 +126,11 @@ async def cluster(kubesim: KubeSim, ka_client: client.ApiClient) -> AsyncIterato
         yield harness
     finally:
         await informer.stop()
+
+
+def startup(ref: ResourceRef) -> ReconcileInput:
+    """A reconcile request for ``ref`` with one Startup trigger (as after an operator start)."""
+    return ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),))
 
 
 @pytest.fixture

@@ -24,11 +24,8 @@ from stackflow.api.kinds import kind_info
 from stackflow.models.engine import (
     LicenseWaitNoticeInput,
     Phase,
-    ReconcileInput,
     ReconcileResult,
     ResourceRef,
-    Trigger,
-    TriggerReason,
 )
 from stackflow.models.kinds import EVENTS, SECRETS
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
@@ -39,6 +36,7 @@ from tests.integration.controller_context import (
     cluster,
     fake_es,
     serve_crds,
+    startup,
 )
 
 __all__ = ["cluster", "fake_es"]
@@ -143,9 +141,7 @@ async def with_internal_user(cluster: Cluster) -> None:
 
 async def reconcile(cluster: Cluster, **kwargs: Any) -> ReconcileResult:
     context = cluster.context(**kwargs)
-    request = ReconcileInput(
-        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
-    )
+    request = startup(ref())
     return await ActivityEnvironment().run(
         translated_errors(autoscaler_activities.reconcile), context, request
     )
@@ -295,9 +291,7 @@ async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
     invalid = data_policy(nodeCount={"min": 5, "max": 2})
     await cluster.raw.create(AUTOSCALER, autoscaler(invalid), namespace=NAMESPACE)
 
-    request = ReconcileInput(
-        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
-    )
+    request = startup(ref())
     context = cluster.context(elasticsearch=FakeFactory(fake_es))
     with pytest.raises(InvalidSpecError) as raised:
         await autoscaler_activities.reconcile(context, request)
