@@ -28,8 +28,10 @@ from stackflow.models.engine import (
     ResourceRef,
 )
 from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
-from stackflow.stack.elasticsearch import names as es_names
-from stackflow.stack.policies.stack_config.secrets import es_secret_mount_copy_name
+from stackflow.stack.policies.stack_config.secrets import (
+    es_secret_mount_copy_name,
+    file_settings_secret_name,
+)
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import (
     OPERATOR_NAMESPACE,
@@ -116,9 +118,7 @@ async def reconcile(cluster: Cluster, target: ResourceRef, **kwargs: Any) -> Rec
 
 
 async def settings(cluster: Cluster, es: str = "prod") -> dict[str, Any]:
-    secret = await cluster.raw.get(
-        SECRETS, namespace=NAMESPACE, name=es_names.file_settings_secret_name(es)
-    )
+    secret = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name=file_settings_secret_name(es))
     document: dict[str, Any] = json.loads(base64.b64decode(secret["data"]["settings.json"]))
     return document
 

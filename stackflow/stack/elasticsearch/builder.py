@@ -57,7 +57,10 @@ from stackflow.stack.objects import Manifest, encode_secret_data
 from stackflow.stack.pods import content_hash
 from stackflow.stack.policies.stack_config.file_settings import empty_state
 from stackflow.stack.policies.stack_config.policy import POLICY_KIND
-from stackflow.stack.policies.stack_config.secrets import FILE_SETTINGS_KEY
+from stackflow.stack.policies.stack_config.secrets import (
+    FILE_SETTINGS_KEY,
+    file_settings_secret_name,
+)
 from stackflow.stack.services import service
 
 FILE_SETTINGS_COMPATIBILITY = "8.6.1"
@@ -226,7 +229,7 @@ def unicast_hosts(context: BuildContext) -> Manifest:
 
 def file_settings_secret(context: BuildContext) -> Manifest:
     """Return the file-settings Secret: the policy controller's when it owns it, else empty settings."""
-    name = names.file_settings_secret_name(context.name)
+    name = file_settings_secret_name(context.name)
     current = context.existing.get(("Secret", name))
     current_labels = view(current).labels
     if current is not None and current_labels.get(SOFT_OWNER_KIND_LABEL) == POLICY_KIND:
