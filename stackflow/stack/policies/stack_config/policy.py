@@ -7,11 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.api.stackconfigpolicy import StackConfigPolicy
 from stackflow.models.objects import view
 from stackflow.scope.selector import LabelSelector, SelectorError, label_selector_from_data
 from stackflow.stack.policies.stack_config.variables import substitute_variables
 
-POLICY_KIND = "StackConfigPolicy"
+#: The kind, as the soft-owner marks and the controller name it.
+POLICY_KIND = StackConfigPolicy.KIND
 
 
 @dataclass(frozen=True)
