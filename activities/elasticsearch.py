@@ -60,6 +60,7 @@ from stackflow.stack.labels import (
     ES_CLUSTER_NAME_LABEL,
 )
 from stackflow.stack.objects import decode_secret_data
+from stackflow.stack.policies.stack_config.secrets import file_settings_secret_name
 
 __all__ = [
     "IMPLEMENTATIONS",
@@ -144,7 +145,7 @@ async def _secure_settings(
     namespace, name = str(es["metadata"]["namespace"]), str(es["metadata"]["name"])
     sources = secure_settings_sources(
         es,
-        file_settings=existing.get(("Secret", names.file_settings_secret_name(name))),
+        file_settings=existing.get(("Secret", file_settings_secret_name(name))),
         remote_api_keys=("Secret", remote_api_keys_secret_name(name)) in existing,
     )
     if not sources:

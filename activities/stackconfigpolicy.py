@@ -2,8 +2,8 @@
 
 A reconcile reads the policy, the clusters and Kibana instances it targets now and the Secrets it
 soft-owns from before, then, for each of those resources, every policy that may target it; the
-pure rules of ``stackflow.stack.policies.stack_config`` merge them by weight (or find a conflict)
-and build the Secrets, which are written here. A resource no policy targets any more gets an
+pure rules of the ``stackflow.stack.policies.stack_config`` package merge them by weight (or find
+a conflict) and build the Secrets, which are written here. A resource no policy targets any more gets an
 empty file-settings state (a new version) and loses its policy-config Secret. Each cluster is
 asked which file-settings version it applied; one that cannot be asked (the operator outside the
 cluster does not dial it) is reported ``ApplyingChanges``. The policy's status is written last.
@@ -48,16 +48,17 @@ from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL
 from stackflow.stack.naming import Namer
 from stackflow.stack.objects import controller_owner_reference, decode_secret_data
 from stackflow.stack.pods import content_hash
-from stackflow.stack.policies.stack_config import (
-    ELASTICSEARCH,
-    ES_CONFIG_MOUNTS_HASH_ANNOTATION,
-    KIBANA,
-    KIBANA_NAME_LABEL,
+from stackflow.stack.policies.stack_config.merge import (
     ElasticsearchMerge,
     MergeConflictError,
-    Policy,
-    ResourceStatus,
-    Target,
+    merge_elasticsearch,
+    merge_kibana,
+)
+from stackflow.stack.policies.stack_config.owners import secret_owners
+from stackflow.stack.policies.stack_config.policy import Policy, parse_policy
+from stackflow.stack.policies.stack_config.secrets import (
+    ES_CONFIG_MOUNTS_HASH_ANNOTATION,
+    KIBANA_NAME_LABEL,
     es_config_mounts_hash,
     es_policy_config_secret,
     es_policy_config_secret_name,
@@ -68,19 +69,22 @@ from stackflow.stack.policies.stack_config import (
     is_es_secret_mount_copy_name,
     kb_policy_config_secret,
     kb_policy_config_secret_name,
+)
+from stackflow.stack.policies.stack_config.status import (
+    ResourceStatus,
     kibana_applied,
-    merge_elasticsearch,
-    merge_kibana,
-    parse_policy,
-    policies_for,
     policy_status,
     resource_phase,
-    secret_owners,
     status_patch,
-    targets,
-    variable_sources,
-    variables_of,
 )
+from stackflow.stack.policies.stack_config.targeting import (
+    ELASTICSEARCH,
+    KIBANA,
+    Target,
+    policies_for,
+    targets,
+)
+from stackflow.stack.policies.stack_config.variables import variable_sources, variables_of
 from stackflow.stack.policies.validation import validate_stack_config_policy
 
 __all__ = [

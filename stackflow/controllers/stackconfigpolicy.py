@@ -30,16 +30,10 @@ from stackflow.controllers.table import (
 from stackflow.models.engine import ObjectKey
 from stackflow.models.kinds import CONFIGMAPS, SECRETS
 from stackflow.stack.labels import SOFT_OWNER_KIND_LABEL
-from stackflow.stack.policies.stack_config import (
-    ELASTICSEARCH,
-    KIBANA,
-    POLICY_KIND,
-    Target,
-    parse_policy,
-    secret_owners,
-    targets,
-    variable_sources,
-)
+from stackflow.stack.policies.stack_config.owners import secret_owners
+from stackflow.stack.policies.stack_config.policy import POLICY_KIND, parse_policy
+from stackflow.stack.policies.stack_config.targeting import ELASTICSEARCH, KIBANA, Target, targets
+from stackflow.stack.policies.stack_config.variables import variable_sources
 
 __all__ = [
     "POLICY_SECRET_SELECTOR",

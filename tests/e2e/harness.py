@@ -244,11 +244,14 @@ class Stack:
 
 
 @contextlib.asynccontextmanager
-async def operator_stack(directory: Path, target: ClusterTarget) -> AsyncIterator[Stack]:
-    """The whole stack, with ``elastic-system`` and a trial license; the operator stops cleanly."""
+async def operator_stack(
+    directory: Path, target: ClusterTarget, *, trial: bool = True
+) -> AsyncIterator[Stack]:
+    """The whole stack, with ``elastic-system`` and a trial license (none with ``trial=False``,
+    until the test adds one); the operator stops cleanly."""
     async with target.open(directory) as cluster, temporal_server() as temporal:
-        kube = cluster.kube
-        await accept_trial(kube, operator_namespace="elastic-system")
+        if trial:
+            await accept_trial(cluster.kube, operator_namespace="elastic-system")
         config = write_operator_config(directory / "operator.yaml", temporal=temporal)
         operator = Operator(
             config=config, kubeconfig=cluster.operator_kubeconfig, log=directory / "operator.log"

@@ -26,7 +26,6 @@ read counts and Secrets, never readiness.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -38,20 +37,17 @@ import yaml
 from stackflow.api.kinds import kind_resource
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import EVENTS, PODS, SECRETS, STATEFULSETS
-from stackflow.stack.policies.stack_config import es_secret_mount_copy_name
+from stackflow.stack.policies.stack_config.secrets import es_secret_mount_copy_name
 from tests.clusters import ClusterTarget
 from tests.e2e.harness import (
     ES,
-    Operator,
     Stack,
     accept_trial,
     create_namespace,
     get_or_none,
     operator_stack,
     set_in_scope,
-    temporal_server,
     workflow_triggers,
-    write_operator_config,
 )
 from tests.polling import eventually
 
@@ -71,23 +67,6 @@ async def stack(cluster_target: ClusterTarget, tmp_path: Path) -> AsyncIterator[
     """The cluster, a Temporal dev server and ``stackflow run`` (dynamic scope, trial license)."""
     async with operator_stack(tmp_path, cluster_target) as running:
         yield running
-
-
-@contextlib.asynccontextmanager
-async def unlicensed_stack(directory: Path, target: ClusterTarget) -> AsyncIterator[Stack]:
-    """``operator_stack`` without the trial: no enterprise license until the test adds one."""
-    async with target.open(directory) as cluster, temporal_server() as temporal:
-        config = write_operator_config(directory / "operator.yaml", temporal=temporal)
-        operator = Operator(
-            config=config, kubeconfig=cluster.operator_kubeconfig, log=directory / "operator.log"
-        )
-        await operator.start()
-        try:
-            yield Stack(cluster, temporal, operator)
-        finally:
-            status = await operator.stop()
-            if status != 0:
-                raise AssertionError(f"operator exited {status}:\n{operator.tail()}")
 
 
 def elasticsearch(namespace: str, name: str = "quickstart") -> dict[str, Any]:
@@ -399,7 +378,7 @@ async def test_policy_secure_settings_reach_the_keystore_and_follow_an_edit(stac
 async def test_no_license_warns_and_applies_nothing_until_a_license_arrives(
     cluster_target: ClusterTarget, tmp_path: Path
 ) -> None:
-    async with unlicensed_stack(tmp_path, cluster_target) as stack:
+    async with operator_stack(tmp_path, cluster_target, trial=False) as stack:
         kube = stack.kube
         await create_namespace(kube, "scp-gated", in_scope=True)
         await kube.create(ES, elasticsearch("scp-gated"), namespace="scp-gated")

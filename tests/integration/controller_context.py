@@ -11,21 +11,28 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from activities.context import ControllerContext, ElasticsearchApiFactory
+from activities.context import (
+    ControllerContext,
+    ElasticsearchApi,
+    ElasticsearchApiFactory,
+    ElasticsearchEndpoint,
+)
 from activities.licenses import OperatorLicenseReader
 from kubesim.testing import KubeSim
 from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
+from stackflow.elastic import AiohttpElasticsearchClient
 from stackflow.kube.backoff import Backoff
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
 from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
+from stackflow.models.engine import ReconcileInput, ResourceRef, Trigger, TriggerReason
 from stackflow.models.kinds import NAMESPACES
 from stackflow.scope import NamespaceMatcher
-from tests.fakes.fake_elasticsearch import unreachable_elasticsearch
+from tests.fakes.fake_elasticsearch import FakeElasticsearch, unreachable_elasticsearch
 from tests.polling import eventually
 
 OPERATOR_NAMESPACE = "elastic-system"
@@ -96,17 +103,18 @@ class Cluster:
         )
 
 
-async def install_elasticsearch_crd(kubesim: KubeSim, api_client: client.ApiClient) -> None:
-    """Create and serve the Elasticsearch CRD."""
+async def serve_crds(kubesim: KubeSim, api_client: client.ApiClient, *kinds: str) -> None:
+    """Create the CRDs of ``kinds`` (ECK kind names) and wait until kubesim serves them."""
     api: Any = client.ApiextensionsV1Api(api_client)
-    await api.create_custom_resource_definition(crd_for(kind_info("Elasticsearch")))
+    for kind in kinds:
+        await api.create_custom_resource_definition(crd_for(kind_info(kind)))
     await kubesim.settle()
 
 
 @pytest.fixture
 async def cluster(kubesim: KubeSim, ka_client: client.ApiClient) -> AsyncIterator[Cluster]:
     """kubesim with the Elasticsearch CRD, the operator namespace and a running Namespace informer."""
-    await install_elasticsearch_crd(kubesim, ka_client)
+    await serve_crds(kubesim, ka_client, "Elasticsearch")
     raw = ResourceClient(ka_client)
     informer = NamespaceInformer(raw, backoff=Backoff(initial=0.05, maximum=0.5))
     informer.start()
@@ -118,3 +126,32 @@ async def cluster(kubesim: KubeSim, ka_client: client.ApiClient) -> AsyncIterato
         yield harness
     finally:
         await informer.stop()
+
+
+def startup(ref: ResourceRef) -> ReconcileInput:
+    """A reconcile request for ``ref`` with one Startup trigger (as after an operator start)."""
+    return ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),))
+
+
+@pytest.fixture
+async def fake_es() -> AsyncIterator[FakeElasticsearch]:
+    """A fake Elasticsearch on a free 127.0.0.1 port, stopped after the test."""
+    async with FakeElasticsearch() as fake:
+        yield fake
+
+
+class FakeFactory:
+    """An ``ElasticsearchApiFactory`` pointing every cluster at the fake server, as the fake's
+    default user; it remembers the endpoints asked for."""
+
+    def __init__(self, fake: FakeElasticsearch) -> None:
+        """Serve every cluster from ``fake``."""
+        self.fake = fake
+        self.endpoints: list[ElasticsearchEndpoint] = []
+
+    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+        """A client of the fake server for the cluster at ``endpoint``."""
+        self.endpoints.append(endpoint)
+        return AiohttpElasticsearchClient(
+            url=self.fake.url, username="elastic", password="changeme"
+        )

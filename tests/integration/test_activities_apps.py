@@ -13,7 +13,6 @@ from activities import apps as app_activities
 from activities import generic
 from activities.context import ControllerContext
 from activities.errors import translated_errors
-from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info, kind_resource
 from stackflow.controllers import CONTROLLERS
 from stackflow.controllers.apps import APP_CONTROLLER_NAMES
@@ -36,7 +35,7 @@ from stackflow.models.kinds import (
     STATEFULSETS,
     Kind,
 )
-from tests.integration.controller_context import Cluster, cluster, eventually
+from tests.integration.controller_context import Cluster, cluster, eventually, serve_crds
 
 __all__ = ["cluster"]
 
@@ -54,18 +53,10 @@ APP_KINDS = (
 )
 
 
-async def install_app_crds(cluster: Cluster, ka_client: client.ApiClient) -> None:
-    """Create and serve the CRDs of every application kind."""
-    api: Any = client.ApiextensionsV1Api(ka_client)
-    for kind in APP_KINDS:
-        await api.create_custom_resource_definition(crd_for(kind_info(kind)))
-    await cluster.kubesim.settle()
-
-
 @pytest.fixture
 async def apps(cluster: Cluster, ka_client: client.ApiClient) -> Cluster:
     """kubesim with every application CRD and the ``apps`` namespace."""
-    await install_app_crds(cluster, ka_client)
+    await serve_crds(cluster.kubesim, ka_client, *APP_KINDS)
     await cluster.create_namespace(NAMESPACE)
     return cluster
 

@@ -9,7 +9,6 @@ false) recorded by the license gate."""
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,26 +18,28 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import autoscaler as autoscaler_activities
 from activities import generic
-from activities.context import ElasticsearchApi, ElasticsearchEndpoint
 from activities.errors import InvalidSpecError, translated_errors
 from kubesim.testing import KubeSim
-from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info
-from stackflow.elastic import AiohttpElasticsearchClient
 from stackflow.models.engine import (
     LicenseWaitNoticeInput,
     Phase,
-    ReconcileInput,
     ReconcileResult,
     ResourceRef,
-    Trigger,
-    TriggerReason,
 )
 from stackflow.models.kinds import EVENTS, SECRETS
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
-from tests.integration.controller_context import Clock, Cluster, cluster
+from tests.integration.controller_context import (
+    Clock,
+    Cluster,
+    FakeFactory,
+    cluster,
+    fake_es,
+    serve_crds,
+    startup,
+)
 
-__all__ = ["cluster"]
+__all__ = ["cluster", "fake_es"]
 
 NAMESPACE = "team-a"
 AUTOSCALER = kind_info("ElasticsearchAutoscaler").resource
@@ -48,28 +49,8 @@ GI = 2**30
 
 @pytest.fixture(autouse=True)
 async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) -> None:
-    api: Any = client.ApiextensionsV1Api(ka_client)
-    await api.create_custom_resource_definition(crd_for(kind_info("ElasticsearchAutoscaler")))
-    await kubesim.settle()
+    await serve_crds(kubesim, ka_client, "ElasticsearchAutoscaler")
     await cluster.create_namespace(NAMESPACE)
-
-
-@pytest.fixture
-async def fake_es() -> AsyncIterator[FakeElasticsearch]:
-    async with FakeElasticsearch() as fake:
-        yield fake
-
-
-class FakeFactory:
-    """Points every cluster at the fake server."""
-
-    def __init__(self, fake: FakeElasticsearch) -> None:
-        self.fake = fake
-
-    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
-        return AiohttpElasticsearchClient(
-            url=self.fake.url, username="elastic", password="changeme"
-        )
 
 
 def elasticsearch() -> dict[str, Any]:
@@ -160,9 +141,7 @@ async def with_internal_user(cluster: Cluster) -> None:
 
 async def reconcile(cluster: Cluster, **kwargs: Any) -> ReconcileResult:
     context = cluster.context(**kwargs)
-    request = ReconcileInput(
-        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
-    )
+    request = startup(ref())
     return await ActivityEnvironment().run(
         translated_errors(autoscaler_activities.reconcile), context, request
     )
@@ -312,9 +291,7 @@ async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
     invalid = data_policy(nodeCount={"min": 5, "max": 2})
     await cluster.raw.create(AUTOSCALER, autoscaler(invalid), namespace=NAMESPACE)
 
-    request = ReconcileInput(
-        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
-    )
+    request = startup(ref())
     context = cluster.context(elasticsearch=FakeFactory(fake_es))
     with pytest.raises(InvalidSpecError) as raised:
         await autoscaler_activities.reconcile(context, request)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -14,12 +13,11 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import elasticsearch as es_activities
 from activities import generic
-from activities.context import ControllerContext, ElasticsearchEndpoint
+from activities.context import ControllerContext
 from activities.elasticsearch_license import TRIAL_STARTED_ANNOTATION
 from activities.errors import translated_errors
 from activities.registry import build_activities
 from stackflow.controllers.elasticsearch import ELASTICSEARCH, ELASTICSEARCH_CONTROLLER
-from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchApi
 from stackflow.models.engine import (
     ACT_FLIP_TARGETS,
     FinalizeInput,
@@ -35,16 +33,23 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.models.kinds import EVENTS, SECRETS, SERVICES, STATEFULSETS
-from stackflow.stack.policies.stack_config import (
-    ElasticsearchMerge,
-    empty_state,
+from stackflow.stack.policies.stack_config.file_settings import empty_state
+from stackflow.stack.policies.stack_config.merge import ElasticsearchMerge
+from stackflow.stack.policies.stack_config.secrets import (
     es_policy_config_secret,
     es_secret_mount_copy_name,
 )
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
-from tests.integration.controller_context import SELECTOR, Cluster, cluster, eventually
+from tests.integration.controller_context import (
+    SELECTOR,
+    Cluster,
+    FakeFactory,
+    cluster,
+    eventually,
+    fake_es,
+)
 
-__all__ = ["cluster"]
+__all__ = ["cluster", "fake_es"]
 
 NAMESPACE = "team-a"
 
@@ -79,26 +84,6 @@ def es_manifest(
 
 def reconcile_input(ref: ResourceRef) -> ReconcileInput:
     return ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.CREATED, source="test"),))
-
-
-@pytest.fixture
-async def fake_es() -> AsyncIterator[FakeElasticsearch]:
-    async with FakeElasticsearch() as fake:
-        yield fake
-
-
-class FakeFactory:
-    """Points every cluster at the fake server and remembers the endpoints asked for."""
-
-    def __init__(self, fake: FakeElasticsearch) -> None:
-        self.fake = fake
-        self.endpoints: list[ElasticsearchEndpoint] = []
-
-    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
-        self.endpoints.append(endpoint)
-        return AiohttpElasticsearchClient(
-            url=self.fake.url, username="elastic", password="changeme"
-        )
 
 
 async def resource_versions(cluster: Cluster, namespace: str) -> dict[tuple[str, str], str]:

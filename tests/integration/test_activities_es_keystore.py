@@ -13,10 +13,10 @@ from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.models.kinds import EVENTS, SECRETS, STATEFULSETS
 from stackflow.stack.elasticsearch.keystore import (
     INIT_KEYSTORE_CONTAINER,
-    POLICY_SECURE_SETTINGS_ANNOTATION,
     SECURE_SETTINGS_VOLUME,
 )
 from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TEMPLATE_HASH_LABEL
+from stackflow.stack.policies.stack_config.secrets import SECURE_SETTINGS_ANNOTATION
 from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
 from tests.integration.test_activities_es import NAMESPACE, es_manifest, es_ref, run_reconcile
 
@@ -47,7 +47,7 @@ def policy_file_settings() -> dict[str, Any]:
             "elasticsearch.k8s.elastic.co/cluster-name": "quickstart",
             "eck.k8s.elastic.co/owner-kind": "StackConfigPolicy",
         },
-        annotations={POLICY_SECURE_SETTINGS_ANNOTATION: json.dumps(sources)},
+        annotations={SECURE_SETTINGS_ANNOTATION: json.dumps(sources)},
     )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,61 +16,45 @@ from temporalio.testing import ActivityEnvironment
 from activities import apps as app_activities
 from activities import elasticsearch as es_activities
 from activities import stackconfigpolicy as policy_activities
-from activities.context import ElasticsearchApi, ElasticsearchEndpoint
 from activities.errors import InvalidSpecError, translated_errors
 from kubesim.testing import KubeSim
-from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info
 from stackflow.controllers import CONTROLLERS
-from stackflow.elastic import AiohttpElasticsearchClient
 from stackflow.kube import errors
 from stackflow.models.engine import (
     FinalizeInput,
     FlipDirectionName,
-    ReconcileInput,
     ReconcileResult,
     ResourceRef,
-    Trigger,
-    TriggerReason,
 )
 from stackflow.models.kinds import CONFIGMAPS, SECRETS, STATEFULSETS
-from stackflow.stack.elasticsearch import names as es_names
-from stackflow.stack.policies.stack_config import es_secret_mount_copy_name
+from stackflow.stack.policies.stack_config.secrets import (
+    es_secret_mount_copy_name,
+    file_settings_secret_name,
+)
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
-from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
+from tests.integration.controller_context import (
+    OPERATOR_NAMESPACE,
+    Cluster,
+    FakeFactory,
+    cluster,
+    fake_es,
+    serve_crds,
+    startup,
+)
 
-__all__ = ["cluster"]
+__all__ = ["cluster", "fake_es"]
 
 NAMESPACE = "team-a"
 POLICY = kind_info("StackConfigPolicy").resource
 ES = kind_info("Elasticsearch").resource
+KB = kind_info("Kibana").resource
 
 
 @pytest.fixture(autouse=True)
 async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) -> None:
-    api: Any = client.ApiextensionsV1Api(ka_client)
-    for kind in ("StackConfigPolicy", "Kibana"):
-        await api.create_custom_resource_definition(crd_for(kind_info(kind)))
-    await kubesim.settle()
+    await serve_crds(kubesim, ka_client, "StackConfigPolicy", "Kibana")
     await cluster.create_namespace(NAMESPACE)
-
-
-@pytest.fixture
-async def fake_es() -> AsyncIterator[FakeElasticsearch]:
-    async with FakeElasticsearch() as fake:
-        yield fake
-
-
-class FakeFactory:
-    """Points every cluster at the fake server."""
-
-    def __init__(self, fake: FakeElasticsearch) -> None:
-        self.fake = fake
-
-    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
-        return AiohttpElasticsearchClient(
-            url=self.fake.url, username="elastic", password="changeme"
-        )
 
 
 def policy(namespace: str, name: str, weight: int, settings: dict[str, Any]) -> dict[str, Any]:
@@ -96,24 +79,46 @@ def elasticsearch(name: str, labels: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def kibana(config: dict[str, Any]) -> dict[str, Any]:
+    """The Kibana ``kb`` the policies below select, with ``config`` in its spec (when any)."""
+    spec: dict[str, Any] = {"version": "9.1.0", "count": 1}
+    if config:
+        spec["config"] = config
+    return {
+        "apiVersion": KB.api_version,
+        "kind": "Kibana",
+        "metadata": {"namespace": NAMESPACE, "name": "kb", "labels": {"env": "prod"}},
+        "spec": spec,
+    }
+
+
+def kibana_policy(config: dict[str, Any]) -> dict[str, Any]:
+    """The policy ``kb-policy`` setting ``config`` in the ``kibana.yml`` of the Kibanas it selects."""
+    return {
+        "apiVersion": POLICY.api_version,
+        "kind": "StackConfigPolicy",
+        "metadata": {"namespace": NAMESPACE, "name": "kb-policy"},
+        "spec": {
+            "resourceSelector": {"matchLabels": {"env": "prod"}},
+            "kibana": {"config": config},
+        },
+    }
+
+
 def ref(namespace: str, name: str) -> ResourceRef:
     return ResourceRef.of("stackconfigpolicy", POLICY, namespace=namespace, name=name)
 
 
 async def reconcile(cluster: Cluster, target: ResourceRef, **kwargs: Any) -> ReconcileResult:
     context = cluster.context(**kwargs)
-    request = ReconcileInput(
-        ref=target, triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
-    )
+    request = startup(target)
     return await ActivityEnvironment().run(
         translated_errors(policy_activities.reconcile), context, request
     )
 
 
 async def settings(cluster: Cluster, es: str = "prod") -> dict[str, Any]:
-    secret = await cluster.raw.get(
-        SECRETS, namespace=NAMESPACE, name=es_names.file_settings_secret_name(es)
-    )
+    secret = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name=file_settings_secret_name(es))
     document: dict[str, Any] = json.loads(base64.b64decode(secret["data"]["settings.json"]))
     return document
 
@@ -249,26 +254,8 @@ async def test_flip_mapper_names_the_flipped_namespace_and_the_operator_namespac
 async def test_a_kibana_gets_its_policy_config_and_loses_it_when_no_longer_targeted(
     cluster: Cluster,
 ) -> None:
-    kibana = kind_info("Kibana").resource
-    await cluster.raw.create(
-        kibana,
-        {
-            "apiVersion": kibana.api_version,
-            "kind": "Kibana",
-            "metadata": {"namespace": NAMESPACE, "name": "kb", "labels": {"env": "prod"}},
-            "spec": {"version": "9.1.0", "count": 1},
-        },
-        namespace=NAMESPACE,
-    )
-    obj = {
-        "apiVersion": POLICY.api_version,
-        "kind": "StackConfigPolicy",
-        "metadata": {"namespace": NAMESPACE, "name": "kb-policy"},
-        "spec": {
-            "resourceSelector": {"matchLabels": {"env": "prod"}},
-            "kibana": {"config": {"xpack.fleet.agents.enabled": False}},
-        },
-    }
+    await cluster.raw.create(KB, kibana({}), namespace=NAMESPACE)
+    obj = kibana_policy({"xpack.fleet.agents.enabled": False})
     await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
 
     await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
@@ -284,7 +271,7 @@ async def test_a_kibana_gets_its_policy_config_and_loses_it_when_no_longer_targe
     assert got["resources"] == 1
 
     await cluster.raw.merge_patch(
-        kibana, {"metadata": {"labels": {"env": None}}}, namespace=NAMESPACE, name="kb"
+        KB, {"metadata": {"labels": {"env": None}}}, namespace=NAMESPACE, name="kb"
     )
     await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
 
@@ -299,9 +286,7 @@ async def test_an_unusable_selector_is_an_invalid_spec(cluster: Cluster) -> None
         "matchExpressions": [{"key": "env", "operator": "Sometimes", "values": ["x"]}]
     }
     await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
-    request = ReconcileInput(
-        ref=ref(NAMESPACE, "bad"), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
-    )
+    request = startup(ref(NAMESPACE, "bad"))
     with pytest.raises(InvalidSpecError, match="resourceSelector"):
         await policy_activities.reconcile(cluster.context(), request)
 
@@ -347,10 +332,7 @@ async def test_an_edit_of_a_policy_secure_settings_secret_changes_the_file_setti
 
 async def run_controller(cluster: Cluster, controller: str, name: str, activity: Any) -> None:
     """One reconcile of the Elasticsearch or Kibana controller (as its workflow would run it)."""
-    request = ReconcileInput(
-        ref=CONTROLLERS.named(controller).ref(namespace=NAMESPACE, name=name),
-        triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),),
-    )
+    request = startup(CONTROLLERS.named(controller).ref(namespace=NAMESPACE, name=name))
     await ActivityEnvironment().run(translated_errors(activity), cluster.context(), request)
 
 
@@ -590,9 +572,7 @@ async def test_variables_from_another_namespace_only_for_operator_namespace_poli
     obj = policy(NAMESPACE, "far", 1, {"a": "${A}"})
     obj["spec"]["variablesFrom"] = [{"kind": "ConfigMap", "name": "v", "namespace": "elsewhere"}]
     await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
-    request = ReconcileInput(
-        ref=ref(NAMESPACE, "far"), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
-    )
+    request = startup(ref(NAMESPACE, "far"))
     with pytest.raises(InvalidSpecError, match="operator namespace"):
         await policy_activities.reconcile(cluster.context(), request)
 
@@ -600,26 +580,8 @@ async def test_variables_from_another_namespace_only_for_operator_namespace_poli
 async def test_the_kibana_takes_the_policy_config_and_the_policy_sees_it_applied(
     cluster: Cluster,
 ) -> None:
-    kibana = kind_info("Kibana").resource
-    await cluster.raw.create(
-        kibana,
-        {
-            "apiVersion": kibana.api_version,
-            "kind": "Kibana",
-            "metadata": {"namespace": NAMESPACE, "name": "kb", "labels": {"env": "prod"}},
-            "spec": {"version": "9.1.0", "count": 1, "config": {"server.name": "mine"}},
-        },
-        namespace=NAMESPACE,
-    )
-    obj = {
-        "apiVersion": POLICY.api_version,
-        "kind": "StackConfigPolicy",
-        "metadata": {"namespace": NAMESPACE, "name": "kb-policy"},
-        "spec": {
-            "resourceSelector": {"matchLabels": {"env": "prod"}},
-            "kibana": {"config": {"server.name": "policy", "xpack.fleet.agents.enabled": False}},
-        },
-    }
+    await cluster.raw.create(KB, kibana({"server.name": "mine"}), namespace=NAMESPACE)
+    obj = kibana_policy({"server.name": "policy", "xpack.fleet.agents.enabled": False})
     await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
     await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
 

@@ -13,7 +13,8 @@ import yaml
 
 from stackflow.stack.apps import APP_KINDS, desired_children
 from stackflow.stack.apps.associations import ref_annotation
-from stackflow.stack.policies.stack_config import KibanaMerge, kb_policy_config_secret
+from stackflow.stack.policies.stack_config.merge import KibanaMerge
+from stackflow.stack.policies.stack_config.secrets import kb_policy_config_secret
 
 NOW = datetime(2026, 8, 1, tzinfo=UTC)
 NAMESPACE = "ns"

@@ -13,9 +13,9 @@ import yaml
 
 from stackflow.stack.elasticsearch.builder import desired_children
 from stackflow.stack.elasticsearch.tls import MissingReferenceError
-from stackflow.stack.policies.stack_config import (
-    ElasticsearchMerge,
-    empty_state,
+from stackflow.stack.policies.stack_config.file_settings import empty_state
+from stackflow.stack.policies.stack_config.merge import ElasticsearchMerge
+from stackflow.stack.policies.stack_config.secrets import (
     es_policy_config_secret,
     es_secret_mount_copy_name,
 )

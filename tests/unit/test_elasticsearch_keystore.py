@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from stackflow.stack.elasticsearch.keystore import (
-    POLICY_SECURE_SETTINGS_ANNOTATION,
     SecureSettingsSource,
     aggregate_secure_settings,
     secure_settings_sources,
 )
+from stackflow.stack.policies.stack_config.secrets import SECURE_SETTINGS_ANNOTATION
 
 NS = "ns1"
 
@@ -25,7 +25,7 @@ def es(secure_settings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
 
 
 def file_settings(sources: object) -> dict[str, Any]:
-    return {"metadata": {"annotations": {POLICY_SECURE_SETTINGS_ANNOTATION: json.dumps(sources)}}}
+    return {"metadata": {"annotations": {SECURE_SETTINGS_ANNOTATION: json.dumps(sources)}}}
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def file_settings(sources: object) -> dict[str, Any]:
         ),
         pytest.param(
             None,
-            {"metadata": {"annotations": {POLICY_SECURE_SETTINGS_ANNOTATION: "not json"}}},
+            {"metadata": {"annotations": {SECURE_SETTINGS_ANNOTATION: "not json"}}},
             False,
             [],
             id="an unreadable policy annotation adds nothing",

@@ -27,10 +27,8 @@ from stackflow.stack.apps.workload import http_port_name, workload
 from stackflow.stack.certificates import CertificateSettings
 from stackflow.stack.objects import Manifest, encode_secret_data
 from stackflow.stack.pods import content_hash
-from stackflow.stack.policies.stack_config import (
-    kb_policy_config_secret_name,
-    read_kb_policy_config,
-)
+from stackflow.stack.policies.stack_config.reading import read_kb_policy_config
+from stackflow.stack.policies.stack_config.secrets import kb_policy_config_secret_name
 from stackflow.stack.services import service
 
 RANDOM_SECRET_BYTES = 32

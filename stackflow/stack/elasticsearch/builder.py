@@ -55,18 +55,15 @@ from stackflow.stack.labels import (
 )
 from stackflow.stack.objects import Manifest, encode_secret_data
 from stackflow.stack.pods import content_hash
+from stackflow.stack.policies.stack_config.file_settings import empty_state
+from stackflow.stack.policies.stack_config.policy import POLICY_KIND
+from stackflow.stack.policies.stack_config.secrets import (
+    FILE_SETTINGS_KEY,
+    file_settings_secret_name,
+)
 from stackflow.stack.services import service
 
 FILE_SETTINGS_COMPATIBILITY = "8.6.1"
-_EMPTY_FILE_SETTINGS_STATE: dict[str, Any] = {
-    "cluster_settings": {},
-    "snapshot_repositories": {},
-    "slm": {},
-    "role_mappings": {},
-    "ilm": {},
-    "ingest_pipelines": {},
-    "index_templates": {"component_templates": {}, "composable_index_templates": {}},
-}
 
 
 def node_sets(es: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -232,21 +229,21 @@ def unicast_hosts(context: BuildContext) -> Manifest:
 
 def file_settings_secret(context: BuildContext) -> Manifest:
     """Return the file-settings Secret: the policy controller's when it owns it, else empty settings."""
-    name = names.file_settings_secret_name(context.name)
+    name = file_settings_secret_name(context.name)
     current = context.existing.get(("Secret", name))
     current_labels = view(current).labels
-    if current is not None and current_labels.get(SOFT_OWNER_KIND_LABEL) == "StackConfigPolicy":
+    if current is not None and current_labels.get(SOFT_OWNER_KIND_LABEL) == POLICY_KIND:
         return context.secret(name, dict(current.get("data") or {}), labels=dict(current_labels))
     version = str(int(context.now.timestamp() * 1_000_000_000))
     data = context.existing_secret_data(name)
     with contextlib.suppress(KeyError, ValueError, TypeError):
-        version = str(json.loads(data["settings.json"])["metadata"]["version"])
+        version = str(json.loads(data[FILE_SETTINGS_KEY])["metadata"]["version"])
     settings = {
         "metadata": {"version": version, "compatibility": FILE_SETTINGS_COMPATIBILITY},
-        "state": _EMPTY_FILE_SETTINGS_STATE,
+        "state": empty_state(),
     }
     return context.secret(
-        name, encode_secret_data({"settings.json": json.dumps(settings, sort_keys=True)})
+        name, encode_secret_data({FILE_SETTINGS_KEY: json.dumps(settings, sort_keys=True)})
     )
 
 

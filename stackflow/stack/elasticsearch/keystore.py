@@ -31,11 +31,8 @@ from stackflow.stack.elasticsearch.remote_clusters import remote_api_keys_secret
 from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TEMPLATE_HASH_LABEL
 from stackflow.stack.objects import Manifest
 from stackflow.stack.pods import content_hash
+from stackflow.stack.policies.stack_config.secrets import SECURE_SETTINGS_ANNOTATION
 
-#: The policy controller's record, on ``<es>-es-file-settings``, of the policies' secure settings
-#: sources (same value as ``stackflow.stack.policies.stack_config.SECURE_SETTINGS_ANNOTATION``;
-#: repeated here because the policies package sits above the Elasticsearch one).
-POLICY_SECURE_SETTINGS_ANNOTATION = "policy.k8s.elastic.co/secure-settings-secrets"
 INIT_KEYSTORE_CONTAINER = "elastic-internal-init-keystore"
 SECURE_SETTINGS_VOLUME = "elastic-internal-secure-settings"
 SECURE_SETTINGS_MOUNT_DIR = "/mnt/elastic-internal/secure-settings"
@@ -97,7 +94,7 @@ def _source(namespace: str, item: Mapping[str, Any]) -> SecureSettingsSource | N
 def policy_sources(file_settings: Mapping[str, Any] | None) -> list[SecureSettingsSource]:
     """The policies' secure settings sources recorded on ``<es>-es-file-settings`` (none when the
     annotation is absent or does not parse)."""
-    raw = view(file_settings).annotations.get(POLICY_SECURE_SETTINGS_ANNOTATION)
+    raw = view(file_settings).annotations.get(SECURE_SETTINGS_ANNOTATION)
     if not raw:
         return []
     try:

@@ -80,11 +80,6 @@ def transport_certs_public_secret_name(es_name: str) -> str:
     return ES_NAMER.suffix(es_name, "transport", "certs", "public")
 
 
-def file_settings_secret_name(es_name: str) -> str:
-    """Return the file-based settings Secret name (§5)."""
-    return ES_NAMER.suffix(es_name, "file", "settings")
-
-
 def default_pdb_name(es_name: str) -> str:
     """Return the default PodDisruptionBudget name ``<es>-es-default``."""
     return ES_NAMER.suffix(es_name, "default")

@@ -39,6 +39,7 @@ from stackflow.stack.labels import (
 )
 from stackflow.stack.objects import Manifest, deep_merge, merge_named_lists
 from stackflow.stack.pods import content_hash, field_env, merge_containers
+from stackflow.stack.policies.stack_config.secrets import file_settings_secret_name
 
 ES_CONTAINER = "elasticsearch"
 DATA_VOLUME = "elasticsearch-data"
@@ -132,9 +133,7 @@ def _volumes(
             PROBE_USER_MOUNT_DIR,
             items=[{"key": "elastic-internal-probe", "path": "elastic-internal-probe"}],
         ),
-        secret(
-            "elasticsearch-file-settings", names.file_settings_secret_name(es), FILE_SETTINGS_DIR
-        ),
+        secret("elasticsearch-file-settings", file_settings_secret_name(es), FILE_SETTINGS_DIR),
         empty("elasticsearch-logs", LOGS_DIR),
     ]
     if context.http_tls_enabled:

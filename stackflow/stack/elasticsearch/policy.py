@@ -14,12 +14,14 @@ from typing import Any
 
 from stackflow.stack.elasticsearch.context import BuildContext
 from stackflow.stack.naming import hash_object
-from stackflow.stack.policies.stack_config import (
-    ES_CONFIG_MOUNTS_HASH_ANNOTATION,
+from stackflow.stack.policies.stack_config.reading import (
     PolicyElasticsearchConfig,
+    read_es_policy_config,
+)
+from stackflow.stack.policies.stack_config.secrets import (
+    ES_CONFIG_MOUNTS_HASH_ANNOTATION,
     es_policy_config_secret_name,
     es_secret_mount_copy_name,
-    read_es_policy_config,
 )
 
 __all__ = ["policy_config", "policy_pod_annotations", "secret_mount_volumes"]
