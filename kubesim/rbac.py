@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.errors import Cause, StatusError
+from kubesim.structural import OBJECT_META_FIELD_ORDER
 
 #: The group the API server allows everything (its privileged-group authorizer, before RBAC).
 PRIVILEGED_GROUP = "system:masters"
@@ -51,23 +52,6 @@ _RESOURCE_FIELDS = (
     "labelSelector",
 )
 _NON_RESOURCE_FIELDS = ("path", "verb")
-# ObjectMeta in its JSON field order, for the "metadata must be empty" message.
-_OBJECT_META_FIELDS = (
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-)
 
 
 @dataclass(frozen=True)
@@ -252,7 +236,7 @@ def review_error(obj: Mapping[str, Any], *, self_review: bool) -> StatusError | 
         )
     meta = obj.get("metadata")
     if isinstance(meta, Mapping) and any(
-        meta.get(key) not in (None, "", 0, {}, []) for key in _OBJECT_META_FIELDS
+        meta.get(key) not in (None, "", 0, {}, []) for key in OBJECT_META_FIELD_ORDER
     ):
         causes.append(_invalid("metadata", f"Invalid value: {_go_meta(meta)}: must be empty"))
     if not causes:
@@ -471,7 +455,7 @@ def _go_meta(meta: Mapping[str, Any]) -> str:
     return _go_json(
         {
             key: meta[key]
-            for key in _OBJECT_META_FIELDS
+            for key in OBJECT_META_FIELD_ORDER
             if meta.get(key) not in (None, "", 0, {}, [])
         }
     )

@@ -18,25 +18,24 @@ from kubesim.errors import Cause
 
 Schema = Mapping[str, Any]
 
-OBJECT_META_FIELDS: frozenset[str] = frozenset(
-    {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    }
+#: ObjectMeta's fields a client may send, in the API's JSON order (messages print them so).
+OBJECT_META_FIELD_ORDER: tuple[str, ...] = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
 )
+OBJECT_META_FIELDS: frozenset[str] = frozenset((*OBJECT_META_FIELD_ORDER, "managedFields"))
 _EMBEDDED_RESOURCE_FIELDS = ("apiVersion", "kind", "metadata")
 
 
