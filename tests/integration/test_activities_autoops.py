@@ -1,5 +1,6 @@
 """The AutoOpsAgentPolicy activities against kubesim and the fake Elasticsearch: ECK's objects
-for a Ready matched cluster, the key recreated on a config change, a not-Ready cluster, a
+for a Ready matched cluster, a config change that rolls the pods but keeps the key, a key
+replaced when it is gone or stale in Elasticsearch, a missing connection Secret, a not-Ready cluster, a
 cluster that stops matching or leaves scope (objects gone, key invalidated), the finalizer, the
 flip mapper and the start-up clean-up of an orphaned API-key Secret."""
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import autoops as autoops_activities
@@ -40,6 +42,7 @@ from stackflow.stack.policies.autoops import (
     POLICY_NAME_LABEL,
     POLICY_NAMESPACE_LABEL,
     SECRET_TYPE_LABEL,
+    api_key_hash,
     api_key_name,
     api_key_secret_labels,
     cluster_object_names,
@@ -54,6 +57,7 @@ POLICY = kind_info("AutoOpsAgentPolicy").resource
 ES = kind_info("Elasticsearch").resource
 PROD = "prod"
 SELECTOR = {"matchLabels": {"eck": "on"}}
+CONNECTION_KEYS = ("autoops-token", "autoops-otel-url", "cloud-connected-mode-api-key")
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +66,14 @@ async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) 
     await api.create_custom_resource_definition(crd_for(kind_info("AutoOpsAgentPolicy")))
     await kubesim.settle()
     await cluster.create_namespace(PROD, {"eck": "on", "env": "prod"})
+    await cluster.raw.create(
+        SECRETS,
+        {
+            "metadata": {"namespace": OPERATOR_NAMESPACE, "name": "autoops-connection"},
+            "data": {key: base64.b64encode(b"v").decode() for key in CONNECTION_KEYS},
+        },
+        namespace=OPERATOR_NAMESPACE,
+    )
 
 
 @pytest.fixture
@@ -189,10 +201,16 @@ async def test_a_ready_matched_cluster_gets_eck_objects_and_an_api_key(
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["name"] == "autoops-agent"
     env = {item["name"]: item for item in container["env"]}
-    assert env["AUTOOPS_ES_URL"]["value"] == "https://a-es-http.prod.svc:9200"
+    assert env["AUTOOPS_ES_URL"]["value"] == "https://a-es-internal-http.prod.svc:9200"
     assert env["AUTOOPS_ES_API_KEY"]["valueFrom"]["secretKeyRef"] == {
         "name": NAMES_A.api_key_secret,
         "key": "api_key",
+        "optional": False,
+    }
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    assert mounts == {
+        "config-volume": "/mnt/config",
+        "es-ca-a-prod": "/mnt/elastic-internal/es-ca/prod-a",
     }
     assert env["AUTOOPS_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "autoops-connection"
     assert CONFIG_HASH_ANNOTATION in deployment["metadata"]["annotations"]
@@ -202,9 +220,16 @@ async def test_a_ready_matched_cluster_gets_eck_objects_and_an_api_key(
     )
     assert "ownerReferences" not in secret["metadata"]
     assert secret["metadata"]["labels"] == api_key_secret_labels(
-        policy_namespace=OPERATOR_NAMESPACE, policy_name="ops", es_namespace=PROD, es_name="a"
+        policy_namespace=OPERATOR_NAMESPACE,
+        policy_name="ops",
+        es_namespace=PROD,
+        es_name="a",
+        key_hash=api_key_hash(),
     )
     assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    request = fake_es.state.api_keys["key-1"]["request"]
+    assert list(request["role_descriptors"]) == ["eck_autoops_role"]
+    assert request["metadata"]["elasticsearch.k8s.elastic.co/managed-by"] == "eck"
     encoded = base64.b64decode(secret["data"]["api_key"]).decode()
     assert base64.b64decode(encoded).decode().startswith("key-1:")
     ca = await cluster.raw.get(SECRETS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.ca_secret)
@@ -213,29 +238,77 @@ async def test_a_ready_matched_cluster_gets_eck_objects_and_an_api_key(
     reported = await status(cluster)
     assert (reported["resources"], reported["errors"], reported["skipped"]) == (1, 0, 0)
     assert reported["phase"] in ("AutoOpsAgentsNotReady", "Ready")
+    config = (
+        await cluster.raw.get(CONFIGMAPS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.config_map)
+    )["data"]["autoops_es.yml"]
+    assert "/mnt/elastic-internal/es-ca/prod-a/ca.crt" in config
+    assert "${env:AUTOOPS_ES_URL}" in config
 
     # Nothing changed: no new key.
     await reconcile(cluster, factory)
     assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
 
 
-async def test_a_config_change_recreates_the_key(
+async def _pod_hash(cluster: Cluster) -> str:
+    deployment = await cluster.raw.get(
+        DEPLOYMENTS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.deployment
+    )
+    return str(deployment["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION])
+
+
+async def test_a_config_change_rolls_the_pods_and_keeps_the_key(
     cluster: Cluster, fake_es: FakeElasticsearch
 ) -> None:
     await make_cluster(cluster, "a")
     await cluster.raw.create(POLICY, policy({"interval": "10s"}), namespace=OPERATOR_NAMESPACE)
     factory = FakeFactory(fake_es)
     await reconcile(cluster, factory)
-    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    before = await _pod_hash(cluster)
     await cluster.raw.merge_patch(
         POLICY, {"spec": {"config": {"interval": "30s"}}}, namespace=OPERATOR_NAMESPACE, name="ops"
     )
     await reconcile(cluster, factory)
-    assert fake_es.api_keys_named(KEY_A) == {"key-1": False, "key-2": True}
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
     config_map = await cluster.raw.get(
         CONFIGMAPS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.config_map
     )
     assert "interval: 30s" in config_map["data"]["autoops_es.yml"]
+    assert await _pod_hash(cluster) != before
+
+
+async def test_a_key_gone_or_stale_in_elasticsearch_is_replaced(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, factory)
+    before = await _pod_hash(cluster)
+    # Invalidated by hand: a new key, and the pods roll onto it.
+    fake_es.state.api_keys["key-1"]["invalidated"] = True
+    await reconcile(cluster, factory)
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": False, "key-2": True}
+    assert await _pod_hash(cluster) != before
+    # Made for other role descriptors (an older operator): invalidated and replaced.
+    fake_es.state.api_keys["key-2"]["metadata"]["elasticsearch.k8s.elastic.co/config-hash"] = "x"
+    await reconcile(cluster, factory)
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": False, "key-2": False, "key-3": True}
+
+
+async def test_a_missing_connection_secret_makes_the_policy_invalid(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(
+        POLICY,
+        policy(autoOpsRef={"secretName": "nowhere"}),
+        namespace=OPERATOR_NAMESPACE,
+    )
+    with pytest.raises(
+        ApplicationError, match=r"InvalidSpec: configuration secret .*/nowhere not found"
+    ):
+        await reconcile(cluster, FakeFactory(fake_es))
+    assert await policy_objects(cluster) == set()
 
 
 async def test_a_not_ready_cluster_is_waited_for(
@@ -376,16 +449,20 @@ async def test_a_paused_policy_changes_nothing_and_says_so(
     assert [(c["type"], c["status"]) for c in conditions] == [("OrchestrationPaused", "False")]
 
 
-async def test_a_cluster_below_the_autoops_floor_is_skipped(
+async def test_a_cluster_of_a_deprecated_version_is_skipped(
     cluster: Cluster, fake_es: FakeElasticsearch
 ) -> None:
     await make_cluster(cluster, "a")
-    await cluster.raw.merge_patch(ES, {"spec": {"version": "7.16.3"}}, namespace=PROD, name="a")
+    await cluster.raw.merge_patch(ES, {"spec": {"version": "7.17.3"}}, namespace=PROD, name="a")
     await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
     await reconcile(cluster, FakeFactory(fake_es))
     reported = await status(cluster)
-    assert reported["skipped"] == 1
-    assert reported["details"][f"{PROD}/a"]["phase"] == "Skipped"
+    assert (reported["skipped"], reported["resources"]) == (1, 0)
+    assert reported["phase"] == "NoMonitoredResources"
+    assert reported["details"][f"{PROD}/a"] == {
+        "phase": "Skipped",
+        "message": "ES cluster is in deprecated version 7.17.3",
+    }
     assert await policy_objects(cluster) == set()
 
 
@@ -409,7 +486,7 @@ async def test_a_config_map_config_ref_is_the_agent_config(
         CONFIGMAPS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.config_map
     )
     assert "interval: 45s" in config_map["data"]["autoops_es.yml"]
-    assert "a-es-http.prod.svc:9200" in config_map["data"]["autoops_es.yml"]
+    assert "verification_mode: none" in config_map["data"]["autoops_es.yml"]
 
 
 async def test_a_deleted_cluster_loses_its_agent_without_a_call(
