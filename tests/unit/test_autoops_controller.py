@@ -91,3 +91,31 @@ def test_the_row() -> None:
     assert {watch.label_selector for watch in row.children} == {
         "autoops.k8s.elastic.co/policy-name"
     }
+
+
+@pytest.mark.parametrize(
+    ("spec", "references"),
+    [
+        ({}, []),
+        (
+            {"autoOpsRef": {"secretName": "conn"}, "configRef": {"secretName": "cfg"}},
+            [
+                ObjectKey.of(SECRETS, namespace="ops", name="conn"),
+                ObjectKey.of(SECRETS, namespace="ops", name="cfg"),
+            ],
+        ),
+        (
+            {"autoOpsRef": {"secretName": "conn"}, "configRef": {"configMapName": "cfg"}},
+            [
+                ObjectKey.of(SECRETS, namespace="ops", name="conn"),
+                ObjectKey.of(CONFIGMAPS, namespace="ops", name="cfg"),
+            ],
+        ),
+    ],
+)
+def test_the_policy_references_its_connection_and_config_sources(
+    spec: dict[str, Any], references: list[ObjectKey]
+) -> None:
+    policy = {"metadata": {"namespace": "ops", "name": "p"}, "spec": spec}
+    assert autoops_policy_references(policy) == references
+    assert {SECRETS, CONFIGMAPS} <= set(AUTOOPS_POLICY_CONTROLLER.reference_kinds)
