@@ -1,10 +1,12 @@
 """The ElasticsearchAutoscaler activities against kubesim and the fake Elasticsearch: the declared
-policies put into the cluster, a capacity answer growing the node set within the policy's bounds,
-a maximum reached (``Limited``, ``HorizontalScalingLimitReached``), nothing rewritten when the
-node sets already match, an invalid policy refused, a cluster that cannot be asked left alone
-(``Online`` false), limits at the requests over ``requestsToLimitsRatio``, a policy's
-``lastModificationTime`` kept while its resources stay, and the unlicensed notice (ECK's ``InvalidLicense`` event and ``Active``
-false) recorded by the license gate."""
+policies put into the cluster, a capacity answer growing the node set as ECK computes it (the
+node set's ``resources``, limits at the requests times ``requestsToLimitsRatio``), a maximum
+reached (``Limited``, ``HorizontalScalingLimitReached``, ECK's Warning on the Elasticsearch),
+nothing rewritten when the node sets already match, a policy without node set (nothing written,
+``Online`` false), an invalid policy refused (``Healthy`` false), a cluster that cannot be asked
+given ECK's offline resources, a policy's ``lastModificationTime`` kept while its resources
+stay, and the unlicensed notice (ECK's ``InvalidLicense`` event, inactive conditions) recorded
+by the license gate."""
 
 from __future__ import annotations
 
@@ -187,8 +189,8 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
 ) -> None:
     await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
     await with_internal_user(cluster)
-    # A memory requestsToLimitsRatio of 0.5: the limit is twice the required (requested) memory.
-    policy = data_policy(memory={"min": "2Gi", "max": "8Gi", "requestsToLimitsRatio": "0.5"})
+    # A memory requestsToLimitsRatio of 2: the limit is twice the request.
+    policy = data_policy(memory={"min": "2Gi", "max": "8Gi", "requestsToLimitsRatio": "2"})
     await cluster.raw.create(AUTOSCALER, autoscaler(policy), namespace=NAMESPACE)
     fake_es.state.autoscaling_policies["stale"] = {"roles": ["ml"], "deciders": {}}
     fake_es.state.autoscaling_capacity["data-tier"] = capacity(
@@ -198,7 +200,10 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
 
     result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es), clock=clock)
 
-    # The declared policy is in the cluster, with its roles and deciders; the stale one is gone.
+    # ECK's ML settings are put (no ml policy: none), then the declared policy, with its roles
+    # and deciders; the stale one is gone.
+    assert fake_es.state.persistent_settings["xpack.ml.max_lazy_ml_nodes"] == 0
+    assert fake_es.state.persistent_settings["xpack.ml.use_auto_machine_memory_percent"] is True
     assert fake_es.state.autoscaling_policies == {
         "data-tier": {
             "roles": ["data", "ingest"],
@@ -206,14 +211,12 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
         }
     }
     data = await node_set(cluster)
-    # 12Gi in total at 4Gi per node (and 15Gi at 5Gi): three nodes.
-    assert data["count"] == 3
-    container = data["podTemplate"]["spec"]["containers"][0]
-    assert container["name"] == "elasticsearch"
-    assert container["resources"]["requests"]["memory"] == "4Gi"
-    assert container["resources"]["limits"]["memory"] == "8Gi"
+    # Memory: 12Gi in total over at least one node, capped at 8Gi per node: two nodes. Storage:
+    # 15Gi at 95% usable, rounded up to 16Gi, fits one node.
+    assert data["count"] == 2
+    assert data["resources"] == {"requests": {"memory": "8Gi"}, "limits": {"memory": "16Gi"}}
     claim = data["volumeClaimTemplates"][0]
-    assert claim["spec"]["resources"]["requests"]["storage"] == "5Gi"
+    assert claim["spec"]["resources"]["requests"]["storage"] == "16Gi"
     # The node set without a policy is left alone.
     assert await node_set(cluster, "master") == elasticsearch()["spec"]["nodeSets"][0]
     got = await status(cluster)
@@ -223,15 +226,17 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
         "Limited": "False",
         "Online": "True",
     }
+    assert [c["type"] for c in got["conditions"]] == ["Limited", "Healthy", "Active", "Online"]
     assert got["observedGeneration"] == 1
     assert got["policies"] == [
         {
             "name": "data-tier",
-            "nodeSets": [{"name": "data", "nodeCount": 3}],
+            "nodeSets": [{"name": "data", "nodeCount": 2}],
             "resources": {
-                "requests": {"memory": "4Gi", "storage": "5Gi"},
-                "limits": {"memory": "8Gi"},
+                "requests": {"memory": "8Gi", "storage": "16Gi"},
+                "limits": {"memory": "16Gi"},
             },
+            "state": [],
             "lastModificationTime": "2026-03-01T12:00:00Z",
         }
     ]
@@ -250,11 +255,11 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
 
     # More storage required: the policy's resources change, and so does its time.
     fake_es.state.autoscaling_capacity["data-tier"] = capacity(
-        node_memory=4 * GI, total_memory=12 * GI, node_storage=6 * GI, total_storage=15 * GI
+        node_memory=4 * GI, total_memory=12 * GI, node_storage=6 * GI, total_storage=30 * GI
     )
     await reconcile(cluster, elasticsearch=FakeFactory(fake_es), clock=clock)
     policies = (await status(cluster))["policies"]
-    assert policies[0]["resources"]["requests"]["storage"] == "6Gi"
+    assert policies[0]["resources"]["requests"]["storage"] == "20Gi"
     assert policies[0]["lastModificationTime"] == "2026-03-01T13:00:00Z"
 
 
@@ -278,7 +283,23 @@ async def test_a_maximum_reached_is_reported_limited(
     assert conditions_of(got)["Limited"] == "True"
     states = {state["type"] for state in got["policies"][0]["state"]}
     assert states == {"HorizontalScalingLimitReached"}
+    limited = next(c for c in got["conditions"] if c["type"] == "Limited")
+    assert limited["message"] == "Limit reached for policies data-tier"
     assert result.requeue_after_seconds == 30.0
+    events = (await cluster.raw.list(EVENTS, namespace=NAMESPACE))["items"]
+    assert [
+        (e["type"], e["reason"], e["action"], e["involvedObject"]["kind"], e["message"])
+        for e in events
+    ] == [
+        (
+            "Warning",
+            "HorizontalScalingLimitReached",
+            "AutoscalingOnlineReconciliation",
+            "Elasticsearch",
+            f"Can't provide total required memory {40 * GI}, max number of nodes is 4, "
+            "requires 5 nodes",
+        )
+    ]
 
 
 async def test_a_policy_matching_no_node_set_makes_the_autoscaler_unhealthy(
@@ -298,9 +319,18 @@ async def test_a_policy_matching_no_node_set_makes_the_autoscaler_unhealthy(
     got = await status(cluster)
     states = {p["name"]: [s["type"] for s in p.get("state") or ()] for p in got["policies"]}
     assert states == {"data-tier": [], "ml": ["NoNodeSet"]}
-    healthy = next(c for c in got["conditions"] if c["type"] == "Healthy")
-    assert healthy["status"] == "False"
-    assert "ml" in healthy["message"]
+    by_type = {c["type"]: c for c in got["conditions"]}
+    assert by_type["Healthy"]["status"] == "False"
+    assert by_type["Healthy"]["message"].startswith(
+        "An error prevented resource calculation from the Elasticsearch autoscaling API. "
+        "Issues reported for the following policies: [ml]."
+    )
+    # As ECK: a policy without node set stops the whole write.
+    assert (by_type["Online"]["status"], by_type["Online"]["message"]) == (
+        "False",
+        "no nodeSets for tier ml",
+    )
+    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
     assert result.phase is Phase.RECONCILING
 
 
@@ -324,25 +354,34 @@ async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
     )
     assert fake_es.calls == []
     assert (await node_set(cluster))["count"] == 1
+    healthy = next(c for c in (await status(cluster))["conditions"] if c["type"] == "Healthy")
+    assert (healthy["status"], healthy["message"]) == ("False", str(raised.value))
 
 
-async def test_a_cluster_that_cannot_be_asked_is_left_alone(cluster: Cluster) -> None:
+async def test_a_cluster_that_cannot_be_asked_gets_the_offline_resources(
+    cluster: Cluster,
+) -> None:
     await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
     await cluster.raw.create(AUTOSCALER, autoscaler(data_policy()), namespace=NAMESPACE)
 
-    # No internal user yet: the operator has no way to ask the cluster.
+    # No internal user yet: the operator has no way to ask the cluster. As ECK, the node sets
+    # get the offline resources: without a status, the minimums.
     result = await reconcile(cluster)
 
-    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
+    data = await node_set(cluster)
+    assert data["count"] == 1
+    assert data["resources"] == {"requests": {"memory": "2Gi"}, "limits": {"memory": "2Gi"}}
     got = await status(cluster)
-    assert conditions_of(got)["Online"] == "False"
-    assert "policies" not in got
+    online = next(c for c in got["conditions"] if c["type"] == "Online")
+    assert (online["status"], online["message"]) == ("False", "Elasticsearch is not available")
+    assert got["policies"][0]["nodeSets"] == [{"name": "data", "nodeCount": 1}]
     assert result.requeue_after_seconds == 60.0
 
     await with_internal_user(cluster)
-    # Outside a Pod the cluster's Service is not dialled (the default test factory never answers).
+    # Outside a Pod the cluster's Service is not dialled (the default test factory never
+    # answers): the status' resources are kept.
     await reconcile(cluster)
-    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
+    assert await node_set(cluster) == data
     assert conditions_of(await status(cluster))["Online"] == "False"
 
 
@@ -369,6 +408,14 @@ async def test_unlicensed_the_gate_records_ecks_notice_and_inactive(cluster: Clu
         )
     ]
     got = await status(cluster)
-    assert conditions_of(got) == {"Active": "False"}
-    assert "inactive" in got["conditions"][0]["message"]
+    assert conditions_of(got) == {
+        "Active": "False",
+        "Healthy": "Unknown",
+        "Online": "False",
+        "Limited": "Unknown",
+    }
+    active = next(c for c in got["conditions"] if c["type"] == "Active")
+    assert active["message"] == (
+        "Autoscaling is an enterprise feature. Enterprise features are disabled"
+    )
     assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
