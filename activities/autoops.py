@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from activities.apply import apply_object
+from activities.apply import apply_object, planned_update
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch import operator_endpoint
@@ -42,6 +42,7 @@ from stackflow.controllers.autoops import (
 )
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
+from stackflow.kube.events import InvolvedObject
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import (
     FinalizeInput,
@@ -102,9 +103,13 @@ __all__ = [
     "CONFIG_FILE",
     "DEPRECATED_UNMANAGED_ANNOTATION",
     "IMPLEMENTATIONS",
+    "LEGACY_PAUSE_ANNOTATION",
     "NOT_READY_REQUEUE_SECONDS",
+    "PAUSED_NO_CHANGES_MESSAGE",
+    "PAUSED_PENDING_MESSAGE",
     "PAUSE_ANNOTATION",
     "READY_RECHECK_SECONDS",
+    "RESUMED_MESSAGE",
     "finalize",
     "flip_mapper",
     "reconcile",
@@ -120,8 +125,16 @@ NOT_READY_REQUEUE_SECONDS = 10.0
 READY_RECHECK_SECONDS = 120.0
 #: ECK's pause annotation: nothing is changed while it is ``"true"``.
 PAUSE_ANNOTATION = "eck.k8s.elastic.co/pause-orchestration"
-#: Its deprecated form: ``"false"`` pauses too.
+#: ECK's older ways to stop a reconcile altogether (nothing read, nothing written).
+LEGACY_PAUSE_ANNOTATION = "common.k8s.elastic.co/pause"
+#: ``"false"``: the policy is not managed (ECK skips it entirely; deprecated).
 DEPRECATED_UNMANAGED_ANNOTATION = "eck.k8s.elastic.co/managed"
+#: ECK's ``OrchestrationPaused`` messages, events and actions.
+PAUSED_PENDING_MESSAGE = (
+    "Orchestration paused via annotation; spec changes are pending and will be applied on resume"
+)
+PAUSED_NO_CHANGES_MESSAGE = "Orchestration paused via annotation; no pending spec changes detected"
+RESUMED_MESSAGE = "Orchestration has resumed normally"
 PAUSED_CONDITION = "OrchestrationPaused"
 #: The id of the API key the Secret holds (the clean-up invalidates it by id).
 API_KEY_ID_ANNOTATION = "autoops.k8s.elastic.co/api-key-id"
@@ -357,9 +370,14 @@ async def _serve(
     policy: Mapping[str, Any],
     es: Mapping[str, Any],
     ref_data: Mapping[str, bytes],
-) -> bool:
+    *,
+    paused: bool = False,
+) -> tuple[bool, bool]:
     """Keep one served cluster's objects and API key, in ECK's order (CA, key, ConfigMap,
-    Deployment); whether its agent is ready."""
+    Deployment); whether its agent is ready, and whether its Deployment has changes pending.
+
+    Paused (ECK): everything but the Deployment is kept; the Deployment is only compared with
+    what it should be (pending when missing or different)."""
     meta, es_meta = view(policy), view(es)
     names = cluster_object_names(meta.name, es_meta.namespace, es_meta.name)
     identity = {
@@ -414,26 +432,31 @@ async def _serve(
         config_text, ref_data, decode_secret_data(api_key_secret).get(API_KEY_SECRET_KEY)
     )
     labels = cluster_object_labels(**identity)
-    applied = await apply_object(
-        context.scoped,
-        DEPLOYMENTS,
-        agent_deployment(
-            policy,
-            name=names.deployment,
-            labels=labels,
-            selector=labels,
-            config_map=names.config_map,
-            api_key_secret=names.api_key_secret,
-            ca_secret=ca_secret,
-            es_namespace=es_meta.namespace,
-            es_name=es_meta.name,
-            es_url=es_url,
-            config_hash=config_hash,
-            annotation=CONFIG_HASH_ANNOTATION,
-            owner_reference=owner[0],
-        ),
+    desired = agent_deployment(
+        policy,
+        name=names.deployment,
+        labels=labels,
+        selector=labels,
+        config_map=names.config_map,
+        api_key_secret=names.api_key_secret,
+        ca_secret=ca_secret,
+        es_namespace=es_meta.namespace,
+        es_name=es_meta.name,
+        es_url=es_url,
+        config_hash=config_hash,
+        annotation=CONFIG_HASH_ANNOTATION,
+        owner_reference=owner[0],
     )
-    return _agent_ready(applied.obj)
+    if paused:
+        try:
+            current = await context.scoped.get(
+                DEPLOYMENTS, namespace=meta.namespace, name=names.deployment
+            )
+        except errors.NotFound:
+            return False, True
+        return _agent_ready(current), planned_update(current, desired) is not None
+    applied = await apply_object(context.scoped, DEPLOYMENTS, desired)
+    return _agent_ready(applied.obj), False
 
 
 async def _keep_ca_secret(
@@ -554,30 +577,54 @@ async def _release(context: ControllerContext, written: _ClusterObjects) -> list
     return deleted
 
 
-def _paused(policy: Mapping[str, Any]) -> bool:
+def _unmanaged(policy: Mapping[str, Any]) -> bool:
+    """ECK's unmanaged policy (``eck.k8s.elastic.co/managed: "false"`` or the legacy pause):
+    not reconciled at all."""
     annotations = view(policy).annotations
     return (
-        annotations.get(PAUSE_ANNOTATION, "").lower() == "true"
-        or annotations.get(DEPRECATED_UNMANAGED_ANNOTATION, "").lower() == "false"
+        annotations.get(DEPRECATED_UNMANAGED_ANNOTATION) == "false"
+        or annotations.get(LEGACY_PAUSE_ANNOTATION) == "true"
     )
 
 
+def _paused(policy: Mapping[str, Any]) -> bool:
+    return view(policy).annotations.get(PAUSE_ANNOTATION) == "true"
+
+
 def _conditions(
-    current: Sequence[Mapping[str, Any]], *, paused: bool, now: str
-) -> list[dict[str, Any]]:
-    """The status conditions with ``OrchestrationPaused`` set to ``paused`` (its transition
-    time kept while it does not change)."""
-    wanted = "True" if paused else "False"
+    current: Sequence[Mapping[str, Any]], *, paused: bool, pending: bool, now: str
+) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+    """The status conditions with ECK's ``OrchestrationPaused`` (True with the pending or
+    no-pending message while paused; False with the resumed message once it was True; left
+    out otherwise), its transition time kept while its status does not change; and the event
+    ECK records for it (a Warning ``Paused`` with changes pending, a Normal ``Resumed``)."""
     kept = [dict(c) for c in current if c.get("type") != PAUSED_CONDITION]
     previous = next((c for c in current if c.get("type") == PAUSED_CONDITION), None)
-    if previous is None and not paused:
-        return kept
-    if previous is not None and previous.get("status") == wanted:
-        return [*kept, dict(previous)]
-    condition = {"type": PAUSED_CONDITION, "status": wanted, "lastTransitionTime": now}
+    event: dict[str, str] | None = None
     if paused:
-        condition["message"] = f"{PAUSE_ANNOTATION} is true: nothing is changed"
-    return [*kept, condition]
+        message = PAUSED_PENDING_MESSAGE if pending else PAUSED_NO_CHANGES_MESSAGE
+        status = "True"
+        if pending:
+            event = {"type": "Warning", "reason": "Paused", "action": "Reconciliation"}
+    elif previous is not None and previous.get("status") == "True":
+        message, status = RESUMED_MESSAGE, "False"
+        event = {"type": "Normal", "reason": "Resumed", "action": "OrchestrationResumed"}
+    elif previous is not None:
+        return [*kept, dict(previous)], None
+    else:
+        return kept, None
+    transition = now
+    if previous is not None and previous.get("status") == status:
+        transition = str(previous.get("lastTransitionTime") or now)
+    condition = {
+        "type": PAUSED_CONDITION,
+        "status": status,
+        "lastTransitionTime": transition,
+        "message": message,
+    }
+    if event is not None:
+        event["message"] = message
+    return [*kept, condition], event
 
 
 async def _write_status(
@@ -611,17 +658,12 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     meta = view(policy)
     current_status = dict(policy.get("status") or {})
     conditions = list(current_status.get("conditions") or [])
-    if _paused(policy):
-        paused_status = {
-            **current_status,
-            "conditions": _conditions(conditions, paused=True, now=_now(context)),
-        }
-        await _write_status(context, policy, paused_status)
+    if _unmanaged(policy):
+        # As ECK: not managed, so neither read further nor written, status included.
         return ReconcileResult(
-            phase=Phase.READY,
-            message="orchestration paused",
-            observed_generation=meta.generation,
+            phase=Phase.READY, message="not managed", observed_generation=meta.generation
         )
+    paused = _paused(policy)
     await _validate(context, policy)
     try:
         parsed = parse_policy(policy)
@@ -643,15 +685,20 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     written = await _written(context.scoped, meta.namespace, meta.name)
     agents_ready: dict[str, bool] = {}
     failures: dict[str, str] = {}
+    pending = False
     ref_data = await _ref_secret_data(context, policy)
     for key in selection.served:
         try:
-            agents_ready[key] = await _serve(context, policy, clusters[key], ref_data)
+            agents_ready[key], changes = await _serve(
+                context, policy, clusters[key], ref_data, paused=paused
+            )
+            pending = pending or changes
         except _ClusterFailedError as error:
             failures[key] = str(error)
     # A matched cluster that is not Ready keeps its agent (an upgrade must not churn its key).
     keep = set(selection.served) | set(selection.not_ready)
-    for key in sorted(set(written) - keep):
+    # Paused (ECK): no clean-up, it would delete Deployments.
+    for key in sorted(set(written) - keep) if not paused else ():
         try:
             await _release(context, written[key])
         except (ElasticsearchUnavailable, ElasticsearchError) as error:
@@ -663,10 +710,20 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         errors=failures,
         observed_generation=meta.generation,
     )
-    new_conditions = _conditions(conditions, paused=False, now=_now(context))
+    new_conditions, event = _conditions(
+        conditions, paused=paused, pending=pending, now=_now(context)
+    )
     if new_conditions:
         status["conditions"] = new_conditions
     await _write_status(context, policy, status)
+    if event is not None:
+        record = context.events.warning if event["type"] == "Warning" else context.events.normal
+        await record(
+            InvolvedObject.of(policy),
+            reason=event["reason"],
+            message=event["message"],
+            action=event["action"],
+        )
     ready = status["phase"] in ("Ready", "NoMonitoredResources")
     return ReconcileResult(
         phase=Phase.READY if ready else Phase.RECONCILING,

@@ -34,7 +34,7 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.models.garbage import SweepSecretsInput
-from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS
+from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.labels import TYPE_LABEL
 from stackflow.stack.policies.autoops import (
@@ -417,36 +417,89 @@ async def test_the_sweep_deletes_api_key_secrets_whose_policy_is_gone(cluster: C
     await cluster.raw.get(SECRETS, namespace=OPERATOR_NAMESPACE, name="kept")
 
 
-@pytest.mark.parametrize(
-    ("annotation", "value"),
-    [
-        (autoops_activities.PAUSE_ANNOTATION, "true"),
-        (autoops_activities.DEPRECATED_UNMANAGED_ANNOTATION, "false"),
-    ],
-)
-async def test_a_paused_policy_changes_nothing_and_says_so(
-    cluster: Cluster, fake_es: FakeElasticsearch, annotation: str, value: str
+async def policy_events(cluster: Cluster) -> list[tuple[str, str, str, str]]:
+    listed = await cluster.raw.list(EVENTS, namespace=OPERATOR_NAMESPACE)
+    return [
+        (e["type"], e["reason"], e["action"], e["message"])
+        for e in listed["items"]
+        if e["involvedObject"]["kind"] == "AutoOpsAgentPolicy"
+    ]
+
+
+async def test_a_paused_policy_holds_its_deployments_and_says_so(
+    cluster: Cluster, fake_es: FakeElasticsearch
 ) -> None:
     await make_cluster(cluster, "a")
     paused = policy()
-    paused["metadata"]["annotations"] = {annotation: value}
+    paused["metadata"]["annotations"] = {autoops_activities.PAUSE_ANNOTATION: "true"}
     await cluster.raw.create(POLICY, paused, namespace=OPERATOR_NAMESPACE)
     await reconcile(cluster, FakeFactory(fake_es))
-    assert await policy_objects(cluster) == set()
-    assert fake_es.api_keys_named(KEY_A) == {}
-    conditions = (await status(cluster))["conditions"]
-    assert [(c["type"], c["status"]) for c in conditions] == [("OrchestrationPaused", "True")]
+    # As ECK: the key and the ConfigMap are kept, the Deployment is held back (pending).
+    assert await policy_objects(cluster) == {
+        f"ConfigMap/{NAMES_A.config_map}",
+        f"Secret/{NAMES_A.api_key_secret}",
+    }
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    reported = await status(cluster)
+    assert reported["resources"] == 1
+    assert [(c["type"], c["status"], c["message"]) for c in reported["conditions"]] == [
+        ("OrchestrationPaused", "True", autoops_activities.PAUSED_PENDING_MESSAGE)
+    ]
+    assert await policy_events(cluster) == [
+        ("Warning", "Paused", "Reconciliation", autoops_activities.PAUSED_PENDING_MESSAGE)
+    ]
 
     await cluster.raw.merge_patch(
         POLICY,
-        {"metadata": {"annotations": {annotation: None}}},
+        {"metadata": {"annotations": {autoops_activities.PAUSE_ANNOTATION: None}}},
         namespace=OPERATOR_NAMESPACE,
         name="ops",
     )
     await reconcile(cluster, FakeFactory(fake_es))
     assert len(await policy_objects(cluster)) == 3
     conditions = (await status(cluster))["conditions"]
-    assert [(c["type"], c["status"]) for c in conditions] == [("OrchestrationPaused", "False")]
+    assert [(c["type"], c["status"], c["message"]) for c in conditions] == [
+        ("OrchestrationPaused", "False", autoops_activities.RESUMED_MESSAGE)
+    ]
+    assert (
+        "Normal",
+        "Resumed",
+        "OrchestrationResumed",
+        autoops_activities.RESUMED_MESSAGE,
+    ) in await policy_events(cluster)
+
+    # Paused again with nothing to change: the no-pending message, no Warning.
+    await cluster.raw.merge_patch(
+        POLICY,
+        {"metadata": {"annotations": {autoops_activities.PAUSE_ANNOTATION: "true"}}},
+        namespace=OPERATOR_NAMESPACE,
+        name="ops",
+    )
+    await reconcile(cluster, FakeFactory(fake_es))
+    conditions = (await status(cluster))["conditions"]
+    assert [(c["status"], c["message"]) for c in conditions] == [
+        ("True", autoops_activities.PAUSED_NO_CHANGES_MESSAGE)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value"),
+    [
+        (autoops_activities.DEPRECATED_UNMANAGED_ANNOTATION, "false"),
+        (autoops_activities.LEGACY_PAUSE_ANNOTATION, "true"),
+    ],
+)
+async def test_an_unmanaged_policy_is_not_reconciled_at_all(
+    cluster: Cluster, fake_es: FakeElasticsearch, annotation: str, value: str
+) -> None:
+    await make_cluster(cluster, "a")
+    unmanaged = policy()
+    unmanaged["metadata"]["annotations"] = {annotation: value}
+    await cluster.raw.create(POLICY, unmanaged, namespace=OPERATOR_NAMESPACE)
+    await reconcile(cluster, FakeFactory(fake_es))
+    assert await policy_objects(cluster) == set()
+    assert fake_es.api_keys_named(KEY_A) == {}
+    assert await status(cluster) == {}
 
 
 async def test_a_cluster_of_a_deprecated_version_is_skipped(
