@@ -357,7 +357,8 @@ async def _ensure_api_key(
             "namespace": meta.namespace,
             "labels": api_key_secret_labels(**identity, key_hash=key_hash),
             # No ownerReference: the key must be invalidated before the Secret goes.
-            "annotations": {API_KEY_ID_ANNOTATION: key_id},
+            # ECK puts the policy's annotations on it; the key id is ours (see the module doc).
+            "annotations": {**meta.annotations, API_KEY_ID_ANNOTATION: key_id},
         },
         "data": encode_secret_data({API_KEY_SECRET_KEY: encoded}),
     }
@@ -399,7 +400,8 @@ async def _serve(
                 es,
                 name=ca_secret,
                 namespace=meta.namespace,
-                labels=secret_labels(CA_SECRET_TYPE, **identity),
+                labels={**meta.labels, **secret_labels(CA_SECRET_TYPE, **identity)},
+                annotations=meta.annotations,
                 owner=owner,
             ),
         )
@@ -422,7 +424,9 @@ async def _serve(
             "metadata": {
                 "name": names.config_map,
                 "namespace": meta.namespace,
-                "labels": watched_object_labels(**identity),
+                # As ECK: the policy's labels under ours, and its annotations.
+                "labels": {**meta.labels, **watched_object_labels(**identity)},
+                "annotations": dict(meta.annotations),
                 "ownerReferences": owner,
             },
             "data": {CONFIG_FILE: config_text},
@@ -466,6 +470,7 @@ async def _keep_ca_secret(
     name: str,
     namespace: str,
     labels: Mapping[str, str],
+    annotations: Mapping[str, str],
     owner: list[dict[str, Any]],
 ) -> None:
     """Copy the cluster's HTTP CA (``ca.crt``, else ECK's fallback ``tls.crt``) into the policy's
@@ -491,6 +496,7 @@ async def _keep_ca_secret(
                 "name": name,
                 "namespace": namespace,
                 "labels": dict(labels),
+                "annotations": dict(annotations),
                 "ownerReferences": owner,
             },
             "data": encode_secret_data({"ca.crt": ca}),

@@ -556,3 +556,29 @@ async def test_a_deleted_cluster_loses_its_agent_without_a_call(
     assert await policy_objects(cluster) == set()
     # Its keys lived in the cluster: there is no one to ask.
     assert len(fake_es.calls) == calls
+
+
+async def test_the_policy_labels_and_annotations_reach_its_config_and_secrets(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a", tls=True)
+    labelled = policy()
+    labelled["metadata"]["labels"] = {"team": "ops"}
+    labelled["metadata"]["annotations"] = {"owner": "search-team"}
+    await cluster.raw.create(POLICY, labelled, namespace=OPERATOR_NAMESPACE)
+    await reconcile(cluster, FakeFactory(fake_es))
+    # As ECK: labels on the ConfigMap and CA Secret, annotations on those and the API-key Secret.
+    for kind, name in ((CONFIGMAPS, NAMES_A.config_map), (SECRETS, NAMES_A.ca_secret)):
+        meta = (await cluster.raw.get(kind, namespace=OPERATOR_NAMESPACE, name=name))["metadata"]
+        assert meta["labels"]["team"] == "ops"
+        assert meta["labels"]["eck.k8s.elastic.co/watched"] == "true"
+        assert meta["annotations"]["owner"] == "search-team"
+    key_secret = await cluster.raw.get(
+        SECRETS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.api_key_secret
+    )
+    assert "team" not in key_secret["metadata"]["labels"]
+    assert key_secret["metadata"]["annotations"]["owner"] == "search-team"
+    deployment = await cluster.raw.get(
+        DEPLOYMENTS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.deployment
+    )
+    assert "team" not in deployment["metadata"]["labels"]
