@@ -48,8 +48,10 @@ from stackflow.models.engine import (
     ReconcileInput,
     ReconcileResult,
 )
+from stackflow.models.kinds import STATEFULSETS
 from stackflow.models.objects import view
 from stackflow.stack.apps.status import merge_conditions
+from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.elasticsearch.autoscaling import (
     DEFAULT_POLLING_SECONDS,
     HEALTHY,
@@ -63,6 +65,7 @@ from stackflow.stack.elasticsearch.autoscaling import (
     VolumeClaimError,
     compute_policy,
     conditions,
+    imported_status_entry,
     inactive_conditions,
     ml_node_settings,
     node_sets_by_policy,
@@ -204,6 +207,37 @@ def _status(
     return desired
 
 
+async def _imported(
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    limits: Sequence[PolicyLimits],
+    assignments: Mapping[str, Sequence[str]],
+    previous: Mapping[str, Mapping[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """ECK's import, for each policy the status does not know yet, of the resources its node
+    sets' StatefulSets run with (``imported_status_entry``)."""
+    meta = view(es)
+    imported: dict[str, dict[str, Any]] = {}
+    for policy in limits:
+        if policy.name in previous or not assignments[policy.name]:
+            continue
+        stateful_sets: list[tuple[str, Mapping[str, Any] | None]] = []
+        for name in assignments[policy.name]:
+            try:
+                found: Mapping[str, Any] | None = await context.scoped.get(
+                    STATEFULSETS,
+                    namespace=meta.namespace,
+                    name=es_names.statefulset_name(meta.name, name),
+                )
+            except errors.NotFound:
+                found = None
+            stateful_sets.append((name, found))
+        entry = imported_status_entry(policy, stateful_sets)
+        if entry is not None:
+            imported[policy.name] = entry
+    return imported
+
+
 async def _record_events(
     context: ControllerContext, es: Mapping[str, Any], events: Sequence[Mapping[str, str]]
 ) -> None:
@@ -258,11 +292,28 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         capacity, why = await _capacity(context, es, declared, limits)
         node_sets = (es.get("spec") or {}).get("nodeSets") or []
         assignments = node_sets_by_policy(node_sets, limits)
-        previous = {
+        previous: dict[str, Mapping[str, Any]] = {
             str(entry.get("name")): entry
             for entry in (obj.get("status") or {}).get("policies") or ()
             if isinstance(entry, Mapping)
         }
+        try:
+            previous.update(await _imported(context, es, limits, assignments, previous))
+        except VolumeClaimError as error:
+            # As ECK: nothing is computed from resources it cannot read back.
+            message = f"error while importing resources from the status subresource: {error}"
+            patch = _status(obj, unhealthy_conditions(message), None, context=context)
+            if patch is not None:
+                await context.scoped.patch_status(
+                    ref.resource, {"status": patch}, namespace=ref.namespace, name=ref.name
+                )
+            return ReconcileResult(
+                phase=Phase.RECONCILING,
+                message=message,
+                requeue_after_seconds=polling,
+                observed_generation=view(obj).generation,
+                referenced=references,
+            )
         overlaps = overlapping_states(limits)
         online = capacity is not None
         online_message = ONLINE_MESSAGE if online else why

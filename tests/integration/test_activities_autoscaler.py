@@ -36,7 +36,7 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
-from stackflow.models.kinds import EVENTS, SECRETS
+from stackflow.models.kinds import EVENTS, SECRETS, STATEFULSETS
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import Clock, Cluster, cluster
 
@@ -419,3 +419,52 @@ async def test_unlicensed_the_gate_records_ecks_notice_and_inactive(cluster: Clu
         "Autoscaling is an enterprise feature. Enterprise features are disabled"
     )
     assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
+
+
+async def test_a_policy_new_to_the_status_starts_from_the_running_statefulsets(
+    cluster: Cluster,
+) -> None:
+    await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
+    await cluster.raw.create(
+        STATEFULSETS,
+        {
+            "metadata": {"namespace": NAMESPACE, "name": "prod-es-data"},
+            "spec": {
+                "replicas": 3,
+                "serviceName": "prod-es-data",
+                "selector": {"matchLabels": {"app": "data"}},
+                "template": {
+                    "metadata": {"labels": {"app": "data"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "elasticsearch",
+                                "image": "es",
+                                "resources": {"requests": {"memory": "4Gi"}},
+                            }
+                        ]
+                    },
+                },
+                "volumeClaimTemplates": [
+                    {
+                        "metadata": {"name": "elasticsearch-data"},
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "10Gi"}},
+                        },
+                    }
+                ],
+            },
+        },
+        namespace=NAMESPACE,
+    )
+    await cluster.raw.create(AUTOSCALER, autoscaler(data_policy()), namespace=NAMESPACE)
+
+    # Offline (no internal user): as ECK, the resources imported from the StatefulSet are kept
+    # rather than the policy's minimums.
+    await reconcile(cluster)
+
+    data = await node_set(cluster)
+    assert data["count"] == 3
+    assert data["resources"]["requests"] == {"memory": "4Gi"}
+    assert data["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] == "10Gi"

@@ -26,6 +26,7 @@ from stackflow.stack.elasticsearch.autoscaling import (
     conditions,
     distribute_fairly,
     format_quantity,
+    imported_status_entry,
     inactive_conditions,
     ml_node_settings,
     node_set_roles,
@@ -818,3 +819,51 @@ def test_ml_node_settings() -> None:
         "xpack.ml.use_auto_machine_memory_percent": True,
     }
     assert ml_node_settings([data])["xpack.ml.max_ml_node_size"] == "0b"
+
+
+def _stateful_set(replicas: int, storage: str | None, memory: str | None) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "elasticsearch"}
+    if memory is not None:
+        container["resources"] = {"requests": {"memory": memory}, "limits": {"memory": memory}}
+    claims = (
+        [] if storage is None else [{"spec": {"resources": {"requests": {"storage": storage}}}}]
+    )
+    return {
+        "spec": {
+            "replicas": replicas,
+            "volumeClaimTemplates": claims,
+            "template": {"spec": {"containers": [container]}},
+        }
+    }
+
+
+def test_imported_status_entry() -> None:
+    limits = _limits(**BOTH)
+    entry = imported_status_entry(
+        limits,
+        [
+            ("a", _stateful_set(2, "20Gi", "4Gi")),
+            ("b", _stateful_set(1, "30Gi", "2Gi")),
+            ("c", None),
+        ],
+    )
+    assert entry == {
+        "name": "data",
+        "nodeSets": [{"name": "a", "nodeCount": 2}, {"name": "b", "nodeCount": 1}],
+        "resources": {
+            "requests": {"memory": "4Gi", "storage": "30Gi"},
+            "limits": {"memory": "4Gi"},
+        },
+    }
+    # What the policy does not size is not imported; nothing at all without StatefulSets.
+    memory_only = imported_status_entry(_limits(**MEMORY), [("a", _stateful_set(2, "20Gi", None))])
+    assert memory_only == {
+        "name": "data",
+        "nodeSets": [{"name": "a", "nodeCount": 2}],
+        "resources": {},
+    }
+    assert imported_status_entry(limits, [("a", None)]) is None
+    two_claims = _stateful_set(1, "1Gi", None)
+    two_claims["spec"]["volumeClaimTemplates"] *= 2
+    with pytest.raises(VolumeClaimError):
+        imported_status_entry(limits, [("a", two_claims)])

@@ -58,6 +58,7 @@ __all__ = [
     "conditions",
     "distribute_fairly",
     "format_quantity",
+    "imported_status_entry",
     "inactive_conditions",
     "ml_node_settings",
     "node_set_roles",
@@ -1081,3 +1082,63 @@ def ml_node_settings(policies: Sequence[PolicyLimits]) -> dict[str, Any]:
         "xpack.ml.max_lazy_ml_nodes": nodes,
         "xpack.ml.use_auto_machine_memory_percent": True,
     }
+
+
+def _max_quantity(values: Sequence[object]) -> str | None:
+    parsed = [(parse_quantity(value), value) for value in values if value is not None]
+    found = [(amount, value) for amount, value in parsed if amount is not None]
+    return str(max(found, key=lambda item: item[0])[1]) if found else None
+
+
+def imported_status_entry(
+    limits: PolicyLimits, stateful_sets: Sequence[tuple[str, Mapping[str, Any] | None]]
+) -> dict[str, Any] | None:
+    """ECK's import of a policy's current resources from its node sets' StatefulSets, for a
+    policy the status does not know yet: their replicas, the largest data claim (when the policy
+    sizes storage) and the largest cpu and memory of their ``elasticsearch`` container (requests
+    and limits, when the policy sizes them). None when no StatefulSet exists; VolumeClaimError
+    for a StatefulSet with several claims."""
+    node_sets: list[dict[str, Any]] = []
+    storage: list[object] = []
+    amounts: dict[str, dict[str, list[object]]] = {"requests": {}, "limits": {}}
+    for name, stateful_set in stateful_sets:
+        if stateful_set is None:
+            continue
+        spec = stateful_set.get("spec") or {}
+        node_sets.append({"name": name, "nodeCount": int(spec.get("replicas") or 0)})
+        claims = spec.get("volumeClaimTemplates") or []
+        if len(claims) > 1:
+            raise VolumeClaimError(
+                "autoscaling does not support nodeSet with more than one volume claim"
+            )
+        if claims and limits.storage is not None:
+            storage.append(
+                (((claims[0].get("spec") or {}).get("resources") or {}).get("requests") or {}).get(
+                    "storage"
+                )
+            )
+        containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+        container = next((c for c in containers if c.get("name") == ELASTICSEARCH_CONTAINER), None)
+        if container is None:
+            continue
+        wanted = [
+            resource
+            for resource, bounds in (("memory", limits.memory), ("cpu", limits.cpu))
+            if bounds is not None
+        ]
+        for part in ("requests", "limits"):
+            section = (container.get("resources") or {}).get(part) or {}
+            for resource in wanted:
+                amounts[part].setdefault(resource, []).append(section.get(resource))
+    if not node_sets:
+        return None
+    resources: dict[str, dict[str, str]] = {}
+    for part, by_resource in amounts.items():
+        for resource, values in by_resource.items():
+            value = _max_quantity(values)
+            if value is not None:
+                resources.setdefault(part, {})[resource] = value
+    largest = _max_quantity(storage)
+    if largest is not None:
+        resources.setdefault("requests", {})["storage"] = largest
+    return {"name": limits.name, "nodeSets": node_sets, "resources": resources}
