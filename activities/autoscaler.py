@@ -348,7 +348,9 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         ]
         if missing:
             # ECK writes nothing when a policy has no node set, and reports it on Online.
-            online, online_message = False, ", ".join(missing)
+            # ECK's aggregated error: one message alone, several in brackets.
+            joined = ", ".join(missing)
+            online, online_message = False, joined if len(missing) == 1 else f"[{joined}]"
         else:
             try:
                 scaled = await _scale(context, es, results)
