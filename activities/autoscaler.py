@@ -76,6 +76,7 @@ from stackflow.stack.elasticsearch.autoscaling import (
     scaled_node_sets,
     scaling_events,
     unhealthy_conditions,
+    unused_policies,
     validate_policies,
 )
 
@@ -207,6 +208,21 @@ def _status(
     return desired
 
 
+async def _write_unhealthy(
+    context: ControllerContext, obj: Mapping[str, Any], message: str
+) -> None:
+    """ECK's unhealthy conditions, ``message`` on ``Healthy``."""
+    patch = _status(obj, unhealthy_conditions(message), None, context=context)
+    if patch is not None:
+        meta = view(obj)
+        await context.scoped.patch_status(
+            kind_info("ElasticsearchAutoscaler").resource,
+            {"status": patch},
+            namespace=meta.namespace,
+            name=meta.name,
+        )
+
+
 async def _imported(
     context: ControllerContext,
     es: Mapping[str, Any],
@@ -267,11 +283,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     problems = spec_problems(obj)
     if problems:
         # As ECK: the reason on Healthy, then the invalid-spec path.
-        patch = _status(obj, unhealthy_conditions("; ".join(problems)), None, context=context)
-        if patch is not None:
-            await context.scoped.patch_status(
-                ref.resource, {"status": patch}, namespace=ref.namespace, name=ref.name
-            )
+        await _write_unhealthy(context, obj, "; ".join(problems))
         raise InvalidSpecError("; ".join(problems))
     spec = obj.get("spec") or {}
     declared: list[Mapping[str, Any]] = list(spec.get("policies") or [])
@@ -289,9 +301,14 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         message = f"Elasticsearch resource {ref.namespace}/{es_name} not found"
         wanted = inactive_conditions(message)
     else:
-        capacity, why = await _capacity(context, es, declared, limits)
         node_sets = (es.get("spec") or {}).get("nodeSets") or []
         assignments = node_sets_by_policy(node_sets, limits)
+        unused = unused_policies(declared, assignments)
+        if unused:
+            # As ECK's validation against the cluster: unhealthy, nothing asked or written.
+            await _write_unhealthy(context, obj, "; ".join(unused))
+            raise InvalidSpecError("; ".join(unused))
+        capacity, why = await _capacity(context, es, declared, limits)
         previous: dict[str, Mapping[str, Any]] = {
             str(entry.get("name")): entry
             for entry in (obj.get("status") or {}).get("policies") or ()
@@ -302,11 +319,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         except VolumeClaimError as error:
             # As ECK: nothing is computed from resources it cannot read back.
             message = f"error while importing resources from the status subresource: {error}"
-            patch = _status(obj, unhealthy_conditions(message), None, context=context)
-            if patch is not None:
-                await context.scoped.patch_status(
-                    ref.resource, {"status": patch}, namespace=ref.namespace, name=ref.name
-                )
+            await _write_unhealthy(context, obj, message)
             return ReconcileResult(
                 phase=Phase.RECONCILING,
                 message=message,

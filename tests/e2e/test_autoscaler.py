@@ -79,7 +79,7 @@ def elasticsearch() -> dict[str, Any]:
 
 
 def autoscaler() -> dict[str, Any]:
-    """One policy for the data role: 1 to 5 nodes of 1Gi to 4Gi."""
+    """One policy for the data role: 1 to 5 nodes of 2Gi to 4Gi."""
     return {
         "apiVersion": AUTOSCALER.api_version,
         "kind": "ElasticsearchAutoscaler",
@@ -92,7 +92,7 @@ def autoscaler() -> dict[str, Any]:
                     "roles": ["data"],
                     "resources": {
                         "nodeCount": {"min": 1, "max": 5},
-                        "memory": {"min": "1Gi", "max": "4Gi"},
+                        "memory": {"min": "2Gi", "max": "4Gi"},
                     },
                 }
             ],

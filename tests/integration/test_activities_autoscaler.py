@@ -2,8 +2,8 @@
 policies put into the cluster, a capacity answer growing the node set as ECK computes it (the
 node set's ``resources``, limits at the requests times ``requestsToLimitsRatio``), a maximum
 reached (``Limited``, ``HorizontalScalingLimitReached``, ECK's Warning on the Elasticsearch),
-nothing rewritten when the node sets already match, a policy without node set (nothing written,
-``Online`` false), an invalid policy refused (``Healthy`` false), a cluster that cannot be asked
+nothing rewritten when the node sets already match, a policy without node set and an invalid
+policy refused with ECK's messages (``Healthy`` false, nothing asked or written), a cluster that cannot be asked
 given ECK's offline resources, a policy's ``lastModificationTime`` kept while its resources
 stay, and the unlicensed notice (ECK's ``InvalidLicense`` event, inactive conditions) recorded
 by the license gate."""
@@ -309,29 +309,29 @@ async def test_a_policy_matching_no_node_set_makes_the_autoscaler_unhealthy(
     await with_internal_user(cluster)
     ml = {"name": "ml", "roles": ["ml"], "resources": {"nodeCount": {"min": 1, "max": 2}}}
     await cluster.raw.create(AUTOSCALER, autoscaler(data_policy(), ml), namespace=NAMESPACE)
-    fake_es.state.autoscaling_capacity["data-tier"] = capacity(
-        node_memory=2 * GI, total_memory=2 * GI, node_storage=GI, total_storage=GI
-    )
-    fake_es.state.autoscaling_capacity["ml"] = {"required_capacity": {"node": {}, "total": {}}}
 
-    result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es))
+    context = cluster.context(elasticsearch=FakeFactory(fake_es))
+    request = ReconcileInput(
+        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="test"),)
+    )
+    with pytest.raises(InvalidSpecError) as raised:
+        await autoscaler_activities.reconcile(context, request)
 
-    got = await status(cluster)
-    states = {p["name"]: [s["type"] for s in p.get("state") or ()] for p in got["policies"]}
-    assert states == {"data-tier": [], "ml": ["NoNodeSet"]}
-    by_type = {c["type"]: c for c in got["conditions"]}
-    assert by_type["Healthy"]["status"] == "False"
-    assert by_type["Healthy"]["message"].startswith(
-        "An error prevented resource calculation from the Elasticsearch autoscaling API. "
-        "Issues reported for the following policies: [ml]."
+    # As ECK's validation against the cluster: unhealthy, the cluster neither asked nor written.
+    message = (
+        'spec.policies[1].roles: Invalid value: []string{"ml"}: roles must be used in at '
+        "least one nodeSet"
     )
-    # As ECK: a policy without node set stops the whole write.
-    assert (by_type["Online"]["status"], by_type["Online"]["message"]) == (
-        "False",
-        "no nodeSets for tier ml",
+    assert str(raised.value) == message
+    by_type = {c["type"]: c for c in (await status(cluster))["conditions"]}
+    assert (by_type["Healthy"]["status"], by_type["Healthy"]["message"]) == ("False", message)
+    assert (by_type["Active"]["status"], by_type["Active"]["message"]) == (
+        "True",
+        "Autoscaler is unhealthy",
     )
+    assert by_type["Online"]["status"] == "False"
+    assert fake_es.calls == []
     assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
-    assert result.phase is Phase.RECONCILING
 
 
 async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
@@ -350,7 +350,8 @@ async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
         await autoscaler_activities.reconcile(context, request)
 
     assert str(raised.value) == (
-        "policy data-tier: resources.nodeCount: need 0 <= min <= max, got 5 and 2"
+        "spec.policies[0].resources.nodeCount.max: Invalid value: 2: max node count must be an "
+        "integer greater or equal than the min node count"
     )
     assert fake_es.calls == []
     assert (await node_set(cluster))["count"] == 1

@@ -41,6 +41,7 @@ from stackflow.stack.elasticsearch.autoscaling import (
     unhealthy_conditions,
     unlicensed_conditions,
     unlicensed_event,
+    unused_policies,
     validate_policies,
     with_limits,
 )
@@ -530,11 +531,15 @@ def test_format_quantity(amount: Decimal, cpu: bool, expected: str) -> None:
 
 @pytest.mark.parametrize("ratio", ["0.5", "0.99"])
 def test_a_ratio_below_one_is_refused(ratio: str) -> None:
-    policy = _policy(memory={"min": "1Gi", "max": "2Gi", "requestsToLimitsRatio": ratio})
+    policy = _policy(memory={"min": "2Gi", "max": "4Gi", "requestsToLimitsRatio": ratio})
     assert validate_policies([policy]) == [
         "policy data: resources.memory.requestsToLimitsRatio: need a ratio of at least 1 "
         f"(the limit is the request times the ratio), got {ratio!r}"
     ]
+
+
+P0 = "spec.policies[0]"
+P1 = "spec.policies[1]"
 
 
 @pytest.mark.parametrize(
@@ -542,64 +547,72 @@ def test_a_ratio_below_one_is_refused(ratio: str) -> None:
     [
         ([_policy()], []),
         (
-            [_policy(), {**_policy(), "name": "other"}],
-            ["spec.policies[1] (other): roles ['data'] are already those of policy 'data'"],
-        ),
-        ([{**_policy(), "roles": []}], ["spec.policies[0] (data): roles must not be empty"]),
-        ([{**_policy(), "name": ""}], ["spec.policies[0]: name is required"]),
-        (
-            [_policy(), {**_policy(), "roles": ["ml"]}],
-            ["spec.policies[1]: policy name 'data' is used twice"],
+            [_policy(), _policy("other")],
+            [f'{P1}.name: Invalid value: "data": roles set is duplicated'],
         ),
         (
-            [{"name": "p", "roles": ["ml"], "resources": {}}],
-            ["policy p: resources.nodeCount is required"],
+            [_policy(roles=())],
+            [f"{P0}.roles: Required value: roles field is mandatory and must not be empty"],
+        ),
+        ([_policy("")], [f"{P0}.name: Required value: name is mandatory"]),
+        (
+            [_policy(), _policy(roles=("ml",))],
+            [f'{P1}.name: Invalid value: "data": policy is duplicated'],
         ),
         (
-            [{"name": "p", "roles": ["ml"], "resources": {"nodeCount": {"min": 3, "max": 1}}}],
-            ["policy p: resources.nodeCount: need 0 <= min <= max, got 3 and 1"],
-        ),
-        (
-            [{"name": "p", "roles": ["ml"], "resources": {"nodeCount": {"min": 1.5, "max": 2}}}],
-            ["policy p: resources.nodeCount: min and max must be whole numbers"],
-        ),
-        (
+            [_policy("a", ("ml",)), _policy("b", ("ml", "remote_cluster_client"))],
             [
-                {
-                    "name": "p",
-                    "roles": ["ml"],
-                    "resources": {
-                        "nodeCount": {"min": 1, "max": 2},
-                        "memory": {"min": "x", "max": "1Gi"},
-                    },
-                }
+                f'{P1}.name: Invalid value: "ml,remote_cluster_client": ML nodes must be in a '
+                "dedicated NodeSet"
             ],
-            ["policy p: resources.memory: min and max must both be quantities"],
         ),
         (
+            [_policy("a", ("ml", "data"))],
             [
-                {
-                    "name": "p",
-                    "roles": ["ml"],
-                    "resources": {
-                        "nodeCount": {"min": 1, "max": 2},
-                        "cpu": {"min": 1, "max": 2, "requestsToLimitsRatio": 2},
-                    },
-                }
+                f'{P0}.name: Invalid value: "ml,data": ML nodes must be in a dedicated '
+                "autoscaling policy"
             ],
+        ),
+        (
+            [_policy(nodeCount={"min": 3, "max": 1})],
+            [
+                f"{P0}.resources.nodeCount.max: Invalid value: 1: max node count must be an "
+                "integer greater or equal than the min node count"
+            ],
+        ),
+        (
+            [_policy(nodeCount={"min": 0, "max": 0})],
+            [f"{P0}.resources.nodeCount.max: Invalid value: 0: max count must be greater than 0"],
+        ),
+        (
+            [_policy(nodeCount={"min": 1.5, "max": 2})],
+            ["policy data: resources.nodeCount: min and max must be whole numbers"],
+        ),
+        (
+            [_policy(memory={"min": "1Gi", "max": "4Gi"})],
+            [f"{P0}.memory.min: Required value: min quantity must be greater than 2G"],
+        ),
+        (
+            [_policy(storage={"min": 0, "max": "4Gi"})],
+            [f"{P0}.storage.min: Required value: min quantity must be greater than 0"],
+        ),
+        (
+            [_policy(cpu={"min": 2, "max": 1})],
+            [
+                f'{P0}.cpu.max: Invalid value: "1": max quantity must be greater or equal than '
+                "min quantity"
+            ],
+        ),
+        (
+            [_policy(memory={"min": "x", "max": "4Gi"})],
+            ["policy data: resources.memory: min and max must both be quantities"],
+        ),
+        (
+            [_policy(cpu={"min": 1, "max": 2, "requestsToLimitsRatio": 2})],
             [],
         ),
         (
-            [
-                {
-                    "name": "p",
-                    "roles": ["ml"],
-                    "resources": {
-                        "nodeCount": {"min": 1, "max": 2},
-                        "memory": {"min": "1Gi", "max": "2Gi", "requestsToLimitsRatio": 0},
-                    },
-                }
-            ],
+            [_policy(memory={"min": "2Gi", "max": "4Gi", "requestsToLimitsRatio": 0})],
             [],
         ),
     ],
@@ -867,3 +880,11 @@ def test_imported_status_entry() -> None:
     two_claims["spec"]["volumeClaimTemplates"] *= 2
     with pytest.raises(VolumeClaimError):
         imported_status_entry(limits, [("a", two_claims)])
+
+
+def test_unused_policies() -> None:
+    policies = [_policy(), _policy("ml", ("ml",))]
+    assert unused_policies(policies, {"data": ["hot"], "ml": []}) == [
+        f'{P1}.roles: Invalid value: []string{{"ml"}}: roles must be used in at least one nodeSet'
+    ]
+    assert unused_policies(policies, {"data": ["hot"], "ml": ["ml"]}) == []

@@ -31,6 +31,8 @@ __all__ = [
     "HEALTHY",
     "INVALID_LICENSE_EVENT_REASON",
     "LIMITED",
+    "MIN_MEMORY",
+    "ML_ROLE",
     "NOT_ONLINE_ERROR_MESSAGE",
     "OFFLINE_MESSAGE",
     "ONLINE",
@@ -73,6 +75,7 @@ __all__ = [
     "unhealthy_conditions",
     "unlicensed_conditions",
     "unlicensed_event",
+    "unused_policies",
     "validate_policies",
     "with_limits",
 ]
@@ -191,39 +194,133 @@ def parse_policy_limits(policy: Mapping[str, Any]) -> PolicyLimits:
     )
 
 
-def validate_policies(policies: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The problems of ``spec.policies``, one clear message each (empty: valid).
+ML_ROLE = "ml"
+#: The role an overlap of policies may share (ECK ignores it when looking for overlaps).
+_REMOTE_CLUSTER_CLIENT = "remote_cluster_client"
+#: ECK's smallest memory minimum.
+MIN_MEMORY = Decimal(2 * 10**9)
 
-    Every policy needs a name (unique) and a non-empty role list; two policies may not have
-    the same roles, since a node set is matched to the single policy with exactly its roles.
+
+def _path(index: int, *parts: str) -> str:
+    # ECK's paths: the resource directly under the policy (``spec.policies[0].memory.min``).
+    return ".".join([f"spec.policies[{index}]", *parts])
+
+
+def _go_strings(values: Sequence[str]) -> str:
+    return "[]string{" + ", ".join(f'"{value}"' for value in values) + "}"
+
+
+def _quantity_problems(index: int, resource: str, data: object) -> list[str]:
+    if not isinstance(data, Mapping):
+        return []
+    low, high = parse_quantity(data.get("min")), parse_quantity(data.get("max"))
+    if low is None or high is None:
+        return []  # reported by parse_policy_limits
+    problems: list[str] = []
+    if resource == "memory" and low < MIN_MEMORY:
+        problems.append(
+            f"{_path(index, resource, 'min')}: Required value: min quantity must be greater than 2G"
+        )
+    if not math.ceil(low) > 0:
+        problems.append(
+            f"{_path(index, resource, 'min')}: Required value: min quantity must be greater than 0"
+        )
+    if low > high:
+        problems.append(
+            f'{_path(index, resource, "max")}: Invalid value: "{data.get("max")}": max quantity '
+            "must be greater or equal than min quantity"
+        )
+    return problems
+
+
+def validate_policies(policies: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The problems of ``spec.policies`` with ECK's rules and messages (empty: valid).
+
+    A name, unique; roles, not empty, a set no other policy has; one ``ml`` policy at most, with
+    no other role (``remote_cluster_client`` aside); ``nodeCount`` from 0, a maximum above 0 and
+    at least the minimum; memory from 2G; every range above 0 with ``max >= min``. Then what the
+    parser needs (quantities, whole node counts, ``requestsToLimitsRatio``).
     """
     problems: list[str] = []
     seen_names: set[str] = set()
-    roles_owner: dict[frozenset[str], str] = {}
+    seen_roles: list[frozenset[str]] = []
+    ml_policies = 0
     for index, policy in enumerate(policies):
+        before = len(problems)
         name = str(policy.get("name") or "")
-        label = name or f"#{index}"
+        roles = [str(role) for role in policy.get("roles") or ()]
         if not name:
-            problems.append(f"spec.policies[{index}]: name is required")
+            problems.append(f"{_path(index, 'name')}: Required value: name is mandatory")
         elif name in seen_names:
-            problems.append(f"spec.policies[{index}]: policy name {name!r} is used twice")
-        seen_names.add(name)
-        roles = frozenset(str(role) for role in policy.get("roles") or ())
-        if not roles:
-            problems.append(f"spec.policies[{index}] ({label}): roles must not be empty")
-        elif roles in roles_owner:
             problems.append(
-                f"spec.policies[{index}] ({label}): roles {sorted(roles)} are already "
-                f"those of policy {roles_owner[roles]!r}"
+                f'{_path(index, "name")}: Invalid value: "{name}": policy is duplicated'
+            )
+        seen_names.add(name)
+        if not roles:
+            problems.append(
+                f"{_path(index, 'roles')}: Required value: roles field is mandatory and must not "
+                "be empty"
+            )
+        elif frozenset(roles) in seen_roles:
+            problems.append(
+                f'{_path(index, "name")}: Invalid value: "{",".join(roles)}": roles set is '
+                "duplicated"
             )
         else:
-            roles_owner[roles] = label
-        if name:
+            seen_roles.append(frozenset(roles))
+        if ML_ROLE in roles:
+            ml_policies += 1
+        if ml_policies > 1:
+            problems.append(
+                f'{_path(index, "name")}: Invalid value: "{",".join(roles)}": ML nodes must be '
+                "in a dedicated NodeSet"
+            )
+        if ML_ROLE in roles and len([r for r in roles if r != _REMOTE_CLUSTER_CLIENT]) > 1:
+            problems.append(
+                f'{_path(index, "name")}: Invalid value: "{",".join(roles)}": ML nodes must be '
+                "in a dedicated autoscaling policy"
+            )
+        resources = policy.get("resources")
+        resources = resources if isinstance(resources, Mapping) else {}
+        count = resources.get("nodeCount")
+        if isinstance(count, Mapping):
+            low, high = parse_quantity(count.get("min")), parse_quantity(count.get("max"))
+            if low is not None and low < 0:
+                problems.append(
+                    f"{_path(index, 'resources', 'nodeCount', 'min')}: Invalid value: {count.get('min')}: "
+                    "min count must be equal or greater than 0"
+                )
+            if high is not None and not high > 0:
+                problems.append(
+                    f"{_path(index, 'resources', 'nodeCount', 'max')}: Invalid value: {count.get('max')}: "
+                    "max count must be greater than 0"
+                )
+            if low is not None and high is not None and high < low:
+                problems.append(
+                    f"{_path(index, 'resources', 'nodeCount', 'max')}: Invalid value: {count.get('max')}: "
+                    "max node count must be an integer greater or equal than the min node count"
+                )
+        for resource in ("cpu", "memory", "storage"):
+            problems.extend(_quantity_problems(index, resource, resources.get(resource)))
+        if name and len(problems) == before:
             try:
                 parse_policy_limits(policy)
             except AutoscalingSpecError as error:
                 problems.append(str(error))
     return problems
+
+
+def unused_policies(
+    policies: Sequence[Mapping[str, Any]], assignments: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """ECK's check against the cluster: every policy's roles must be those of a node set."""
+    return [
+        f"{_path(index, 'roles')}: Invalid value: "
+        f"{_go_strings([str(r) for r in policy.get('roles') or ()])}: roles must be used in at "
+        "least one nodeSet"
+        for index, policy in enumerate(policies)
+        if not assignments.get(str(policy.get("name") or ""))
+    ]
 
 
 def policy_for_roles(
@@ -307,10 +404,6 @@ GIB = 2**30
 _GB = 10**9
 #: ECK keeps 5% of a data volume free: required storage is divided by this before sizing.
 USABLE_DISK_FRACTION = Decimal("0.95")
-#: ECK's volume size for a node set whose policy sets no storage range.
-DEFAULT_STORAGE = Decimal(GIB)
-#: The role an overlap of policies may share (ECK ignores it when looking for overlaps).
-_REMOTE_CLUSTER_CLIENT = "remote_cluster_client"
 #: Online condition messages (ECK's).
 ONLINE_MESSAGE = "Elasticsearch is available"
 OFFLINE_MESSAGE = "Elasticsearch is not available"
@@ -1065,9 +1158,6 @@ def _same_resources(previous: Mapping[str, Any], entry: Mapping[str, Any]) -> bo
         if set(old) != set(new) or not all(same_quantity(old[k], new[k]) for k in new):
             return False
     return True
-
-
-ML_ROLE = "ml"
 
 
 def ml_node_settings(policies: Sequence[PolicyLimits]) -> dict[str, Any]:
