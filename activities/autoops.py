@@ -6,8 +6,9 @@ seen, so it stops being served) and the Namespace labels, and lets the pure rule
 ``stackflow.stack.policies.autoops`` decide which clusters are served, waited for or skipped.
 For each served (matched, Ready, supported) cluster it keeps, in the policy's namespace, ECK's
 Deployment, ConfigMap, API-key Secret (no ownerReference) and, when the cluster's HTTP TLS is on,
-CA Secret; the cluster's API key is created when missing and recreated when the agent-config
-hash changes. The objects of a cluster that is no longer matched, or left scope, are deleted
+CA Secret (``stackflow.stack.policies.autoops_agent`` builds the agent's config and Deployment); the
+cluster's API key is looked up by name in Elasticsearch and created or replaced by ECK's rule
+(``api_key_plan``). The objects of a cluster that is no longer matched, or left scope, are deleted
 and its key invalidated: the one case where leaving scope removes operator-made objects, as ECK
 does (the key would otherwise stay valid in a cluster the operator no longer looks after).
 
@@ -23,13 +24,13 @@ itself to invalidate its own id (an API key may invalidate itself: the key's rol
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
-from activities.apply import apply_object
+from activities.apply import apply_object, planned_update
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch import operator_endpoint
@@ -41,6 +42,7 @@ from stackflow.controllers.autoops import (
 )
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
+from stackflow.kube.events import InvolvedObject
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import (
     FinalizeInput,
@@ -69,11 +71,13 @@ from stackflow.stack.policies.autoops import (
     ES_NAMESPACE_LABEL,
     POLICY_NAME_LABEL,
     POLICY_NAMESPACE_LABEL,
+    ROLE_DESCRIPTORS,
     SECRET_TYPE_LABEL,
     Cluster,
-    agent_config_hash,
+    api_key_hash,
+    api_key_metadata,
     api_key_name,
-    api_key_needs_recreation,
+    api_key_plan,
     api_key_secret_labels,
     cluster_object_labels,
     cluster_object_names,
@@ -81,6 +85,16 @@ from stackflow.stack.policies.autoops import (
     policy_status,
     secret_labels,
     select_clusters,
+    watched_object_labels,
+)
+from stackflow.stack.policies.autoops_agent import (
+    AGENT_CONFIG_FILE,
+    API_KEY_SECRET_KEY,
+    REF_SECRET_KEYS,
+    agent_config,
+    agent_deployment,
+    deployment_config_hash,
+    render_config,
 )
 from stackflow.stack.policies.validation import validate_autoops_agent_policy
 
@@ -89,15 +103,20 @@ __all__ = [
     "CONFIG_FILE",
     "DEPRECATED_UNMANAGED_ANNOTATION",
     "IMPLEMENTATIONS",
+    "LEGACY_PAUSE_ANNOTATION",
     "NOT_READY_REQUEUE_SECONDS",
+    "PAUSED_NO_CHANGES_MESSAGE",
+    "PAUSED_PENDING_MESSAGE",
     "PAUSE_ANNOTATION",
     "READY_RECHECK_SECONDS",
+    "RESUMED_MESSAGE",
     "finalize",
     "flip_mapper",
     "reconcile",
 ]
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 #: How soon a policy whose clusters or agents are not all ready is looked at again.
 NOT_READY_REQUEUE_SECONDS = 10.0
@@ -106,31 +125,22 @@ NOT_READY_REQUEUE_SECONDS = 10.0
 READY_RECHECK_SECONDS = 120.0
 #: ECK's pause annotation: nothing is changed while it is ``"true"``.
 PAUSE_ANNOTATION = "eck.k8s.elastic.co/pause-orchestration"
-#: Its deprecated form: ``"false"`` pauses too.
+#: ECK's older ways to stop a reconcile altogether (nothing read, nothing written).
+LEGACY_PAUSE_ANNOTATION = "common.k8s.elastic.co/pause"
+#: ``"false"``: the policy is not managed (ECK skips it entirely; deprecated).
 DEPRECATED_UNMANAGED_ANNOTATION = "eck.k8s.elastic.co/managed"
+#: ECK's ``OrchestrationPaused`` messages, events and actions.
+PAUSED_PENDING_MESSAGE = (
+    "Orchestration paused via annotation; spec changes are pending and will be applied on resume"
+)
+PAUSED_NO_CHANGES_MESSAGE = "Orchestration paused via annotation; no pending spec changes detected"
+RESUMED_MESSAGE = "Orchestration has resumed normally"
 PAUSED_CONDITION = "OrchestrationPaused"
 #: The id of the API key the Secret holds (the clean-up invalidates it by id).
 API_KEY_ID_ANNOTATION = "autoops.k8s.elastic.co/api-key-id"
-CONFIG_FILE = "autoops_es.yml"
-CONTAINER_NAME = "autoops-agent"
-API_KEY_SECRET_KEY = "api_key"
-#: Where the agent image comes from when ``spec.image`` is not set.
-DEFAULT_IMAGE_REPOSITORY = "docker.elastic.co/elastic-agent/elastic-otel-collector"
-CONFIG_MOUNT_PATH = "/usr/share/autoops/config"
-CA_MOUNT_PATH = "/usr/share/autoops/es-ca"
-#: What the agent's key may do: read the cluster's monitoring APIs (and invalidate itself).
-ROLE_DESCRIPTORS: Mapping[str, Any] = {
-    "autoops": {
-        "cluster": ["monitor", "read_ilm", "read_slm", "manage_own_api_key"],
-        "indices": [
-            {
-                "names": ["*"],
-                "privileges": ["monitor", "view_index_metadata"],
-                "allow_restricted_indices": True,
-            }
-        ],
-    }
-}
+CONFIG_FILE = AGENT_CONFIG_FILE
+#: The ``autoOpsRef`` Secret keys a policy cannot do without (ECK: the policy is Invalid).
+_REQUIRED_REF_KEYS = REF_SECRET_KEYS[:3]
 _KINDS: tuple[Kind, ...] = (DEPLOYMENTS, CONFIGMAPS, SECRETS)
 
 
@@ -200,16 +210,18 @@ def _http_tls(es: Mapping[str, Any]) -> bool:
 
 
 def _es_url(es_namespace: str, es_name: str, *, tls: bool) -> str:
+    """ECK's address of the cluster for its agent: the internal HTTP Service."""
     scheme = "https" if tls else "http"
-    return f"{scheme}://{es_names.http_service_name(es_name)}.{es_namespace}.svc:9200"
+    return f"{scheme}://{es_names.internal_http_service_name(es_name)}.{es_namespace}.svc:9200"
 
 
-async def _user_config(context: ControllerContext, policy: Mapping[str, Any]) -> dict[str, Any]:
-    """The user's agent configuration: ``spec.config``, or the ``autoops_es.yml`` of the
-    ``configRef`` Secret or ConfigMap (policy namespace)."""
+async def _user_config(
+    context: ControllerContext, policy: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The user's agent configuration layers: ``spec.config``, and the ``autoops_es.yml`` of the
+    ``configRef`` Secret or ConfigMap (policy namespace), each empty when not set."""
     spec = policy.get("spec") or {}
-    if spec.get("config") is not None:
-        return dict(spec["config"])
+    inline = dict(spec.get("config") or {})
     ref = spec.get("configRef") or {}
     namespace = view(policy).namespace
     text: str | None = None
@@ -228,24 +240,34 @@ async def _user_config(context: ControllerContext, policy: Mapping[str, Any]) ->
             config_map = {}
         text = (config_map.get("data") or {}).get(CONFIG_FILE)
     else:
-        return {}
+        return inline, {}
     if text is None:
         raise InvalidSpecError(f"spec.configRef: {source} has no {CONFIG_FILE}")
     loaded = yaml.safe_load(text) or {}
     if not isinstance(loaded, dict):
         raise InvalidSpecError(f"spec.configRef: {CONFIG_FILE} is not a mapping")
-    return loaded
+    return inline, loaded
 
 
-def _agent_config(user: Mapping[str, Any], es_url: str) -> dict[str, Any]:
-    """The agent's ``autoops_es.yml``: the user's keys, with the operator's keys winning."""
-    merged = dict(user)
-    merged["autoops_es"] = {
-        **dict(merged.get("autoops_es") or {}),
-        "url": es_url,
-        "api_key": "${env:AUTOOPS_ES_API_KEY}",
-    }
-    return merged
+async def _ref_secret_data(
+    context: ControllerContext, policy: Mapping[str, Any]
+) -> dict[str, bytes]:
+    """The ``autoOpsRef`` Secret's data; InvalidSpecError, with ECK's message, when it is
+    missing or lacks a required key."""
+    meta = view(policy)
+    name = str(((policy.get("spec") or {}).get("autoOpsRef") or {}).get("secretName") or "")
+    if not name:
+        raise InvalidSpecError("secret name cannot be empty")
+    secret = await _secret_or_none(context, meta.namespace, name)
+    if secret is None:
+        raise InvalidSpecError(f"configuration secret {meta.namespace}/{name} not found")
+    data = decode_secret_data(secret)
+    for key in _REQUIRED_REF_KEYS:
+        if not data.get(key):
+            raise InvalidSpecError(
+                f"missing required key {key} in configuration secret {meta.namespace}/{name}"
+            )
+    return data
 
 
 async def _validate(context: ControllerContext, policy: Mapping[str, Any]) -> None:
@@ -257,88 +279,24 @@ async def _validate(context: ControllerContext, policy: Mapping[str, Any]) -> No
         raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
 
 
-def _secret_env(name: str, secret: str, key: str, *, optional: bool = False) -> dict[str, Any]:
-    ref: dict[str, Any] = {"name": secret, "key": key}
-    if optional:
-        ref["optional"] = True
-    return {"name": name, "valueFrom": {"secretKeyRef": ref}}
-
-
-def _deployment(
-    policy: Mapping[str, Any],
-    *,
-    name: str,
-    labels: Mapping[str, str],
-    config_map: str,
-    api_key_secret: str,
-    ca_secret: str | None,
-    es_url: str,
-    config_hash: str,
-) -> dict[str, Any]:
-    spec = policy.get("spec") or {}
-    ref_secret = str((spec.get("autoOpsRef") or {}).get("secretName"))
-    env = [
-        _secret_env("AUTOOPS_TOKEN", ref_secret, "autoops-token"),
-        {"name": "AUTOOPS_ES_URL", "value": es_url},
-        _secret_env("AUTOOPS_OTEL_URL", ref_secret, "autoops-otel-url"),
-        _secret_env("AUTOOPS_ES_API_KEY", api_key_secret, API_KEY_SECRET_KEY),
-        _secret_env(
-            "ELASTIC_CLOUD_CONNECTED_MODE_API_KEY", ref_secret, "cloud-connected-mode-api-key"
-        ),
-        _secret_env(
-            "ELASTIC_CLOUD_CONNECTED_MODE_API_URL",
-            ref_secret,
-            "cloud-connected-mode-api-url",
-            optional=True,
-        ),
-    ]
-    mounts: list[dict[str, Any]] = [
-        {"name": "config", "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}
-    ]
-    volumes: list[dict[str, Any]] = [{"name": "config", "configMap": {"name": config_map}}]
-    if ca_secret is not None:
-        mounts.append({"name": "es-ca", "mountPath": CA_MOUNT_PATH, "readOnly": True})
-        volumes.append({"name": "es-ca", "secret": {"secretName": ca_secret}})
-    container: dict[str, Any] = {
-        "name": CONTAINER_NAME,
-        "image": spec.get("image") or f"{DEFAULT_IMAGE_REPOSITORY}:{spec.get('version')}",
-        "args": ["--config", f"{CONFIG_MOUNT_PATH}/{CONFIG_FILE}"],
-        "env": env,
-        "volumeMounts": mounts,
-    }
-    if spec.get("resources"):
-        container["resources"] = spec["resources"]
-    pod_spec: dict[str, Any] = {"containers": [container], "volumes": volumes}
-    if spec.get("serviceAccountName"):
-        pod_spec["serviceAccountName"] = spec["serviceAccountName"]
-    annotations = {CONFIG_HASH_ANNOTATION: config_hash}
-    deployment_spec: dict[str, Any] = {
-        "replicas": 1,
-        "selector": {"matchLabels": dict(labels)},
-        "template": {
-            "metadata": {"labels": dict(labels), "annotations": dict(annotations)},
-            "spec": pod_spec,
-        },
-    }
-    if spec.get("revisionHistoryLimit") is not None:
-        deployment_spec["revisionHistoryLimit"] = spec["revisionHistoryLimit"]
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": name,
-            "namespace": view(policy).namespace,
-            "labels": dict(labels),
-            "annotations": annotations,
-            "ownerReferences": [controller_owner_reference(policy)],
-        },
-        "spec": deployment_spec,
-    }
-
-
 def _agent_ready(deployment: Mapping[str, Any]) -> bool:
-    status = deployment.get("status") or {}
-    return int(status.get("availableReplicas") or status.get("readyReplicas") or 0) >= 1
+    """ECK's readiness of an agent: its Deployment's ``Available`` condition is True."""
+    return any(
+        condition.get("type") == "Available" and condition.get("status") == "True"
+        for condition in (deployment.get("status") or {}).get("conditions") or ()
+    )
+
+
+class _ClusterFailedError(Exception):
+    """One served cluster could not be brought in line; the message is its ``Error`` detail."""
+
+
+async def _step(label: str, work: Awaitable[_T]) -> _T:
+    """``work``, its Elasticsearch failure reported as ECK reports the step that failed."""
+    try:
+        return await work
+    except (ElasticsearchUnavailable, ElasticsearchError) as error:
+        raise _ClusterFailedError(f"{label}: {error}") from error
 
 
 async def _ensure_api_key(
@@ -347,65 +305,80 @@ async def _ensure_api_key(
     es: Mapping[str, Any],
     *,
     secret_name: str,
-    config_hash: str,
-) -> None:
-    """Create the cluster's API key when its Secret is missing or was made for another config
-    hash, invalidating the old keys of that name first; no Elasticsearch call otherwise."""
+) -> dict[str, Any]:
+    """Keep the cluster's API key by ECK's rule (:func:`api_key_plan`, from the active keys of
+    its name) and its Secret; the Secret as written."""
     meta = view(policy)
     es_meta = view(es)
     current = await _secret_or_none(context, meta.namespace, secret_name)
-    if not api_key_needs_recreation(current, config_hash):
-        return
     endpoint = await operator_endpoint(context, es)
     if endpoint is None:
         raise ElasticsearchUnavailable(
             f"{es_meta.namespace}/{es_meta.name}: the operator's user is not there yet"
         )
-    name = api_key_name(
-        policy_namespace=meta.namespace,
-        policy_name=meta.name,
-        es_namespace=es_meta.namespace,
-        es_name=es_meta.name,
-    )
+    identity = {
+        "policy_namespace": meta.namespace,
+        "policy_name": meta.name,
+        "es_namespace": es_meta.namespace,
+        "es_name": es_meta.name,
+    }
+    name = api_key_name(**identity)
+    key_hash = api_key_hash()
     api = context.elasticsearch(endpoint)
     try:
-        # By name: a key made by a reconcile whose Secret write was lost goes too.
-        await api.invalidate_api_key(name=name)
-        key = await api.create_api_key(
-            name=name,
-            role_descriptors=ROLE_DESCRIPTORS,
-            metadata={
-                "application": "autoops",
-                "managed-by": "eck",
-                "config-hash": config_hash,
-            },
+        plan = api_key_plan(
+            await api.active_api_keys(name), name=name, key_hash=key_hash, secret=current
+        )
+        if plan.invalidate:
+            await api.invalidate_api_key(ids=plan.invalidate)
+        key = (
+            await api.create_api_key(
+                name=name,
+                role_descriptors=ROLE_DESCRIPTORS,
+                metadata=api_key_metadata(**identity, key_hash=key_hash),
+            )
+            if plan.create
+            else None
         )
     finally:
         await _close(api)
+    current_meta = view(current) if current is not None else None
+    if key is not None:
+        encoded = key.encoded.encode()
+        key_id = key.id
+    else:
+        encoded = decode_secret_data(current).get(API_KEY_SECRET_KEY) or b""
+        key_id = current_meta.annotations.get(API_KEY_ID_ANNOTATION, "") if current_meta else ""
     desired: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {
             "name": secret_name,
             "namespace": meta.namespace,
-            "labels": api_key_secret_labels(
-                policy_namespace=meta.namespace,
-                policy_name=meta.name,
-                es_namespace=es_meta.namespace,
-                es_name=es_meta.name,
-            ),
+            "labels": api_key_secret_labels(**identity, key_hash=key_hash),
             # No ownerReference: the key must be invalidated before the Secret goes.
-            "annotations": {CONFIG_HASH_ANNOTATION: config_hash, API_KEY_ID_ANNOTATION: key.id},
+            # ECK puts the policy's annotations on it; the key id is ours (see the module doc).
+            "annotations": {**meta.annotations, API_KEY_ID_ANNOTATION: key_id},
         },
-        "data": encode_secret_data({API_KEY_SECRET_KEY: key.encoded}),
+        "data": encode_secret_data({API_KEY_SECRET_KEY: encoded}),
     }
-    await apply_object(context.scoped, SECRETS, desired)
+    applied = await apply_object(context.scoped, SECRETS, desired)
+    return applied.obj
 
 
 async def _serve(
-    context: ControllerContext, policy: Mapping[str, Any], es: Mapping[str, Any]
-) -> bool:
-    """Keep one served cluster's objects and API key; whether its agent is ready."""
+    context: ControllerContext,
+    policy: Mapping[str, Any],
+    es: Mapping[str, Any],
+    ref_data: Mapping[str, bytes],
+    *,
+    paused: bool = False,
+) -> tuple[bool, bool]:
+    """Keep one served cluster's objects and API key, in ECK's order (CA, key, ConfigMap,
+    Deployment); whether its agent is ready, and whether its Deployment has changes pending.
+
+    Paused (ECK): everything but the Deployment is kept; the Deployment is only compared with
+    what it should be (pending when missing or different)."""
     meta, es_meta = view(policy), view(es)
     names = cluster_object_names(meta.name, es_meta.namespace, es_meta.name)
     identity = {
@@ -414,14 +387,33 @@ async def _serve(
         "es_namespace": es_meta.namespace,
         "es_name": es_meta.name,
     }
-    labels = cluster_object_labels(**identity)
     owner = [controller_owner_reference(policy)]
     tls = _http_tls(es)
     es_url = _es_url(es_meta.namespace, es_meta.name, tls=tls)
-    config = _agent_config(await _user_config(context, policy), es_url)
-    config_hash = agent_config_hash(config, es_namespace=es_meta.namespace, es_name=es_meta.name)
-    await _ensure_api_key(
-        context, policy, es, secret_name=names.api_key_secret, config_hash=config_hash
+    ca_secret: str | None = None
+    if tls:
+        ca_secret = names.ca_secret
+        await _step(
+            "Failed to reconcile AutoOps ES CA secret",
+            _keep_ca_secret(
+                context,
+                es,
+                name=ca_secret,
+                namespace=meta.namespace,
+                labels={**meta.labels, **secret_labels(CA_SECRET_TYPE, **identity)},
+                annotations=meta.annotations,
+                owner=owner,
+            ),
+        )
+    api_key_secret = await _step(
+        "Failed to reconcile AutoOps ES API key",
+        _ensure_api_key(context, policy, es, secret_name=names.api_key_secret),
+    )
+    inline, from_ref = await _user_config(context, policy)
+    config_text = render_config(
+        agent_config(
+            inline, from_ref, tls=tls, es_namespace=es_meta.namespace, es_name=es_meta.name
+        )
     )
     await apply_object(
         context.scoped,
@@ -432,53 +424,84 @@ async def _serve(
             "metadata": {
                 "name": names.config_map,
                 "namespace": meta.namespace,
-                "labels": labels,
+                # As ECK: the policy's labels under ours, and its annotations.
+                "labels": {**meta.labels, **watched_object_labels(**identity)},
+                "annotations": dict(meta.annotations),
                 "ownerReferences": owner,
             },
-            "data": {CONFIG_FILE: yaml.safe_dump(config, sort_keys=True)},
+            "data": {CONFIG_FILE: config_text},
         },
     )
-    ca_secret: str | None = None
-    if tls:
-        public = await _secret_or_none(
+    config_hash = deployment_config_hash(
+        config_text, ref_data, decode_secret_data(api_key_secret).get(API_KEY_SECRET_KEY)
+    )
+    labels = cluster_object_labels(**identity)
+    desired = agent_deployment(
+        policy,
+        name=names.deployment,
+        labels=labels,
+        selector=labels,
+        config_map=names.config_map,
+        api_key_secret=names.api_key_secret,
+        ca_secret=ca_secret,
+        es_namespace=es_meta.namespace,
+        es_name=es_meta.name,
+        es_url=es_url,
+        config_hash=config_hash,
+        annotation=CONFIG_HASH_ANNOTATION,
+        owner_reference=owner[0],
+    )
+    if paused:
+        try:
+            current = await context.scoped.get(
+                DEPLOYMENTS, namespace=meta.namespace, name=names.deployment
+            )
+        except errors.NotFound:
+            return False, True
+        return _agent_ready(current), planned_update(current, desired) is not None
+    applied = await apply_object(context.scoped, DEPLOYMENTS, desired)
+    return _agent_ready(applied.obj), False
+
+
+async def _keep_ca_secret(
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    *,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    owner: list[dict[str, Any]],
+) -> None:
+    """Copy the cluster's HTTP CA (``ca.crt``, else ECK's fallback ``tls.crt``) into the policy's
+    namespace as ``ca.crt``."""
+    es_meta = view(es)
+    public = decode_secret_data(
+        await _secret_or_none(
             context, es_meta.namespace, es_names.http_certs_public_secret_name(es_meta.name)
         )
-        ca = decode_secret_data(public).get("ca.crt")
-        if ca is None:
-            raise ElasticsearchUnavailable(
-                f"{es_meta.namespace}/{es_meta.name}: its HTTP CA is not there yet"
-            )
-        ca_secret = names.ca_secret
-        await apply_object(
-            context.scoped,
-            SECRETS,
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {
-                    "name": ca_secret,
-                    "namespace": meta.namespace,
-                    "labels": secret_labels(CA_SECRET_TYPE, **identity),
-                    "ownerReferences": owner,
-                },
-                "data": encode_secret_data({"ca.crt": ca}),
-            },
-        )
-    applied = await apply_object(
-        context.scoped,
-        DEPLOYMENTS,
-        _deployment(
-            policy,
-            name=names.deployment,
-            labels=labels,
-            config_map=names.config_map,
-            api_key_secret=names.api_key_secret,
-            ca_secret=ca_secret,
-            es_url=es_url,
-            config_hash=config_hash,
-        ),
     )
-    return _agent_ready(applied.obj)
+    ca = public.get("ca.crt") or public.get("tls.crt")
+    if not ca:
+        raise ElasticsearchUnavailable(
+            f"{es_meta.namespace}/{es_meta.name}: its HTTP CA is not there yet"
+        )
+    await apply_object(
+        context.scoped,
+        SECRETS,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "labels": dict(labels),
+                "annotations": dict(annotations),
+                "ownerReferences": owner,
+            },
+            "data": encode_secret_data({"ca.crt": ca}),
+        },
+    )
 
 
 async def _invalidate(context: ControllerContext, written: _ClusterObjects) -> None:
@@ -560,30 +583,54 @@ async def _release(context: ControllerContext, written: _ClusterObjects) -> list
     return deleted
 
 
-def _paused(policy: Mapping[str, Any]) -> bool:
+def _unmanaged(policy: Mapping[str, Any]) -> bool:
+    """ECK's unmanaged policy (``eck.k8s.elastic.co/managed: "false"`` or the legacy pause):
+    not reconciled at all."""
     annotations = view(policy).annotations
     return (
-        annotations.get(PAUSE_ANNOTATION, "").lower() == "true"
-        or annotations.get(DEPRECATED_UNMANAGED_ANNOTATION, "").lower() == "false"
+        annotations.get(DEPRECATED_UNMANAGED_ANNOTATION) == "false"
+        or annotations.get(LEGACY_PAUSE_ANNOTATION) == "true"
     )
 
 
+def _paused(policy: Mapping[str, Any]) -> bool:
+    return view(policy).annotations.get(PAUSE_ANNOTATION) == "true"
+
+
 def _conditions(
-    current: Sequence[Mapping[str, Any]], *, paused: bool, now: str
-) -> list[dict[str, Any]]:
-    """The status conditions with ``OrchestrationPaused`` set to ``paused`` (its transition
-    time kept while it does not change)."""
-    wanted = "True" if paused else "False"
+    current: Sequence[Mapping[str, Any]], *, paused: bool, pending: bool, now: str
+) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+    """The status conditions with ECK's ``OrchestrationPaused`` (True with the pending or
+    no-pending message while paused; False with the resumed message once it was True; left
+    out otherwise), its transition time kept while its status does not change; and the event
+    ECK records for it (a Warning ``Paused`` with changes pending, a Normal ``Resumed``)."""
     kept = [dict(c) for c in current if c.get("type") != PAUSED_CONDITION]
     previous = next((c for c in current if c.get("type") == PAUSED_CONDITION), None)
-    if previous is None and not paused:
-        return kept
-    if previous is not None and previous.get("status") == wanted:
-        return [*kept, dict(previous)]
-    condition = {"type": PAUSED_CONDITION, "status": wanted, "lastTransitionTime": now}
+    event: dict[str, str] | None = None
     if paused:
-        condition["message"] = f"{PAUSE_ANNOTATION} is true: nothing is changed"
-    return [*kept, condition]
+        message = PAUSED_PENDING_MESSAGE if pending else PAUSED_NO_CHANGES_MESSAGE
+        status = "True"
+        if pending:
+            event = {"type": "Warning", "reason": "Paused", "action": "Reconciliation"}
+    elif previous is not None and previous.get("status") == "True":
+        message, status = RESUMED_MESSAGE, "False"
+        event = {"type": "Normal", "reason": "Resumed", "action": "OrchestrationResumed"}
+    elif previous is not None:
+        return [*kept, dict(previous)], None
+    else:
+        return kept, None
+    transition = now
+    if previous is not None and previous.get("status") == status:
+        transition = str(previous.get("lastTransitionTime") or now)
+    condition = {
+        "type": PAUSED_CONDITION,
+        "status": status,
+        "lastTransitionTime": transition,
+        "message": message,
+    }
+    if event is not None:
+        event["message"] = message
+    return [*kept, condition], event
 
 
 async def _write_status(
@@ -617,17 +664,12 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     meta = view(policy)
     current_status = dict(policy.get("status") or {})
     conditions = list(current_status.get("conditions") or [])
-    if _paused(policy):
-        paused_status = {
-            **current_status,
-            "conditions": _conditions(conditions, paused=True, now=_now(context)),
-        }
-        await _write_status(context, policy, paused_status)
+    if _unmanaged(policy):
+        # As ECK: not managed, so neither read further nor written, status included.
         return ReconcileResult(
-            phase=Phase.READY,
-            message="orchestration paused",
-            observed_generation=meta.generation,
+            phase=Phase.READY, message="not managed", observed_generation=meta.generation
         )
+    paused = _paused(policy)
     await _validate(context, policy)
     try:
         parsed = parse_policy(policy)
@@ -649,14 +691,20 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     written = await _written(context.scoped, meta.namespace, meta.name)
     agents_ready: dict[str, bool] = {}
     failures: dict[str, str] = {}
+    pending = False
+    ref_data = await _ref_secret_data(context, policy)
     for key in selection.served:
         try:
-            agents_ready[key] = await _serve(context, policy, clusters[key])
-        except (ElasticsearchUnavailable, ElasticsearchError) as error:
+            agents_ready[key], changes = await _serve(
+                context, policy, clusters[key], ref_data, paused=paused
+            )
+            pending = pending or changes
+        except _ClusterFailedError as error:
             failures[key] = str(error)
     # A matched cluster that is not Ready keeps its agent (an upgrade must not churn its key).
     keep = set(selection.served) | set(selection.not_ready)
-    for key in sorted(set(written) - keep):
+    # Paused (ECK): no clean-up, it would delete Deployments.
+    for key in sorted(set(written) - keep) if not paused else ():
         try:
             await _release(context, written[key])
         except (ElasticsearchUnavailable, ElasticsearchError) as error:
@@ -668,10 +716,20 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         errors=failures,
         observed_generation=meta.generation,
     )
-    new_conditions = _conditions(conditions, paused=False, now=_now(context))
+    new_conditions, event = _conditions(
+        conditions, paused=paused, pending=pending, now=_now(context)
+    )
     if new_conditions:
         status["conditions"] = new_conditions
     await _write_status(context, policy, status)
+    if event is not None:
+        record = context.events.warning if event["type"] == "Warning" else context.events.normal
+        await record(
+            InvolvedObject.of(policy),
+            reason=event["reason"],
+            message=event["message"],
+            action=event["action"],
+        )
     ready = status["phase"] in ("Ready", "NoMonitoredResources")
     return ReconcileResult(
         phase=Phase.READY if ready else Phase.RECONCILING,

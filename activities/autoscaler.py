@@ -4,16 +4,19 @@ A reconcile reads the autoscaler and the Elasticsearch it names (same namespace)
 policies with the pure rules of ``stackflow.stack.elasticsearch.autoscaling`` (an invalid spec
 is the engine's invalid-spec path), then, as ECK, deletes every autoscaling policy of the cluster
 and puts the declared ones (``PUT _autoscaling/policy/<name>``: roles and deciders) and reads
-``GET _autoscaling/capacity``. Each policy's node-set resources are computed from the answer
-within its bounds and written into the cluster's ``spec.nodeSets`` (count, the ``elasticsearch``
-container's resources, the data claim's storage) only when they differ: the required memory and
-cpu are the requests, the limits those over the policy's ``requestsToLimitsRatio``. Each
-``status.policies[]`` entry keeps its ``lastModificationTime`` until its resources change. The autoscaler's status
-(``observedGeneration``, the ``Active``/``Healthy``/``Limited``/``Online`` conditions,
-``policies``) is written last, and the autoscaler is looked at again after ``pollingPeriod``.
+``GET _autoscaling/capacity``. Each policy's node-set resources are computed from the answer as
+ECK computes them (``compute_policy``) and written into the cluster's ``spec.nodeSets`` (count,
+the node set's ``resources``, the data claim's storage; cpu and memory leave the pod template's
+``elasticsearch`` container) only when they differ. Each ``status.policies[]`` entry keeps its
+``lastModificationTime`` until its resources change. The autoscaler's status
+(``observedGeneration``, ECK's ``Limited``/``Healthy``/``Active``/``Online`` conditions,
+``policies``) is written last, ECK's Warning events (a scaling limit, a missing range,
+unexpected storage) go on the Elasticsearch resource, and the autoscaler is looked at again after
+``pollingPeriod``.
 
 A cluster the operator cannot ask (no internal user yet, not reachable, or not dialled outside
-the cluster) is left as it is: the status says ``Online`` false and the poll goes on.
+the cluster) gets ECK's offline resources: those of the status, kept within the ranges, or the
+minimums; the status says ``Online`` false and the poll goes on.
 
 Unlicensed, the reconcile does not run: the license gate records the row's own notice (ECK's
 Warning ``InvalidLicense`` and ``Active`` false, see ``stackflow.controllers.autoscaler``).
@@ -37,6 +40,7 @@ from stackflow.controllers.autoscaler import (
 )
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
+from stackflow.kube.events import InvolvedObject
 from stackflow.models.engine import (
     FinalizeInput,
     FinalizeResult,
@@ -44,20 +48,35 @@ from stackflow.models.engine import (
     ReconcileInput,
     ReconcileResult,
 )
+from stackflow.models.kinds import STATEFULSETS
 from stackflow.models.objects import view
 from stackflow.stack.apps.status import merge_conditions
+from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.elasticsearch.autoscaling import (
     DEFAULT_POLLING_SECONDS,
     HEALTHY,
     LIMITED,
+    OFFLINE_MESSAGE,
+    ONLINE_MESSAGE,
+    STATE_NO_NODE_SET,
+    CurrentResources,
     PolicyLimits,
     PolicyResult,
+    VolumeClaimError,
     compute_policy,
     conditions,
+    imported_status_entry,
+    inactive_conditions,
+    ml_node_settings,
     node_sets_by_policy,
+    offline_policy,
+    overlapping_states,
     parse_policy_limits,
     policy_status,
     scaled_node_sets,
+    scaling_events,
+    unhealthy_conditions,
+    unused_policies,
     validate_policies,
 )
 
@@ -113,15 +132,21 @@ def _policy_body(policy: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def _capacity(
-    context: ControllerContext, es: Mapping[str, Any], policies: Sequence[Mapping[str, Any]]
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    policies: Sequence[Mapping[str, Any]],
+    limits: Sequence[PolicyLimits],
 ) -> tuple[dict[str, Any] | None, str]:
-    """Put the policies into the cluster and read its capacity: the answer, or None and why."""
+    """Put ECK's ML settings and the policies into the cluster and read its capacity: the
+    answer, or None and why."""
     namespace, name = view(es).namespace, view(es).name
     endpoint = await operator_endpoint(context, es)
     if endpoint is None:
-        return None, f"Elasticsearch {namespace}/{name} has no internal user yet"
+        # ECK's word when the cluster cannot be asked at all.
+        return None, OFFLINE_MESSAGE
     api = context.elasticsearch(endpoint)
     try:
+        await api.put_cluster_settings(ml_node_settings(limits))
         # As ECK: the cluster's policies are the declared ones, nothing else.
         await api.delete_autoscaling_policies()
         for policy in policies:
@@ -137,10 +162,7 @@ async def _capacity(
 
 
 async def _scale(
-    context: ControllerContext,
-    es: Mapping[str, Any],
-    results: Sequence[PolicyResult],
-    assignments: Mapping[str, Sequence[str]],
+    context: ControllerContext, es: Mapping[str, Any], results: Sequence[PolicyResult]
 ) -> bool:
     """Write the policies' resources into the cluster's node sets; whether it was written.
 
@@ -148,7 +170,7 @@ async def _scale(
     a node set changed meanwhile is a conflict (retried by the activity), never overwritten.
     """
     node_sets = (es.get("spec") or {}).get("nodeSets") or []
-    scaled = scaled_node_sets(node_sets, results, assignments)
+    scaled = scaled_node_sets(node_sets, results)
     if scaled is None:
         return False
     patch: dict[str, Any] = {"spec": {"nodeSets": scaled}}
@@ -186,6 +208,71 @@ def _status(
     return desired
 
 
+async def _write_unhealthy(
+    context: ControllerContext, obj: Mapping[str, Any], message: str
+) -> None:
+    """ECK's unhealthy conditions, ``message`` on ``Healthy``."""
+    patch = _status(obj, unhealthy_conditions(message), None, context=context)
+    if patch is not None:
+        meta = view(obj)
+        await context.scoped.patch_status(
+            kind_info("ElasticsearchAutoscaler").resource,
+            {"status": patch},
+            namespace=meta.namespace,
+            name=meta.name,
+        )
+
+
+async def _imported(
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    limits: Sequence[PolicyLimits],
+    assignments: Mapping[str, Sequence[str]],
+    previous: Mapping[str, Mapping[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """ECK's import, for each policy the status does not know yet, of the resources its node
+    sets' StatefulSets run with (``imported_status_entry``)."""
+    meta = view(es)
+    imported: dict[str, dict[str, Any]] = {}
+    for policy in limits:
+        if policy.name in previous or not assignments[policy.name]:
+            continue
+        stateful_sets: list[tuple[str, Mapping[str, Any] | None]] = []
+        for name in assignments[policy.name]:
+            try:
+                found: Mapping[str, Any] | None = await context.scoped.get(
+                    STATEFULSETS,
+                    namespace=meta.namespace,
+                    name=es_names.statefulset_name(meta.name, name),
+                )
+            except errors.NotFound:
+                found = None
+            stateful_sets.append((name, found))
+        entry = imported_status_entry(policy, stateful_sets)
+        if entry is not None:
+            imported[policy.name] = entry
+    return imported
+
+
+async def _record_events(
+    context: ControllerContext, es: Mapping[str, Any], events: Sequence[Mapping[str, str]]
+) -> None:
+    """ECK's Warning events of the reconcile, on the Elasticsearch resource."""
+    if not events:
+        return
+    involved = InvolvedObject.of(
+        {
+            "apiVersion": ELASTICSEARCH.api_version,
+            "kind": "Elasticsearch",
+            "metadata": es["metadata"],
+        }
+    )
+    for event in events:
+        await context.events.warning(
+            involved, reason=event["reason"], message=event["message"], action=event["action"]
+        )
+
+
 async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
     """Scale the autoscaler's cluster from its autoscaling capacity and report it."""
     ref = request.ref
@@ -195,6 +282,8 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
     problems = spec_problems(obj)
     if problems:
+        # As ECK: the reason on Healthy, then the invalid-spec path.
+        await _write_unhealthy(context, obj, "; ".join(problems))
         raise InvalidSpecError("; ".join(problems))
     spec = obj.get("spec") or {}
     declared: list[Mapping[str, Any]] = list(spec.get("policies") or [])
@@ -209,31 +298,90 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     except errors.NotFound:
         es = None
     if es is None:
-        message = f"Elasticsearch {ref.namespace}/{es_name} not found"
-        wanted = conditions([], online=False, spec_errors=[message])
+        message = f"Elasticsearch resource {ref.namespace}/{es_name} not found"
+        wanted = inactive_conditions(message)
     else:
-        capacity, why = await _capacity(context, es, declared)
-        if capacity is None:
-            # Nothing is decided without the cluster's answer: its node sets stay as they are.
-            message = f"autoscaling capacity not read: {why}"
-            wanted = conditions([], online=False)
-        else:
-            node_sets = (es.get("spec") or {}).get("nodeSets") or []
-            assignments = node_sets_by_policy(node_sets, limits)
-            results = [compute_policy(policy, capacity) for policy in limits]
-            scaled = await _scale(context, es, results, assignments)
-            previous = {
-                str(entry.get("name")): entry
-                for entry in (obj.get("status") or {}).get("policies") or ()
-                if isinstance(entry, Mapping)
-            }
-            now = context.clock()
-            policies = [
-                policy_status(r, assignments[r.policy], now=now, previous=previous.get(r.policy))
-                for r in results
+        node_sets = (es.get("spec") or {}).get("nodeSets") or []
+        assignments = node_sets_by_policy(node_sets, limits)
+        unused = unused_policies(declared, assignments)
+        if unused:
+            # As ECK's validation against the cluster: unhealthy, nothing asked or written.
+            await _write_unhealthy(context, obj, "; ".join(unused))
+            raise InvalidSpecError("; ".join(unused))
+        capacity, why = await _capacity(context, es, declared, limits)
+        previous: dict[str, Mapping[str, Any]] = {
+            str(entry.get("name")): entry
+            for entry in (obj.get("status") or {}).get("policies") or ()
+            if isinstance(entry, Mapping)
+        }
+        try:
+            previous.update(await _imported(context, es, limits, assignments, previous))
+        except VolumeClaimError as error:
+            # As ECK: nothing is computed from resources it cannot read back.
+            message = f"error while importing resources from the status subresource: {error}"
+            await _write_unhealthy(context, obj, message)
+            return ReconcileResult(
+                phase=Phase.RECONCILING,
+                message=message,
+                requeue_after_seconds=polling,
+                observed_generation=view(obj).generation,
+                referenced=references,
+            )
+        overlaps = overlapping_states(limits)
+        online = capacity is not None
+        online_message = ONLINE_MESSAGE if online else why
+        results: list[PolicyResult]
+        if capacity is not None:
+            results = [
+                compute_policy(
+                    policy,
+                    capacity,
+                    assignments[policy.name],
+                    previous.get(policy.name),
+                    overlaps.get(policy.name),
+                )
+                for policy in limits
             ]
-            wanted = conditions(results, online=True, policies=policies)
-            message = "node sets scaled" if scaled else "node sets as required"
+        else:
+            results = [
+                offline_policy(
+                    policy,
+                    assignments[policy.name],
+                    CurrentResources.of(previous.get(policy.name)),
+                    overlaps.get(policy.name),
+                )
+                if assignments[policy.name]
+                else compute_policy(policy, {}, (), None, overlaps.get(policy.name))
+                for policy in limits
+            ]
+        missing = [
+            f"no nodeSets for tier {result.policy}"
+            for result in results
+            if STATE_NO_NODE_SET in result.states
+        ]
+        if missing:
+            # ECK writes nothing when a policy has no node set, and reports it on Online.
+            # ECK's aggregated error: one message alone, several in brackets.
+            joined = ", ".join(missing)
+            online, online_message = False, joined if len(missing) == 1 else f"[{joined}]"
+        else:
+            try:
+                scaled = await _scale(context, es, results)
+            except VolumeClaimError as error:
+                online, online_message = False, str(error)
+        await _record_events(context, es, scaling_events(results, online=capacity is not None))
+        now = context.clock()
+        policies = [
+            policy_status(result, now=now, previous=previous.get(result.policy))
+            for result in results
+            if result.resources is not None or result.states
+        ]
+        wanted = conditions(results, online=online, online_message=online_message)
+        message = (
+            ("node sets scaled" if scaled else "node sets as required")
+            if online
+            else f"autoscaling capacity not read: {online_message}"
+        )
     patch = _status(obj, wanted, policies, context=context)
     if patch is not None:
         await context.scoped.patch_status(

@@ -57,9 +57,22 @@ autoops_policy_owners = owners_by_labels(
 
 def autoops_policy_references(policy: Mapping[str, Any]) -> list[ObjectKey]:
     """The clusters the policy's ``status.details`` names (skipped or failed): a change to one
-    (a new version, a fixed error) wakes the policy."""
-    details = (policy.get("status") or {}).get("details") or {}
+    (a new version, a fixed error) wakes the policy; and, as ECK's dynamic watches, the
+    ``autoOpsRef`` Secret and the ``configRef`` source (a rotated token rolls the agents)."""
+    spec = policy.get("spec") or {}
+    namespace = str((policy.get("metadata") or {}).get("namespace") or "")
     keys: list[ObjectKey] = []
+    connection = (spec.get("autoOpsRef") or {}).get("secretName")
+    if connection:
+        keys.append(ObjectKey.of(SECRETS, namespace=namespace, name=str(connection)))
+    config_ref = spec.get("configRef") or {}
+    if config_ref.get("secretName"):
+        keys.append(ObjectKey.of(SECRETS, namespace=namespace, name=str(config_ref["secretName"])))
+    if config_ref.get("configMapName"):
+        keys.append(
+            ObjectKey.of(CONFIGMAPS, namespace=namespace, name=str(config_ref["configMapName"]))
+        )
+    details = (policy.get("status") or {}).get("details") or {}
     for key in sorted(details) if isinstance(details, Mapping) else ():
         namespace, _, name = str(key).partition("/")
         if namespace and name:
@@ -93,7 +106,7 @@ AUTOOPS_POLICY_CONTROLLER = Controller(
         for kind in (DEPLOYMENTS, CONFIGMAPS, SECRETS)
     ),
     references=autoops_policy_references,
-    reference_kinds=(ELASTICSEARCH,),
+    reference_kinds=(ELASTICSEARCH, SECRETS, CONFIGMAPS),
     selections=(SelectionWatch(kind=ELASTICSEARCH, selects=autoops_policy_selects),),
     flip=FlipStrategy.CONTROLLER,
     # It creates and invalidates API keys in the served clusters: not a local activity.

@@ -96,6 +96,17 @@ def elasticsearch(namespace: str) -> dict[str, Any]:
     }
 
 
+def connection() -> dict[str, Any]:
+    """The ``autoOpsRef`` Secret with the keys ECK requires."""
+    keys = ("autoops-token", "autoops-otel-url", "cloud-connected-mode-api-key")
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "autoops-connection", "namespace": OPERATOR_NAMESPACE},
+        "stringData": dict.fromkeys(keys, "value"),
+    }
+
+
 def policy() -> dict[str, Any]:
     """One policy of the operator namespace selecting ``autoops: on`` clusters."""
     return {
@@ -146,6 +157,7 @@ async def test_agents_follow_namespace_flips_and_keys_are_invalidated(
     for namespace, in_scope in ((IN, True), (LATER, False)):
         await create_namespace(kube, namespace, in_scope=in_scope)
         await kube.create(ES, elasticsearch(namespace), namespace=namespace)
+    await kube.create(SECRETS, connection(), namespace=OPERATOR_NAMESPACE)
     await kube.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
 
     async def has_agents(expected: list[str]) -> bool:
@@ -155,6 +167,14 @@ async def test_agents_follow_namespace_flips_and_keys_are_invalidated(
         lambda: has_agents([f"{IN}/quickstart"]), within=WITHIN, what="one agent, in scope"
     )
     assert fake.api_keys_named(key_name(LATER)) == {}
+    listed = await kube.list(DEPLOYMENTS, namespace=OPERATOR_NAMESPACE)
+    container = next(
+        item for item in listed["items"] if item["metadata"]["labels"].get(ES_NAME_LABEL)
+    )["spec"]["template"]["spec"]["containers"][0]
+    # ECK's agent: the collector config mounted at /mnt/config, the cluster's internal Service.
+    assert container["args"] == ["--config", "/mnt/config/autoops_es.yml"]
+    env = {item["name"]: item.get("value") for item in container["env"]}
+    assert env["AUTOOPS_ES_URL"] == f"https://quickstart-es-internal-http.{IN}.svc:9200"
 
     await set_in_scope(kube, LATER, True)
     await eventually(

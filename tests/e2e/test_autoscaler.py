@@ -48,7 +48,8 @@ UNLICENSED = "Autoscaling is an enterprise feature. Enterprise features are disa
 async def fake_es() -> AsyncIterator[FakeElasticsearch]:
     """One fake Elasticsearch answering for every cluster (each with its own credentials)."""
     async with FakeElasticsearch(any_credentials=True) as fake:
-        # 6Gi of memory needed in total, 2Gi per node: three nodes of 2Gi.
+        # 6Gi of memory needed in total (ECK: over the minimum of one node, capped at the 4Gi
+        # maximum), 2Gi per node: two nodes of 4Gi.
         fake.state.autoscaling_capacity["data-tier"] = {
             "required_capacity": {
                 "node": {"memory": 2 * GI},
@@ -78,7 +79,7 @@ def elasticsearch() -> dict[str, Any]:
 
 
 def autoscaler() -> dict[str, Any]:
-    """One policy for the data role: 1 to 5 nodes of 1Gi to 4Gi."""
+    """One policy for the data role: 1 to 5 nodes of 2Gi to 4Gi."""
     return {
         "apiVersion": AUTOSCALER.api_version,
         "kind": "ElasticsearchAutoscaler",
@@ -91,7 +92,7 @@ def autoscaler() -> dict[str, Any]:
                     "roles": ["data"],
                     "resources": {
                         "nodeCount": {"min": 1, "max": 5},
-                        "memory": {"min": "1Gi", "max": "4Gi"},
+                        "memory": {"min": "2Gi", "max": "4Gi"},
                     },
                 }
             ],
@@ -167,11 +168,10 @@ async def scenario(kube: ResourceClient, fake_es: FakeElasticsearch) -> None:
 
     async def scaled() -> bool:
         data = await data_node_set(kube)
-        containers = ((data.get("podTemplate") or {}).get("spec") or {}).get("containers") or []
-        memory = [c.get("resources", {}).get("requests", {}).get("memory") for c in containers]
-        return data["count"] == 3 and memory == ["2Gi"]
+        memory = ((data.get("resources") or {}).get("requests") or {}).get("memory")
+        return bool(data["count"] == 2 and memory == "4Gi")
 
-    await eventually(scaled, within=WITHIN, what="the data node set scaled to three 2Gi nodes")
+    await eventually(scaled, within=WITHIN, what="the data node set scaled to two 4Gi nodes")
 
     async def statefulset_follows() -> bool:
         # The Elasticsearch controller carries the new node set into its StatefulSet.
@@ -183,9 +183,9 @@ async def scenario(kube: ResourceClient, fake_es: FakeElasticsearch) -> None:
         containers = found["spec"]["template"]["spec"]["containers"]
         es = next(c for c in containers if c["name"] == "elasticsearch")
         memory = es.get("resources", {}).get("limits", {}).get("memory")
-        return bool(found["spec"]["replicas"] == 3 and memory == "2Gi")
+        return bool(found["spec"]["replicas"] == 2 and memory == "4Gi")
 
-    await eventually(statefulset_follows, within=WITHIN, what="the data StatefulSet: 3 x 2Gi")
+    await eventually(statefulset_follows, within=WITHIN, what="the data StatefulSet: 2 x 4Gi")
 
     async def active() -> bool:
         got = await conditions(kube)

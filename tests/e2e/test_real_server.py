@@ -115,6 +115,15 @@ UNUSED_AUTOOPS_POLICY = {
     },
 }
 
+AUTOOPS_CONNECTION = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "autoops-connection", "namespace": NAMESPACE},
+    "stringData": dict.fromkeys(
+        ("autoops-token", "autoops-otel-url", "cloud-connected-mode-api-key"), "unused"
+    ),
+}
+
 
 @pytest.fixture(scope="module")
 def target(control_plane: ControlPlane) -> ClusterTarget:
@@ -321,6 +330,8 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         body = manifest(kind, name, NAMESPACE, {"version": "8.15.0", **spec})
         await stack.kube.create(kind_resource(kind), body, namespace=NAMESPACE)
     await stack.kube.create(POLICY, UNUSED_POLICY, namespace=NAMESPACE)
+    # The policy's connection Secret, with the keys ECK requires (else the policy is Invalid).
+    await stack.kube.create(SECRETS, AUTOOPS_CONNECTION, namespace=NAMESPACE)
     await stack.kube.create(AUTOOPS_POLICY, UNUSED_AUTOOPS_POLICY, namespace=NAMESPACE)
     await stack.kube.create(AUTOSCALER, UNUSED_AUTOSCALER, namespace=NAMESPACE)
     # Exercise the update and delete paths: a scaled cluster (StatefulSet, unicast hosts) with its

@@ -242,7 +242,13 @@ class FakeElasticsearch:
         key_id = f"key-{len(self.state.api_keys) + 1}"
         secret = f"secret-{key_id}"
         name = str((body or {}).get("name", ""))
-        self.state.api_keys[key_id] = {"name": name, "invalidated": False, "request": body}
+        self.state.api_keys[key_id] = {
+            "name": name,
+            "invalidated": False,
+            "request": body,
+            # Returned by GET, as Elasticsearch returns a key's metadata.
+            "metadata": (body or {}).get("metadata") or {},
+        }
         encoded = base64.b64encode(f"{key_id}:{secret}".encode()).decode()
         return web.json_response(
             {"id": key_id, "name": name, "api_key": secret, "encoded": encoded}

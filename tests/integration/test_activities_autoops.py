@@ -1,5 +1,6 @@
 """The AutoOpsAgentPolicy activities against kubesim and the fake Elasticsearch: ECK's objects
-for a Ready matched cluster, the key recreated on a config change, a not-Ready cluster, a
+for a Ready matched cluster, a config change that rolls the pods but keeps the key, a key
+replaced when it is gone or stale in Elasticsearch, a missing connection Secret, a not-Ready cluster, a
 cluster that stops matching or leaves scope (objects gone, key invalidated), the finalizer, the
 flip mapper and the start-up clean-up of an orphaned API-key Secret."""
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import autoops as autoops_activities
@@ -32,7 +34,7 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.models.garbage import SweepSecretsInput
-from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS
+from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.labels import TYPE_LABEL
 from stackflow.stack.policies.autoops import (
@@ -40,6 +42,7 @@ from stackflow.stack.policies.autoops import (
     POLICY_NAME_LABEL,
     POLICY_NAMESPACE_LABEL,
     SECRET_TYPE_LABEL,
+    api_key_hash,
     api_key_name,
     api_key_secret_labels,
     cluster_object_names,
@@ -54,6 +57,7 @@ POLICY = kind_info("AutoOpsAgentPolicy").resource
 ES = kind_info("Elasticsearch").resource
 PROD = "prod"
 SELECTOR = {"matchLabels": {"eck": "on"}}
+CONNECTION_KEYS = ("autoops-token", "autoops-otel-url", "cloud-connected-mode-api-key")
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +66,14 @@ async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) 
     await api.create_custom_resource_definition(crd_for(kind_info("AutoOpsAgentPolicy")))
     await kubesim.settle()
     await cluster.create_namespace(PROD, {"eck": "on", "env": "prod"})
+    await cluster.raw.create(
+        SECRETS,
+        {
+            "metadata": {"namespace": OPERATOR_NAMESPACE, "name": "autoops-connection"},
+            "data": {key: base64.b64encode(b"v").decode() for key in CONNECTION_KEYS},
+        },
+        namespace=OPERATOR_NAMESPACE,
+    )
 
 
 @pytest.fixture
@@ -189,10 +201,16 @@ async def test_a_ready_matched_cluster_gets_eck_objects_and_an_api_key(
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["name"] == "autoops-agent"
     env = {item["name"]: item for item in container["env"]}
-    assert env["AUTOOPS_ES_URL"]["value"] == "https://a-es-http.prod.svc:9200"
+    assert env["AUTOOPS_ES_URL"]["value"] == "https://a-es-internal-http.prod.svc:9200"
     assert env["AUTOOPS_ES_API_KEY"]["valueFrom"]["secretKeyRef"] == {
         "name": NAMES_A.api_key_secret,
         "key": "api_key",
+        "optional": False,
+    }
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    assert mounts == {
+        "config-volume": "/mnt/config",
+        "es-ca-a-prod": "/mnt/elastic-internal/es-ca/prod-a",
     }
     assert env["AUTOOPS_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "autoops-connection"
     assert CONFIG_HASH_ANNOTATION in deployment["metadata"]["annotations"]
@@ -202,9 +220,16 @@ async def test_a_ready_matched_cluster_gets_eck_objects_and_an_api_key(
     )
     assert "ownerReferences" not in secret["metadata"]
     assert secret["metadata"]["labels"] == api_key_secret_labels(
-        policy_namespace=OPERATOR_NAMESPACE, policy_name="ops", es_namespace=PROD, es_name="a"
+        policy_namespace=OPERATOR_NAMESPACE,
+        policy_name="ops",
+        es_namespace=PROD,
+        es_name="a",
+        key_hash=api_key_hash(),
     )
     assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    request = fake_es.state.api_keys["key-1"]["request"]
+    assert list(request["role_descriptors"]) == ["eck_autoops_role"]
+    assert request["metadata"]["elasticsearch.k8s.elastic.co/managed-by"] == "eck"
     encoded = base64.b64decode(secret["data"]["api_key"]).decode()
     assert base64.b64decode(encoded).decode().startswith("key-1:")
     ca = await cluster.raw.get(SECRETS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.ca_secret)
@@ -213,29 +238,77 @@ async def test_a_ready_matched_cluster_gets_eck_objects_and_an_api_key(
     reported = await status(cluster)
     assert (reported["resources"], reported["errors"], reported["skipped"]) == (1, 0, 0)
     assert reported["phase"] in ("AutoOpsAgentsNotReady", "Ready")
+    config = (
+        await cluster.raw.get(CONFIGMAPS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.config_map)
+    )["data"]["autoops_es.yml"]
+    assert "/mnt/elastic-internal/es-ca/prod-a/ca.crt" in config
+    assert "${env:AUTOOPS_ES_URL}" in config
 
     # Nothing changed: no new key.
     await reconcile(cluster, factory)
     assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
 
 
-async def test_a_config_change_recreates_the_key(
+async def _pod_hash(cluster: Cluster) -> str:
+    deployment = await cluster.raw.get(
+        DEPLOYMENTS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.deployment
+    )
+    return str(deployment["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION])
+
+
+async def test_a_config_change_rolls_the_pods_and_keeps_the_key(
     cluster: Cluster, fake_es: FakeElasticsearch
 ) -> None:
     await make_cluster(cluster, "a")
     await cluster.raw.create(POLICY, policy({"interval": "10s"}), namespace=OPERATOR_NAMESPACE)
     factory = FakeFactory(fake_es)
     await reconcile(cluster, factory)
-    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    before = await _pod_hash(cluster)
     await cluster.raw.merge_patch(
         POLICY, {"spec": {"config": {"interval": "30s"}}}, namespace=OPERATOR_NAMESPACE, name="ops"
     )
     await reconcile(cluster, factory)
-    assert fake_es.api_keys_named(KEY_A) == {"key-1": False, "key-2": True}
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
     config_map = await cluster.raw.get(
         CONFIGMAPS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.config_map
     )
     assert "interval: 30s" in config_map["data"]["autoops_es.yml"]
+    assert await _pod_hash(cluster) != before
+
+
+async def test_a_key_gone_or_stale_in_elasticsearch_is_replaced(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
+    factory = FakeFactory(fake_es)
+    await reconcile(cluster, factory)
+    before = await _pod_hash(cluster)
+    # Invalidated by hand: a new key, and the pods roll onto it.
+    fake_es.state.api_keys["key-1"]["invalidated"] = True
+    await reconcile(cluster, factory)
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": False, "key-2": True}
+    assert await _pod_hash(cluster) != before
+    # Made for other role descriptors (an older operator): invalidated and replaced.
+    fake_es.state.api_keys["key-2"]["metadata"]["elasticsearch.k8s.elastic.co/config-hash"] = "x"
+    await reconcile(cluster, factory)
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": False, "key-2": False, "key-3": True}
+
+
+async def test_a_missing_connection_secret_makes_the_policy_invalid(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a")
+    await cluster.raw.create(
+        POLICY,
+        policy(autoOpsRef={"secretName": "nowhere"}),
+        namespace=OPERATOR_NAMESPACE,
+    )
+    with pytest.raises(
+        ApplicationError, match=r"InvalidSpec: configuration secret .*/nowhere not found"
+    ):
+        await reconcile(cluster, FakeFactory(fake_es))
+    assert await policy_objects(cluster) == set()
 
 
 async def test_a_not_ready_cluster_is_waited_for(
@@ -344,48 +417,105 @@ async def test_the_sweep_deletes_api_key_secrets_whose_policy_is_gone(cluster: C
     await cluster.raw.get(SECRETS, namespace=OPERATOR_NAMESPACE, name="kept")
 
 
-@pytest.mark.parametrize(
-    ("annotation", "value"),
-    [
-        (autoops_activities.PAUSE_ANNOTATION, "true"),
-        (autoops_activities.DEPRECATED_UNMANAGED_ANNOTATION, "false"),
-    ],
-)
-async def test_a_paused_policy_changes_nothing_and_says_so(
-    cluster: Cluster, fake_es: FakeElasticsearch, annotation: str, value: str
+async def policy_events(cluster: Cluster) -> list[tuple[str, str, str, str]]:
+    listed = await cluster.raw.list(EVENTS, namespace=OPERATOR_NAMESPACE)
+    return [
+        (e["type"], e["reason"], e["action"], e["message"])
+        for e in listed["items"]
+        if e["involvedObject"]["kind"] == "AutoOpsAgentPolicy"
+    ]
+
+
+async def test_a_paused_policy_holds_its_deployments_and_says_so(
+    cluster: Cluster, fake_es: FakeElasticsearch
 ) -> None:
     await make_cluster(cluster, "a")
     paused = policy()
-    paused["metadata"]["annotations"] = {annotation: value}
+    paused["metadata"]["annotations"] = {autoops_activities.PAUSE_ANNOTATION: "true"}
     await cluster.raw.create(POLICY, paused, namespace=OPERATOR_NAMESPACE)
     await reconcile(cluster, FakeFactory(fake_es))
-    assert await policy_objects(cluster) == set()
-    assert fake_es.api_keys_named(KEY_A) == {}
-    conditions = (await status(cluster))["conditions"]
-    assert [(c["type"], c["status"]) for c in conditions] == [("OrchestrationPaused", "True")]
+    # As ECK: the key and the ConfigMap are kept, the Deployment is held back (pending).
+    assert await policy_objects(cluster) == {
+        f"ConfigMap/{NAMES_A.config_map}",
+        f"Secret/{NAMES_A.api_key_secret}",
+    }
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    reported = await status(cluster)
+    assert reported["resources"] == 1
+    assert [(c["type"], c["status"], c["message"]) for c in reported["conditions"]] == [
+        ("OrchestrationPaused", "True", autoops_activities.PAUSED_PENDING_MESSAGE)
+    ]
+    assert await policy_events(cluster) == [
+        ("Warning", "Paused", "Reconciliation", autoops_activities.PAUSED_PENDING_MESSAGE)
+    ]
 
     await cluster.raw.merge_patch(
         POLICY,
-        {"metadata": {"annotations": {annotation: None}}},
+        {"metadata": {"annotations": {autoops_activities.PAUSE_ANNOTATION: None}}},
         namespace=OPERATOR_NAMESPACE,
         name="ops",
     )
     await reconcile(cluster, FakeFactory(fake_es))
     assert len(await policy_objects(cluster)) == 3
     conditions = (await status(cluster))["conditions"]
-    assert [(c["type"], c["status"]) for c in conditions] == [("OrchestrationPaused", "False")]
+    assert [(c["type"], c["status"], c["message"]) for c in conditions] == [
+        ("OrchestrationPaused", "False", autoops_activities.RESUMED_MESSAGE)
+    ]
+    assert (
+        "Normal",
+        "Resumed",
+        "OrchestrationResumed",
+        autoops_activities.RESUMED_MESSAGE,
+    ) in await policy_events(cluster)
+
+    # Paused again with nothing to change: the no-pending message, no Warning.
+    await cluster.raw.merge_patch(
+        POLICY,
+        {"metadata": {"annotations": {autoops_activities.PAUSE_ANNOTATION: "true"}}},
+        namespace=OPERATOR_NAMESPACE,
+        name="ops",
+    )
+    await reconcile(cluster, FakeFactory(fake_es))
+    conditions = (await status(cluster))["conditions"]
+    assert [(c["status"], c["message"]) for c in conditions] == [
+        ("True", autoops_activities.PAUSED_NO_CHANGES_MESSAGE)
+    ]
 
 
-async def test_a_cluster_below_the_autoops_floor_is_skipped(
+@pytest.mark.parametrize(
+    ("annotation", "value"),
+    [
+        (autoops_activities.DEPRECATED_UNMANAGED_ANNOTATION, "false"),
+        (autoops_activities.LEGACY_PAUSE_ANNOTATION, "true"),
+    ],
+)
+async def test_an_unmanaged_policy_is_not_reconciled_at_all(
+    cluster: Cluster, fake_es: FakeElasticsearch, annotation: str, value: str
+) -> None:
+    await make_cluster(cluster, "a")
+    unmanaged = policy()
+    unmanaged["metadata"]["annotations"] = {annotation: value}
+    await cluster.raw.create(POLICY, unmanaged, namespace=OPERATOR_NAMESPACE)
+    await reconcile(cluster, FakeFactory(fake_es))
+    assert await policy_objects(cluster) == set()
+    assert fake_es.api_keys_named(KEY_A) == {}
+    assert await status(cluster) == {}
+
+
+async def test_a_cluster_of_a_deprecated_version_is_skipped(
     cluster: Cluster, fake_es: FakeElasticsearch
 ) -> None:
     await make_cluster(cluster, "a")
-    await cluster.raw.merge_patch(ES, {"spec": {"version": "7.16.3"}}, namespace=PROD, name="a")
+    await cluster.raw.merge_patch(ES, {"spec": {"version": "7.17.3"}}, namespace=PROD, name="a")
     await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
     await reconcile(cluster, FakeFactory(fake_es))
     reported = await status(cluster)
-    assert reported["skipped"] == 1
-    assert reported["details"][f"{PROD}/a"]["phase"] == "Skipped"
+    assert (reported["skipped"], reported["resources"]) == (1, 0)
+    assert reported["phase"] == "NoMonitoredResources"
+    assert reported["details"][f"{PROD}/a"] == {
+        "phase": "Skipped",
+        "message": "ES cluster is in deprecated version 7.17.3",
+    }
     assert await policy_objects(cluster) == set()
 
 
@@ -409,7 +539,7 @@ async def test_a_config_map_config_ref_is_the_agent_config(
         CONFIGMAPS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.config_map
     )
     assert "interval: 45s" in config_map["data"]["autoops_es.yml"]
-    assert "a-es-http.prod.svc:9200" in config_map["data"]["autoops_es.yml"]
+    assert "verification_mode: none" in config_map["data"]["autoops_es.yml"]
 
 
 async def test_a_deleted_cluster_loses_its_agent_without_a_call(
@@ -426,3 +556,29 @@ async def test_a_deleted_cluster_loses_its_agent_without_a_call(
     assert await policy_objects(cluster) == set()
     # Its keys lived in the cluster: there is no one to ask.
     assert len(fake_es.calls) == calls
+
+
+async def test_the_policy_labels_and_annotations_reach_its_config_and_secrets(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    await make_cluster(cluster, "a", tls=True)
+    labelled = policy()
+    labelled["metadata"]["labels"] = {"team": "ops"}
+    labelled["metadata"]["annotations"] = {"owner": "search-team"}
+    await cluster.raw.create(POLICY, labelled, namespace=OPERATOR_NAMESPACE)
+    await reconcile(cluster, FakeFactory(fake_es))
+    # As ECK: labels on the ConfigMap and CA Secret, annotations on those and the API-key Secret.
+    for kind, name in ((CONFIGMAPS, NAMES_A.config_map), (SECRETS, NAMES_A.ca_secret)):
+        meta = (await cluster.raw.get(kind, namespace=OPERATOR_NAMESPACE, name=name))["metadata"]
+        assert meta["labels"]["team"] == "ops"
+        assert meta["labels"]["eck.k8s.elastic.co/watched"] == "true"
+        assert meta["annotations"]["owner"] == "search-team"
+    key_secret = await cluster.raw.get(
+        SECRETS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.api_key_secret
+    )
+    assert "team" not in key_secret["metadata"]["labels"]
+    assert key_secret["metadata"]["annotations"]["owner"] == "search-team"
+    deployment = await cluster.raw.get(
+        DEPLOYMENTS, namespace=OPERATOR_NAMESPACE, name=NAMES_A.deployment
+    )
+    assert "team" not in deployment["metadata"]["labels"]

@@ -1,10 +1,12 @@
 """The ElasticsearchAutoscaler activities against kubesim and the fake Elasticsearch: the declared
-policies put into the cluster, a capacity answer growing the node set within the policy's bounds,
-a maximum reached (``Limited``, ``HorizontalScalingLimitReached``), nothing rewritten when the
-node sets already match, an invalid policy refused, a cluster that cannot be asked left alone
-(``Online`` false), limits at the requests over ``requestsToLimitsRatio``, a policy's
-``lastModificationTime`` kept while its resources stay, and the unlicensed notice (ECK's ``InvalidLicense`` event and ``Active``
-false) recorded by the license gate."""
+policies put into the cluster, a capacity answer growing the node set as ECK computes it (the
+node set's ``resources``, limits at the requests times ``requestsToLimitsRatio``), a maximum
+reached (``Limited``, ``HorizontalScalingLimitReached``, ECK's Warning on the Elasticsearch),
+nothing rewritten when the node sets already match, a policy without node set and an invalid
+policy refused with ECK's messages (``Healthy`` false, nothing asked or written), a cluster that cannot be asked
+given ECK's offline resources, a policy's ``lastModificationTime`` kept while its resources
+stay, and the unlicensed notice (ECK's ``InvalidLicense`` event, inactive conditions) recorded
+by the license gate."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from stackflow.models.engine import (
     ReconcileResult,
     ResourceRef,
 )
-from stackflow.models.kinds import EVENTS, SECRETS
+from stackflow.models.kinds import EVENTS, SECRETS, STATEFULSETS
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import (
     Clock,
@@ -166,8 +168,8 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
 ) -> None:
     await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
     await with_internal_user(cluster)
-    # A memory requestsToLimitsRatio of 0.5: the limit is twice the required (requested) memory.
-    policy = data_policy(memory={"min": "2Gi", "max": "8Gi", "requestsToLimitsRatio": "0.5"})
+    # A memory requestsToLimitsRatio of 2: the limit is twice the request.
+    policy = data_policy(memory={"min": "2Gi", "max": "8Gi", "requestsToLimitsRatio": "2"})
     await cluster.raw.create(AUTOSCALER, autoscaler(policy), namespace=NAMESPACE)
     fake_es.state.autoscaling_policies["stale"] = {"roles": ["ml"], "deciders": {}}
     fake_es.state.autoscaling_capacity["data-tier"] = capacity(
@@ -177,7 +179,10 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
 
     result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es), clock=clock)
 
-    # The declared policy is in the cluster, with its roles and deciders; the stale one is gone.
+    # ECK's ML settings are put (no ml policy: none), then the declared policy, with its roles
+    # and deciders; the stale one is gone.
+    assert fake_es.state.persistent_settings["xpack.ml.max_lazy_ml_nodes"] == 0
+    assert fake_es.state.persistent_settings["xpack.ml.use_auto_machine_memory_percent"] is True
     assert fake_es.state.autoscaling_policies == {
         "data-tier": {
             "roles": ["data", "ingest"],
@@ -185,14 +190,12 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
         }
     }
     data = await node_set(cluster)
-    # 12Gi in total at 4Gi per node (and 15Gi at 5Gi): three nodes.
-    assert data["count"] == 3
-    container = data["podTemplate"]["spec"]["containers"][0]
-    assert container["name"] == "elasticsearch"
-    assert container["resources"]["requests"]["memory"] == "4Gi"
-    assert container["resources"]["limits"]["memory"] == "8Gi"
+    # Memory: 12Gi in total over at least one node, capped at 8Gi per node: two nodes. Storage:
+    # 15Gi at 95% usable, rounded up to 16Gi, fits one node.
+    assert data["count"] == 2
+    assert data["resources"] == {"requests": {"memory": "8Gi"}, "limits": {"memory": "16Gi"}}
     claim = data["volumeClaimTemplates"][0]
-    assert claim["spec"]["resources"]["requests"]["storage"] == "5Gi"
+    assert claim["spec"]["resources"]["requests"]["storage"] == "16Gi"
     # The node set without a policy is left alone.
     assert await node_set(cluster, "master") == elasticsearch()["spec"]["nodeSets"][0]
     got = await status(cluster)
@@ -202,15 +205,17 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
         "Limited": "False",
         "Online": "True",
     }
+    assert [c["type"] for c in got["conditions"]] == ["Limited", "Healthy", "Active", "Online"]
     assert got["observedGeneration"] == 1
     assert got["policies"] == [
         {
             "name": "data-tier",
-            "nodeSets": [{"name": "data", "nodeCount": 3}],
+            "nodeSets": [{"name": "data", "nodeCount": 2}],
             "resources": {
-                "requests": {"memory": "4Gi", "storage": "5Gi"},
-                "limits": {"memory": "8Gi"},
+                "requests": {"memory": "8Gi", "storage": "16Gi"},
+                "limits": {"memory": "16Gi"},
             },
+            "state": [],
             "lastModificationTime": "2026-03-01T12:00:00Z",
         }
     ]
@@ -229,11 +234,11 @@ async def test_a_capacity_answer_grows_the_data_node_set_within_bounds(
 
     # More storage required: the policy's resources change, and so does its time.
     fake_es.state.autoscaling_capacity["data-tier"] = capacity(
-        node_memory=4 * GI, total_memory=12 * GI, node_storage=6 * GI, total_storage=15 * GI
+        node_memory=4 * GI, total_memory=12 * GI, node_storage=6 * GI, total_storage=30 * GI
     )
     await reconcile(cluster, elasticsearch=FakeFactory(fake_es), clock=clock)
     policies = (await status(cluster))["policies"]
-    assert policies[0]["resources"]["requests"]["storage"] == "6Gi"
+    assert policies[0]["resources"]["requests"]["storage"] == "20Gi"
     assert policies[0]["lastModificationTime"] == "2026-03-01T13:00:00Z"
 
 
@@ -257,7 +262,23 @@ async def test_a_maximum_reached_is_reported_limited(
     assert conditions_of(got)["Limited"] == "True"
     states = {state["type"] for state in got["policies"][0]["state"]}
     assert states == {"HorizontalScalingLimitReached"}
+    limited = next(c for c in got["conditions"] if c["type"] == "Limited")
+    assert limited["message"] == "Limit reached for policies data-tier"
     assert result.requeue_after_seconds == 30.0
+    events = (await cluster.raw.list(EVENTS, namespace=NAMESPACE))["items"]
+    assert [
+        (e["type"], e["reason"], e["action"], e["involvedObject"]["kind"], e["message"])
+        for e in events
+    ] == [
+        (
+            "Warning",
+            "HorizontalScalingLimitReached",
+            "AutoscalingOnlineReconciliation",
+            "Elasticsearch",
+            f"Can't provide total required memory {40 * GI}, max number of nodes is 4, "
+            "requires 5 nodes",
+        )
+    ]
 
 
 async def test_a_policy_matching_no_node_set_makes_the_autoscaler_unhealthy(
@@ -267,20 +288,27 @@ async def test_a_policy_matching_no_node_set_makes_the_autoscaler_unhealthy(
     await with_internal_user(cluster)
     ml = {"name": "ml", "roles": ["ml"], "resources": {"nodeCount": {"min": 1, "max": 2}}}
     await cluster.raw.create(AUTOSCALER, autoscaler(data_policy(), ml), namespace=NAMESPACE)
-    fake_es.state.autoscaling_capacity["data-tier"] = capacity(
-        node_memory=2 * GI, total_memory=2 * GI, node_storage=GI, total_storage=GI
+
+    context = cluster.context(elasticsearch=FakeFactory(fake_es))
+    request = startup(ref())
+    with pytest.raises(InvalidSpecError) as raised:
+        await autoscaler_activities.reconcile(context, request)
+
+    # As ECK's validation against the cluster: unhealthy, the cluster neither asked nor written.
+    message = (
+        'spec.policies[1].roles: Invalid value: []string{"ml"}: roles must be used in at '
+        "least one nodeSet"
     )
-    fake_es.state.autoscaling_capacity["ml"] = {"required_capacity": {"node": {}, "total": {}}}
-
-    result = await reconcile(cluster, elasticsearch=FakeFactory(fake_es))
-
-    got = await status(cluster)
-    states = {p["name"]: [s["type"] for s in p.get("state") or ()] for p in got["policies"]}
-    assert states == {"data-tier": [], "ml": ["NoNodeSet"]}
-    healthy = next(c for c in got["conditions"] if c["type"] == "Healthy")
-    assert healthy["status"] == "False"
-    assert "ml" in healthy["message"]
-    assert result.phase is Phase.RECONCILING
+    assert str(raised.value) == message
+    by_type = {c["type"]: c for c in (await status(cluster))["conditions"]}
+    assert (by_type["Healthy"]["status"], by_type["Healthy"]["message"]) == ("False", message)
+    assert (by_type["Active"]["status"], by_type["Active"]["message"]) == (
+        "True",
+        "Autoscaler is unhealthy",
+    )
+    assert by_type["Online"]["status"] == "False"
+    assert fake_es.calls == []
+    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
 
 
 async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
@@ -297,29 +325,39 @@ async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
         await autoscaler_activities.reconcile(context, request)
 
     assert str(raised.value) == (
-        "policy data-tier: resources.nodeCount: need 0 <= min <= max, got 5 and 2"
+        "spec.policies[0].resources.nodeCount.max: Invalid value: 2: max node count must be an "
+        "integer greater or equal than the min node count"
     )
     assert fake_es.calls == []
     assert (await node_set(cluster))["count"] == 1
+    healthy = next(c for c in (await status(cluster))["conditions"] if c["type"] == "Healthy")
+    assert (healthy["status"], healthy["message"]) == ("False", str(raised.value))
 
 
-async def test_a_cluster_that_cannot_be_asked_is_left_alone(cluster: Cluster) -> None:
+async def test_a_cluster_that_cannot_be_asked_gets_the_offline_resources(
+    cluster: Cluster,
+) -> None:
     await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
     await cluster.raw.create(AUTOSCALER, autoscaler(data_policy()), namespace=NAMESPACE)
 
-    # No internal user yet: the operator has no way to ask the cluster.
+    # No internal user yet: the operator has no way to ask the cluster. As ECK, the node sets
+    # get the offline resources: without a status, the minimums.
     result = await reconcile(cluster)
 
-    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
+    data = await node_set(cluster)
+    assert data["count"] == 1
+    assert data["resources"] == {"requests": {"memory": "2Gi"}, "limits": {"memory": "2Gi"}}
     got = await status(cluster)
-    assert conditions_of(got)["Online"] == "False"
-    assert "policies" not in got
+    online = next(c for c in got["conditions"] if c["type"] == "Online")
+    assert (online["status"], online["message"]) == ("False", "Elasticsearch is not available")
+    assert got["policies"][0]["nodeSets"] == [{"name": "data", "nodeCount": 1}]
     assert result.requeue_after_seconds == 60.0
 
     await with_internal_user(cluster)
-    # Outside a Pod the cluster's Service is not dialled (the default test factory never answers).
+    # Outside a Pod the cluster's Service is not dialled (the default test factory never
+    # answers): the status' resources are kept.
     await reconcile(cluster)
-    assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
+    assert await node_set(cluster) == data
     assert conditions_of(await status(cluster))["Online"] == "False"
 
 
@@ -346,6 +384,63 @@ async def test_unlicensed_the_gate_records_ecks_notice_and_inactive(cluster: Clu
         )
     ]
     got = await status(cluster)
-    assert conditions_of(got) == {"Active": "False"}
-    assert "inactive" in got["conditions"][0]["message"]
+    assert conditions_of(got) == {
+        "Active": "False",
+        "Healthy": "Unknown",
+        "Online": "False",
+        "Limited": "Unknown",
+    }
+    active = next(c for c in got["conditions"] if c["type"] == "Active")
+    assert active["message"] == (
+        "Autoscaling is an enterprise feature. Enterprise features are disabled"
+    )
     assert await node_set(cluster) == elasticsearch()["spec"]["nodeSets"][1]
+
+
+async def test_a_policy_new_to_the_status_starts_from_the_running_statefulsets(
+    cluster: Cluster,
+) -> None:
+    await cluster.raw.create(ES, elasticsearch(), namespace=NAMESPACE)
+    await cluster.raw.create(
+        STATEFULSETS,
+        {
+            "metadata": {"namespace": NAMESPACE, "name": "prod-es-data"},
+            "spec": {
+                "replicas": 3,
+                "serviceName": "prod-es-data",
+                "selector": {"matchLabels": {"app": "data"}},
+                "template": {
+                    "metadata": {"labels": {"app": "data"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "elasticsearch",
+                                "image": "es",
+                                "resources": {"requests": {"memory": "4Gi"}},
+                            }
+                        ]
+                    },
+                },
+                "volumeClaimTemplates": [
+                    {
+                        "metadata": {"name": "elasticsearch-data"},
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "10Gi"}},
+                        },
+                    }
+                ],
+            },
+        },
+        namespace=NAMESPACE,
+    )
+    await cluster.raw.create(AUTOSCALER, autoscaler(data_policy()), namespace=NAMESPACE)
+
+    # Offline (no internal user): as ECK, the resources imported from the StatefulSet are kept
+    # rather than the policy's minimums.
+    await reconcile(cluster)
+
+    data = await node_set(cluster)
+    assert data["count"] == 3
+    assert data["resources"]["requests"] == {"memory": "4Gi"}
+    assert data["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] == "10Gi"

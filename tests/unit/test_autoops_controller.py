@@ -147,3 +147,31 @@ def test_the_row_selects_elasticsearch_clusters() -> None:
     (selection,) = AUTOOPS_POLICY_CONTROLLER.selections
     assert selection.kind == ELASTICSEARCH
     assert selection.selects is autoops_policy_selects
+
+
+@pytest.mark.parametrize(
+    ("spec", "references"),
+    [
+        ({}, []),
+        (
+            {"autoOpsRef": {"secretName": "conn"}, "configRef": {"secretName": "cfg"}},
+            [
+                ObjectKey.of(SECRETS, namespace="ops", name="conn"),
+                ObjectKey.of(SECRETS, namespace="ops", name="cfg"),
+            ],
+        ),
+        (
+            {"autoOpsRef": {"secretName": "conn"}, "configRef": {"configMapName": "cfg"}},
+            [
+                ObjectKey.of(SECRETS, namespace="ops", name="conn"),
+                ObjectKey.of(CONFIGMAPS, namespace="ops", name="cfg"),
+            ],
+        ),
+    ],
+)
+def test_the_policy_references_its_connection_and_config_sources(
+    spec: dict[str, Any], references: list[ObjectKey]
+) -> None:
+    policy = {"metadata": {"namespace": "ops", "name": "p"}, "spec": spec}
+    assert autoops_policy_references(policy) == references
+    assert {SECRETS, CONFIGMAPS} <= set(AUTOOPS_POLICY_CONTROLLER.reference_kinds)

@@ -7,11 +7,10 @@ from typing import Any
 import pytest
 
 from stackflow.scope.selector import LabelSelector, label_selector_from_data
-from stackflow.stack.labels import TYPE_LABEL
+from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TYPE_LABEL, WATCHED_LABEL
 from stackflow.stack.naming import MAX_NAME_LENGTH
 from stackflow.stack.policies.autoops import (
     API_KEY_SECRET_TYPE,
-    CONFIG_HASH_ANNOTATION,
     ES_NAME_LABEL,
     ES_NAMESPACE_LABEL,
     MAX_LABEL_VALUE_LENGTH,
@@ -22,9 +21,10 @@ from stackflow.stack.policies.autoops import (
     Cluster,
     ClusterObjectNames,
     Selection,
-    agent_config_hash,
+    api_key_hash,
+    api_key_metadata,
     api_key_name,
-    api_key_needs_recreation,
+    api_key_plan,
     api_key_secret_labels,
     cluster_hash,
     cluster_object_labels,
@@ -35,6 +35,7 @@ from stackflow.stack.policies.autoops import (
     policy_status,
     secret_labels,
     select_clusters,
+    watched_object_labels,
 )
 
 
@@ -57,8 +58,8 @@ CLUSTERS = [
     Cluster("prod", "a", {"autoops": "on"}, "Ready", "8.15.0"),
     Cluster("prod", "b", {"autoops": "off"}, "Ready", "8.15.0"),
     Cluster("dev", "c", {"autoops": "on"}, "ApplyingChanges", "8.15.0"),
-    Cluster("dev", "old", {"autoops": "on"}, "Ready", "7.16.3"),
-    Cluster("prod", "v717", {"autoops": "on"}, "Ready", "7.17.0"),
+    Cluster("dev", "old", {"autoops": "on"}, "Ready", "7.17.3"),
+    Cluster("prod", "v9", {"autoops": "on"}, "Ready", "9.1.0"),
 ]
 NAMESPACES = {"prod": {"env": "prod"}, "dev": {"env": "dev"}}
 
@@ -70,7 +71,7 @@ NAMESPACES = {"prod": {"env": "prod"}, "dev": {"env": "dev"}}
         (
             {"matchLabels": {"autoops": "on"}},
             None,
-            ("prod/a", "prod/v717"),
+            ("prod/a", "prod/v9"),
             ("dev/c",),
             ("dev/old",),
         ),
@@ -78,12 +79,12 @@ NAMESPACES = {"prod": {"env": "prod"}, "dev": {"env": "dev"}}
         (
             {"matchLabels": {"autoops": "on"}},
             {"matchLabels": {"env": "prod"}},
-            ("prod/a", "prod/v717"),
+            ("prod/a", "prod/v9"),
             (),
             (),
         ),
         # an empty namespaceSelector matches every namespace (Kubernetes semantics)
-        ({"matchLabels": {"autoops": "on"}}, {}, ("prod/a", "prod/v717"), ("dev/c",), ("dev/old",)),
+        ({"matchLabels": {"autoops": "on"}}, {}, ("prod/a", "prod/v9"), ("dev/c",), ("dev/old",)),
         # expressions
         (
             {"matchExpressions": [{"key": "autoops", "operator": "In", "values": ["off"]}]},
@@ -120,13 +121,28 @@ def test_namespace_without_known_labels_has_none() -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "skipped"),
-    [("7.16.3", True), ("7.17.0", False), ("8.0.0", False), ("6.8.23", True), ("nonsense", True)],
+    ("version", "outcome"),
+    [
+        # ECK skips its deprecated range, 7.0.0 to 7.99.99
+        ("7.17.0", "ES cluster is in deprecated version 7.17.0"),
+        ("7.0.0", "ES cluster is in deprecated version 7.0.0"),
+        ("8.0.0", None),
+        ("9.2.1", None),
+        # a version that does not parse is the cluster's error, not a skip
+        ("nonsense", "error"),
+    ],
 )
-def test_minimum_version(version: str, skipped: bool) -> None:
+def test_deprecated_versions(version: str, outcome: str | None) -> None:
     selection = select_clusters(_policy({}), [Cluster("ns", "es", {}, "Ready", version)], {})
-    assert ("ns/es" in selection.skipped) is skipped
-    assert ("ns/es" in selection.served) is not skipped
+    if outcome == "error":
+        assert selection.errors["ns/es"].startswith("Failed trying to parse cluster version")
+        assert not selection.skipped
+        assert not selection.served
+    elif outcome is None:
+        assert selection.served == ("ns/es",)
+    else:
+        assert selection.skipped == {"ns/es": outcome}
+        assert not selection.served
 
 
 def test_parse_policy() -> None:
@@ -205,7 +221,7 @@ def test_api_key_name() -> None:
 
 def test_labels() -> None:
     labels = api_key_secret_labels(
-        policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
+        policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a", key_hash="h"
     )
     assert labels == {
         TYPE_LABEL: "autoops-agent",
@@ -214,15 +230,22 @@ def test_labels() -> None:
         SECRET_TYPE_LABEL: API_KEY_SECRET_TYPE,
         ES_NAME_LABEL: "a",
         ES_NAMESPACE_LABEL: "prod",
+        WATCHED_LABEL: "true",
+        ES_CONFIG_HASH_LABEL: "h",
     }
     assert API_KEY_SECRET_TYPE == "api-key"
     other = cluster_object_labels(
         policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
     )
     assert SECRET_TYPE_LABEL not in other
+    assert WATCHED_LABEL not in other
+    watched = watched_object_labels(
+        policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
+    )
+    assert watched == {**other, WATCHED_LABEL: "true"}
     assert secret_labels(
         "ca", policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
-    ) == {**other, SECRET_TYPE_LABEL: "ca"}
+    ) == {**watched, SECRET_TYPE_LABEL: "ca"}
     long = cluster_object_labels(
         policy_namespace="ops", policy_name="q" * 200, es_namespace="prod", es_name="a"
     )
@@ -235,28 +258,59 @@ def test_labels() -> None:
     )
 
 
-def test_config_hash() -> None:
-    first = agent_config_hash({"a": 1, "b": {"c": 2}}, es_namespace="ns", es_name="es")
-    reordered = agent_config_hash({"b": {"c": 2}, "a": 1}, es_namespace="ns", es_name="es")
-    assert first == reordered
-    assert first != agent_config_hash({"a": 2, "b": {"c": 2}}, es_namespace="ns", es_name="es")
-    assert first != agent_config_hash({"a": 1, "b": {"c": 2}}, es_namespace="ns", es_name="other")
-    assert agent_config_hash(None, es_namespace="ns", es_name="es") == agent_config_hash(
-        {}, es_namespace="ns", es_name="es"
-    )
+def test_api_key_metadata() -> None:
+    assert api_key_metadata(
+        policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a", key_hash="h"
+    ) == {
+        "common.k8s.elastic.co/type": "autoops-agent",
+        "elasticsearch.k8s.elastic.co/config-hash": "h",
+        "elasticsearch.k8s.elastic.co/name": "a",
+        "elasticsearch.k8s.elastic.co/namespace": "prod",
+        "elasticsearch.k8s.elastic.co/managed-by": "eck",
+        "autoops.k8s.elastic.co/policy-name": "p",
+        "autoops.k8s.elastic.co/policy-namespace": "ops",
+    }
+    assert api_key_hash() == api_key_hash()
+    assert api_key_hash() != api_key_hash({"other": {"cluster": ["monitor"]}})
+
+
+NAME = "autoops-ops-p-prod-a"
+OURS = {
+    "elasticsearch.k8s.elastic.co/managed-by": "eck",
+    "elasticsearch.k8s.elastic.co/config-hash": "h",
+}
+STORED = {"metadata": {}, "data": {"api_key": "ZW5jb2RlZA=="}}
 
 
 @pytest.mark.parametrize(
-    ("secret", "recreate"),
+    ("active", "secret", "create", "invalidate"),
     [
-        (None, True),
-        ({"metadata": {}}, True),
-        ({"metadata": {"annotations": {CONFIG_HASH_ANNOTATION: "old"}}}, True),
-        ({"metadata": {"annotations": {CONFIG_HASH_ANNOTATION: "want"}}}, False),
+        # no key of that name: create (nothing to invalidate)
+        ([], STORED, True, ()),
+        ([{"id": "x", "name": "autoops-ops-p-prod-ab", "metadata": OURS}], STORED, True, ()),
+        # ours, same hash, Secret holds a key: keep
+        ([{"id": "k1", "name": NAME, "metadata": OURS}], STORED, False, ()),
+        # made for other role descriptors, or not ECK's: replace
+        (
+            [{"id": "k1", "name": NAME, "metadata": {**OURS, ES_CONFIG_HASH_LABEL: "old"}}],
+            STORED,
+            True,
+            ("k1",),
+        ),
+        ([{"id": "k1", "name": NAME, "metadata": {}}], STORED, True, ("k1",)),
+        # the Secret lost, or without a key: replace
+        ([{"id": "k1", "name": NAME, "metadata": OURS}], None, True, ("k1",)),
+        ([{"id": "k1", "name": NAME, "metadata": OURS}], {"data": {}}, True, ("k1",)),
     ],
 )
-def test_api_key_recreation(secret: dict[str, Any] | None, recreate: bool) -> None:
-    assert api_key_needs_recreation(secret, "want") is recreate
+def test_api_key_plan(
+    active: list[dict[str, Any]],
+    secret: dict[str, Any] | None,
+    create: bool,
+    invalidate: tuple[str, ...],
+) -> None:
+    plan = api_key_plan(active, name=NAME, key_hash="h", secret=secret)
+    assert (plan.create, plan.invalidate) == (create, invalidate)
 
 
 def _secret(namespace: str, name: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -316,7 +370,25 @@ def test_orphaned_api_key_secrets() -> None:
             2,
             0,
         ),
-        (Selection(("a/a",), skipped={"a/a": "too old"}), {}, {}, "Ready", 1, 0),
+        # ECK counts only the accessible clusters: a skipped one is no resource
+        (Selection(("a/a",), skipped={"a/a": "too old"}), {}, {}, "NoMonitoredResources", 0, 0),
+        (
+            Selection(("a/a", "b/b"), ("b/b",), skipped={"a/a": "too old"}),
+            {"b/b": True},
+            {},
+            "Ready",
+            1,
+            1,
+        ),
+        # an unparsable version is an error and no resource either
+        (
+            Selection(("a/a", "b/b"), ("b/b",), errors={"a/a": "bad version"}),
+            {"b/b": True},
+            {},
+            "Error",
+            1,
+            1,
+        ),
     ],
 )
 def test_policy_status(

@@ -1,4 +1,6 @@
-"""Table tests of the ElasticsearchAutoscaler rules (stackflow.stack.elasticsearch.autoscaling)."""
+"""Table tests of the ElasticsearchAutoscaler rules (stackflow.stack.elasticsearch.autoscaling),
+as ECK computes them: per-node sizes, node counts, the spread over node sets, limits, states,
+conditions, events and the node sets written."""
 
 from __future__ import annotations
 
@@ -16,36 +18,72 @@ from stackflow.stack.elasticsearch.autoscaling import (
     ONLINE,
     UNLICENSED_RETRY_SECONDS,
     AutoscalingSpecError,
+    CurrentResources,
     NodeSetResources,
     PolicyResult,
+    VolumeClaimError,
     compute_policy,
     conditions,
-    distribute,
+    distribute_fairly,
     format_quantity,
+    imported_status_entry,
+    inactive_conditions,
+    ml_node_settings,
     node_set_roles,
     node_sets_by_policy,
+    offline_policy,
+    overlapping_states,
     parse_policy_limits,
     policy_for_roles,
     policy_status,
     scaled_node_sets,
+    scaling_events,
+    unhealthy_conditions,
     unlicensed_conditions,
     unlicensed_event,
+    unused_policies,
     validate_policies,
+    with_limits,
 )
 
-GI = Decimal(2**30)
+GI = 2**30
 
 
-def _policy(**resources: Any) -> dict[str, Any]:
+def _policy(
+    name: str = "data", roles: tuple[str, ...] = ("data",), **resources: Any
+) -> dict[str, Any]:
     base: dict[str, Any] = {"nodeCount": {"min": 1, "max": 5}}
     base.update(resources)
-    return {"name": "data", "roles": ["data"], "resources": base}
+    return {"name": name, "roles": list(roles), "resources": base}
+
+
+def _limits(**resources: Any) -> Any:
+    return parse_policy_limits(_policy(**resources))
 
 
 def _response(
-    node: dict[str, Any] | None = None, total: dict[str, Any] | None = None
+    node: dict[str, Any] | None = None,
+    total: dict[str, Any] | None = None,
+    *,
+    current: dict[str, Any] | None = None,
+    nodes: int = 0,
 ) -> dict[str, Any]:
-    return {"policies": {"data": {"required_capacity": {"node": node or {}, "total": total or {}}}}}
+    entry: dict[str, Any] = {"required_capacity": {"node": node or {}, "total": total or {}}}
+    entry["current_capacity"] = current or {
+        "node": {"storage": 0, "memory": 0},
+        "total": {"storage": 0, "memory": 0},
+    }
+    entry["current_nodes"] = [{"name": f"n{i}"} for i in range(nodes)]
+    return {"policies": {"data": entry}}
+
+
+def _previous(count: int, **requests: str) -> dict[str, Any]:
+    return {
+        "name": "data",
+        "nodeSets": [{"name": "data", "nodeCount": count}],
+        "resources": {"requests": requests},
+        "lastModificationTime": "2026-01-01T00:00:00Z",
+    }
 
 
 MEMORY = {"memory": {"min": "2Gi", "max": "8Gi"}}
@@ -53,128 +91,455 @@ STORAGE = {"storage": {"min": "10Gi", "max": "100Gi"}}
 BOTH = {**MEMORY, **STORAGE}
 
 
+def _r(
+    count: int, memory: int | None = None, storage: int | None = None, cpu: Any = None
+) -> NodeSetResources:
+    """Requests in GiB (cpu in cores) with limits equal to them (ratio 1)."""
+    return NodeSetResources(
+        node_count=count,
+        memory=None if memory is None else Decimal(memory * GI),
+        storage=None if storage is None else Decimal(storage * GI),
+        cpu=None if cpu is None else Decimal(str(cpu)),
+        memory_limit=None if memory is None else Decimal(memory * GI),
+        cpu_limit=None if cpu is None else Decimal(str(cpu)),
+    )
+
+
 @pytest.mark.parametrize(
-    ("resources", "response", "expected", "limited", "in_response"),
+    ("resources", "response", "previous", "expected", "states"),
     [
-        # 1. nothing required: the minimums
-        (BOTH, _response(), NodeSetResources(1, 2 * GI, 10 * GI), False, True),
-        # 2. total storage 35Gi over 10Gi nodes: 4 nodes
-        (
-            BOTH,
-            _response({"storage": 5 * 2**30}, {"storage": 35 * 2**30}),
-            NodeSetResources(4, 2 * GI, 10 * GI),
-            False,
-            True,
-        ),
-        # 3. per-node storage 20Gi raises the node size; 35Gi total → 2 nodes
-        (
-            BOTH,
-            _response({"storage": 20 * 2**30}, {"storage": 35 * 2**30}),
-            NodeSetResources(2, 2 * GI, 20 * GI),
-            False,
-            True,
-        ),
-        # 4. node count maximum hit
-        (
-            BOTH,
-            _response({}, {"storage": 1000 * 2**30}),
-            NodeSetResources(5, 2 * GI, 10 * GI),
-            True,
-            True,
-        ),
-        # 5. per-node memory maximum hit, count follows from the capped size
-        (
+        pytest.param(
             MEMORY,
-            _response({"memory": 16 * 2**30}, {"memory": 16 * 2**30}),
-            NodeSetResources(2, 8 * GI, None),
-            True,
-            True,
+            _response({"memory": 3 * GI}, {"memory": 9 * GI}),
+            None,
+            _r(2, memory=8),
+            {},
+            id="memory: the total over the minimum count (9Gi) capped at 8Gi, so 2 nodes",
         ),
-        # 6. memory decides the count when it needs more nodes than storage
-        (
-            BOTH,
-            _response({"memory": 4 * 2**30}, {"memory": 12 * 2**30, "storage": 10 * 2**30}),
-            NodeSetResources(3, 4 * GI, 10 * GI),
-            False,
-            True,
+        pytest.param(
+            MEMORY,
+            _response({"memory": 1}, {"memory": 5 * GI}),
+            None,
+            _r(1, memory=5),
+            {},
+            id="memory: at least the total over the minimum node count",
         ),
-        # 7. exact multiple: no rounding up
-        (
-            STORAGE,
-            _response({}, {"storage": 30 * 2**30}),
-            NodeSetResources(3, None, 10 * GI),
-            False,
-            True,
-        ),
-        # 8. policy missing from the response: minimums, not in response
-        (BOTH, {"policies": {}}, NodeSetResources(1, 2 * GI, 10 * GI), False, False),
-        # 9. empty response body
-        (BOTH, {}, NodeSetResources(1, 2 * GI, 10 * GI), False, False),
-        # 10. nodeCount minimum above what is required
-        (
-            {**BOTH, "nodeCount": {"min": 3, "max": 5}},
-            _response({}, {"storage": 10 * 2**30}),
-            NodeSetResources(3, 2 * GI, 10 * GI),
-            False,
-            True,
-        ),
-        # 11. zero and negative amounts count as nothing required
-        (
-            BOTH,
-            _response({"memory": 0, "storage": -5}, {"memory": 0, "storage": 0}),
-            NodeSetResources(1, 2 * GI, 10 * GI),
-            False,
-            True,
-        ),
-        # 12. no memory/storage bounds: only the node count, at its minimum
-        ({}, _response({"storage": 10}, {"storage": 100}), NodeSetResources(1), False, True),
-        # 13. both maxima hit at once
-        (
-            BOTH,
-            _response({"memory": 64 * 2**30, "storage": 500 * 2**30}, {"storage": 5000 * 2**30}),
-            NodeSetResources(5, 8 * GI, 100 * GI),
-            True,
-            True,
-        ),
-        # 14. cpu is not in the response: its minimum
-        (
-            {"cpu": {"min": "500m", "max": 4}},
-            _response(),
-            NodeSetResources(1, cpu=Decimal("0.5")),
-            False,
-            True,
-        ),
-        # requestsToLimitsRatio: the required amounts stay the requests, the ratios ride along
-        (
+        pytest.param(
+            MEMORY,
+            _response({"memory": 10 * GI}, {"memory": 50 * GI}),
+            None,
+            _r(5, memory=8),
             {
-                "memory": {"min": "2Gi", "max": "8Gi", "requestsToLimitsRatio": "0.5"},
-                "cpu": {"min": 1, "max": 4, "requestsToLimitsRatio": 0.25},
+                "VerticalScalingLimitReached": (
+                    f"memory required per node, {10 * GI}, is greater than the maximum allowed: "
+                    f"{8 * GI}",
+                ),
+                "HorizontalScalingLimitReached": (
+                    f"Can't provide total required memory {50 * GI}, max number of nodes is 5, "
+                    "requires 7 nodes",
+                ),
             },
-            _response(node={"memory": "4Gi"}, total={"memory": "4Gi"}),
-            NodeSetResources(
-                1,
-                memory=4 * GI,
-                cpu=Decimal(1),
-                memory_ratio=Decimal("0.5"),
-                cpu_ratio=Decimal("0.25"),
+            id="memory: both limits reached",
+        ),
+        pytest.param(
+            STORAGE,
+            _response({"storage": 5 * GI}, {"storage": 30 * GI}),
+            None,
+            _r(1, storage=32),
+            {},
+            id="storage: 95% usable, 30Gi total on one node rounded up to 32Gi",
+        ),
+        pytest.param(
+            STORAGE,
+            _response(
+                {"storage": 5 * GI},
+                {"storage": 30 * GI},
+                current={"node": {"storage": 40 * GI}, "total": {"storage": 120 * GI}},
+                nodes=3,
             ),
-            False,
-            True,
+            _previous(3, storage="40Gi"),
+            _r(3, storage=40),
+            {},
+            id="storage: no need beyond what is there, nothing shrinks",
+        ),
+        pytest.param(
+            STORAGE,
+            _response(
+                {"storage": GI},
+                {"storage": GI},
+                current={"node": {"storage": 50 * GI}, "total": {"storage": 50 * GI}},
+                nodes=1,
+            ),
+            _previous(1, storage="40Gi"),
+            _r(1, storage=40),
+            {
+                "UnexpectedNodeStorageCapacity": (
+                    "Vertical Pod autoscaling is not supported: current node storage capacity "
+                    f"{50 * GI} is greater than the claimed capacity {40 * GI}",
+                )
+            },
+            id="storage: a node bigger than its claim",
+        ),
+        pytest.param(
+            {**BOTH, "cpu": {"min": 1, "max": 4}},
+            _response({"storage": 55 * GI}, {"storage": 55 * GI}),
+            None,
+            _r(1, memory=6, storage=58, cpu=3),
+            {},
+            id="memory follows storage, cpu follows memory, each rounded up",
+        ),
+        pytest.param(
+            {"cpu": {"min": "500m", "max": 4}, **MEMORY},
+            _response({"memory": 2 * GI, "processors": 1.5}, {"memory": 2 * GI, "processors": 3}),
+            None,
+            NodeSetResources(
+                node_count=1,
+                memory=Decimal(2 * GI),
+                cpu=Decimal("3"),
+                memory_limit=Decimal(2 * GI),
+                cpu_limit=Decimal(3),
+            ),
+            {},
+            id="cpu: the node need or the total over the minimum count, no rounding",
+        ),
+        pytest.param(
+            BOTH,
+            {"policies": {}},
+            None,
+            _r(1, memory=2, storage=10),
+            {"EmptyResponse": ("No required capacity from Elasticsearch",)},
+            id="not in the response: the minimums, EmptyResponse",
+        ),
+        pytest.param(
+            BOTH,
+            _response(),
+            _previous(4, memory="4Gi", storage="20Gi"),
+            _r(4, memory=4, storage=20),
+            {"EmptyResponse": ("No required capacity from Elasticsearch",)},
+            id="nothing required: the status' resources, EmptyResponse",
+        ),
+        pytest.param(
+            STORAGE,
+            _response({"memory": GI}, {"memory": GI}),
+            None,
+            None,
+            {"MemoryRequired": ("Min and max memory must be specified",)},
+            id="memory asked without a memory range: the node sets are left alone",
+        ),
+        pytest.param(
+            MEMORY,
+            _response({"memory": 2 * GI}, {"memory": 2 * GI}, nodes=2),
+            _previous(4, memory="2Gi"),
+            _r(4, memory=2),
+            {},
+            id="no scale-down while Elasticsearch sees fewer nodes than the status",
+        ),
+        pytest.param(
+            MEMORY,
+            _response({"memory": 2 * GI}, {"memory": 2 * GI}, nodes=4),
+            _previous(4, memory="2Gi"),
+            _r(1, memory=2),
+            {},
+            id="scale-down once every node is seen",
         ),
     ],
 )
 def test_compute_policy(
     resources: dict[str, Any],
     response: dict[str, Any],
-    expected: NodeSetResources,
-    limited: bool,
-    in_response: bool,
+    previous: dict[str, Any] | None,
+    expected: NodeSetResources | None,
+    states: dict[str, tuple[str, ...]],
 ) -> None:
-    result = compute_policy(parse_policy_limits(_policy(**resources)), response)
+    result = compute_policy(_limits(**resources), response, ["data"], previous)
     assert result.resources == expected
-    assert result.limited is limited
-    assert result.in_response is in_response
-    assert bool(result.messages) is (limited or not in_response)
+    assert dict(result.states) == states
+    if expected is not None:
+        assert result.node_sets == (("data", expected.node_count),)
+
+
+def test_the_storage_sized_tier_of_eck() -> None:
+    """A hot tier of 3 to 10 nodes whose storage need outgrows its 4Gi nodes: 10 nodes, memory
+    and cpu at their maximum since storage is; an ml tier asking for no memory stays minimal."""
+    tier = parse_policy_limits(
+        _policy(
+            "di",
+            ("data", "ingest"),
+            nodeCount={"min": 3, "max": 10},
+            cpu={"min": 2, "max": 6},
+            memory={"min": "2Gi", "max": "8Gi"},
+            storage={"min": "1Gi", "max": "4Gi"},
+        )
+    )
+    ml = parse_policy_limits(
+        _policy(
+            "ml",
+            ("ml",),
+            nodeCount={"min": 1, "max": 9},
+            cpu={"min": 2, "max": 2},
+            memory={"min": "2Gi", "max": "6Gi"},
+            storage={"min": "1Gi", "max": "2Gi"},
+        )
+    )
+    response = {
+        "policies": {
+            "di": {
+                "required_capacity": {
+                    "node": {"storage": 3722575856},
+                    "total": {"storage": 37106614256},
+                },
+                "current_capacity": {
+                    "node": {"storage": 4193976320, "memory": 8 * GI},
+                    "total": {"storage": 33384038400, "memory": 64 * GI},
+                },
+                "current_nodes": [{"name": str(i)} for i in range(8)],
+            },
+            "ml": {
+                "required_capacity": {"node": {"memory": 0}, "total": {"memory": 0}},
+                "current_capacity": {
+                    "node": {"storage": 0, "memory": 2 * GI},
+                    "total": {"storage": 0, "memory": 2 * GI},
+                },
+                "current_nodes": [{"name": "ml-0"}],
+            },
+        }
+    }
+    di_before = {
+        "name": "di",
+        "nodeSets": [{"name": "di", "nodeCount": 9}],
+        "resources": {"requests": {"cpu": "6", "memory": "8Gi", "storage": "4Gi"}},
+    }
+    ml_before = {
+        "name": "ml",
+        "nodeSets": [{"name": "ml", "nodeCount": 1}],
+        "resources": {"requests": {"cpu": "2", "memory": "2Gi", "storage": "1Gi"}},
+    }
+    di = compute_policy(tier, response, ["di"], di_before)
+    assert di.node_sets == (("di", 10),)
+    assert di.resources == NodeSetResources(
+        10, Decimal(8 * GI), Decimal(4 * GI), Decimal(6), Decimal(8 * GI), Decimal(6)
+    )
+    assert not di.states
+    other = compute_policy(ml, response, ["ml"], ml_before)
+    assert other.resources == NodeSetResources(
+        1, Decimal(2 * GI), Decimal(GI), Decimal(2), Decimal(2 * GI), Decimal(2)
+    )
+
+
+def test_no_node_set() -> None:
+    result = compute_policy(_limits(**MEMORY), _response(), [])
+    assert result.resources is None
+    assert dict(result.states) == {"NoNodeSet": ("no nodeSets for tier data",)}
+
+
+@pytest.mark.parametrize(
+    ("previous", "expected"),
+    [
+        (None, _r(1, memory=2, storage=10)),
+        # the status' resources within the ranges, storage never below it
+        (_previous(7, memory="16Gi", storage="50Gi"), _r(5, memory=8, storage=50)),
+        (_previous(2), _r(2, memory=2, storage=10)),
+    ],
+)
+def test_offline_policy(previous: dict[str, Any] | None, expected: NodeSetResources) -> None:
+    result = offline_policy(_limits(**BOTH), ["data"], CurrentResources.of(previous))
+    assert result.resources == expected
+    assert result.node_sets == (("data", expected.node_count),)
+
+
+@pytest.mark.parametrize(
+    ("memory_ratio", "cpu_ratio", "memory_limit", "cpu_limit"),
+    [
+        pytest.param(None, None, 4 * GI, Decimal(2), id="default 1: limits equal requests"),
+        pytest.param("2", "4", 8 * GI, Decimal(8), id="limits are the requests times the ratio"),
+        pytest.param("0", "0", None, None, id="a ratio of 0 sets no limit"),
+    ],
+)
+def test_with_limits(
+    memory_ratio: str | None, cpu_ratio: str | None, memory_limit: int | None, cpu_limit: Any
+) -> None:
+    memory: dict[str, Any] = {"min": "1Gi", "max": "8Gi"}
+    cpu: dict[str, Any] = {"min": 1, "max": 8}
+    if memory_ratio is not None:
+        memory["requestsToLimitsRatio"] = memory_ratio
+    if cpu_ratio is not None:
+        cpu["requestsToLimitsRatio"] = cpu_ratio
+    limits = _limits(memory=memory, cpu=cpu)
+    result = with_limits(NodeSetResources(1, memory=Decimal(4 * GI), cpu=Decimal(2)), limits)
+    assert result.memory_limit == (None if memory_limit is None else Decimal(memory_limit))
+    assert result.cpu_limit == cpu_limit
+
+
+def test_a_fractional_cpu_limit_is_whole_cores() -> None:
+    limits = _limits(cpu={"min": "500m", "max": 4})
+    result = with_limits(NodeSetResources(1, cpu=Decimal("1.5")), limits)
+    assert result.cpu_limit == Decimal(2)
+
+
+@pytest.mark.parametrize(
+    ("names", "count", "expected"),
+    [
+        (["b", "a"], 5, (("b", 2), ("a", 3))),
+        (["a", "b"], 4, (("a", 2), ("b", 2))),
+        (["a", "b", "c"], 1, (("b", 0), ("c", 0), ("a", 1))),
+        ([], 3, ()),
+    ],
+)
+def test_distribute_fairly(names: list[str], count: int, expected: Any) -> None:
+    assert distribute_fairly(names, count) == expected
+
+
+def test_overlapping_policies() -> None:
+    policies = [
+        parse_policy_limits(_policy("hot", ("data_hot", "ingest", "remote_cluster_client"))),
+        parse_policy_limits(_policy("warm", ("data_warm", "ingest", "remote_cluster_client"))),
+        parse_policy_limits(_policy("ml", ("ml",))),
+    ]
+    message = "role ingest is declared in autoscaling policies hot,warm"
+    assert overlapping_states(policies) == {
+        "hot": {"OverlappingPolicies": (message,)},
+        "warm": {"OverlappingPolicies": (message,)},
+    }
+
+
+def _by_type(conds: list[dict[str, str]]) -> dict[str, tuple[str, str]]:
+    return {cond["type"]: (cond["status"], cond["message"]) for cond in conds}
+
+
+ISSUES = (
+    "Issues reported for the following policies: [{}]. Check operator logs, Kubernetes "
+    "events, and policies status for more details"
+)
+OK = PolicyResult("data", _r(1))
+CAPPED = PolicyResult("data", _r(5), states={"HorizontalScalingLimitReached": ("x",)})
+EMPTY = PolicyResult("ml", _r(1), states={"EmptyResponse": ("none",)})
+
+
+@pytest.mark.parametrize(
+    ("results", "online", "expected"),
+    [
+        (
+            [OK],
+            True,
+            {
+                LIMITED: ("False", ""),
+                HEALTHY: ("True", ""),
+                ACTIVE: ("True", ""),
+                ONLINE: ("True", "Elasticsearch is available"),
+            },
+        ),
+        (
+            [CAPPED, EMPTY],
+            True,
+            {
+                LIMITED: ("True", "Limit reached for policies data"),
+                HEALTHY: ("False", ISSUES.format("ml")),
+                ACTIVE: ("True", ""),
+                ONLINE: ("True", "Elasticsearch is available"),
+            },
+        ),
+        (
+            [OK],
+            False,
+            {
+                LIMITED: ("False", ""),
+                HEALTHY: (
+                    "False",
+                    "An error prevented resource calculation from the Elasticsearch "
+                    "autoscaling API.",
+                ),
+                ACTIVE: ("True", ""),
+                ONLINE: ("False", "boom"),
+            },
+        ),
+    ],
+)
+def test_conditions(
+    results: list[PolicyResult], online: bool, expected: dict[str, tuple[str, str]]
+) -> None:
+    message = "Elasticsearch is available" if online else "boom"
+    conds = conditions(results, online=online, online_message=message)
+    assert [cond["type"] for cond in conds] == [LIMITED, HEALTHY, ACTIVE, ONLINE]
+    assert _by_type(conds) == expected
+
+
+def test_a_long_online_message_is_cut() -> None:
+    conds = conditions([], online=False, online_message="x" * 300)
+    assert _by_type(conds)[ONLINE] == ("False", "x" * 256 + "[...]")
+
+
+def test_inactive_and_unhealthy() -> None:
+    assert _by_type(inactive_conditions("Elasticsearch resource ns/es not found")) == {
+        ACTIVE: ("False", "Elasticsearch resource ns/es not found"),
+        HEALTHY: ("Unknown", "Autoscaler is inactive"),
+        ONLINE: ("False", "Autoscaler is inactive"),
+        LIMITED: ("Unknown", ""),
+    }
+    assert _by_type(unhealthy_conditions("bad"))[HEALTHY] == ("False", "bad")
+
+
+def test_unlicensed() -> None:
+    assert _by_type(unlicensed_conditions())[ACTIVE] == (
+        "False",
+        "Autoscaling is an enterprise feature. Enterprise features are disabled",
+    )
+    event = unlicensed_event()
+    assert event["type"] == "Warning"
+    assert event["reason"] == INVALID_LICENSE_EVENT_REASON == "InvalidLicense"
+    assert UNLICENSED_RETRY_SECONDS == 60
+    assert event["message"] == (
+        "Autoscaling is an enterprise feature. Enterprise features are disabled"
+    )
+
+
+def test_scaling_events() -> None:
+    result = PolicyResult(
+        "data",
+        _r(5),
+        states={
+            "VerticalScalingLimitReached": ("a", "b"),
+            "EmptyResponse": ("not an event",),
+        },
+    )
+    assert scaling_events([result], online=True) == [
+        {
+            "type": "Warning",
+            "reason": "VerticalScalingLimitReached",
+            "action": "AutoscalingOnlineReconciliation",
+            "message": "a. b",
+        }
+    ]
+    assert scaling_events([result], online=False)[0]["action"] == (
+        "AutoscalingOfflineReconciliation"
+    )
+
+
+@pytest.mark.parametrize(
+    ("amount", "cpu", "expected"),
+    [
+        (Decimal(4 * GI), False, "4Gi"),
+        (Decimal(2 * 10**9), False, "2G"),
+        (Decimal(GI // 2), False, "536870912"),
+        (Decimal("1500.2"), False, "1501"),
+        (Decimal(2), True, "2"),
+        (Decimal("0.5"), True, "500m"),
+    ],
+)
+def test_format_quantity(amount: Decimal, cpu: bool, expected: str) -> None:
+    assert format_quantity(amount, cpu=cpu) == expected
+
+
+@pytest.mark.parametrize("ratio", ["0.5", "0.99"])
+def test_a_ratio_below_one_is_refused(ratio: str) -> None:
+    policy = _policy(memory={"min": "2Gi", "max": "4Gi", "requestsToLimitsRatio": ratio})
+    assert validate_policies([policy]) == [
+        "policy data: resources.memory.requestsToLimitsRatio: need a ratio of at least 1 "
+        f"(the limit is the request times the ratio), got {ratio!r}"
+    ]
+
+
+P0 = "spec.policies[0]"
+P1 = "spec.policies[1]"
 
 
 @pytest.mark.parametrize(
@@ -182,65 +547,73 @@ def test_compute_policy(
     [
         ([_policy()], []),
         (
-            [_policy(), {**_policy(), "name": "other"}],
-            ["spec.policies[1] (other): roles ['data'] are already those of policy 'data'"],
-        ),
-        ([{**_policy(), "roles": []}], ["spec.policies[0] (data): roles must not be empty"]),
-        ([{**_policy(), "name": ""}], ["spec.policies[0]: name is required"]),
-        (
-            [_policy(), {**_policy(), "roles": ["ml"]}],
-            ["spec.policies[1]: policy name 'data' is used twice"],
+            [_policy(), _policy("other")],
+            [f'{P1}.name: Invalid value: "data": roles set is duplicated'],
         ),
         (
-            [{"name": "p", "roles": ["ml"], "resources": {}}],
-            ["policy p: resources.nodeCount is required"],
+            [_policy(roles=())],
+            [f"{P0}.roles: Required value: roles field is mandatory and must not be empty"],
+        ),
+        ([_policy("")], [f"{P0}.name: Required value: name is mandatory"]),
+        (
+            [_policy(), _policy(roles=("ml",))],
+            [f'{P1}.name: Invalid value: "data": policy is duplicated'],
         ),
         (
-            [{"name": "p", "roles": ["ml"], "resources": {"nodeCount": {"min": 3, "max": 1}}}],
-            ["policy p: resources.nodeCount: need 0 <= min <= max, got 3 and 1"],
-        ),
-        (
-            [{"name": "p", "roles": ["ml"], "resources": {"nodeCount": {"min": 1.5, "max": 2}}}],
-            ["policy p: resources.nodeCount: min and max must be whole numbers"],
-        ),
-        (
+            [_policy("a", ("ml",)), _policy("b", ("ml", "remote_cluster_client"))],
             [
-                {
-                    "name": "p",
-                    "roles": ["ml"],
-                    "resources": {
-                        "nodeCount": {"min": 1, "max": 2},
-                        "memory": {"min": "x", "max": "1Gi"},
-                    },
-                }
+                f'{P1}.name: Invalid value: "ml,remote_cluster_client": ML nodes must be in a '
+                "dedicated NodeSet"
             ],
-            ["policy p: resources.memory: min and max must both be quantities"],
         ),
         (
+            [_policy("a", ("ml", "data"))],
             [
-                {
-                    "name": "p",
-                    "roles": ["ml"],
-                    "resources": {
-                        "nodeCount": {"min": 1, "max": 2},
-                        "cpu": {"min": 1, "max": 2, "requestsToLimitsRatio": 2},
-                    },
-                }
+                f'{P0}.name: Invalid value: "ml,data": ML nodes must be in a dedicated '
+                "autoscaling policy"
             ],
-            ["policy p: resources.cpu.requestsToLimitsRatio: need 0 < ratio <= 1, got 2"],
         ),
         (
+            [_policy(nodeCount={"min": 3, "max": 1})],
             [
-                {
-                    "name": "p",
-                    "roles": ["ml"],
-                    "resources": {
-                        "nodeCount": {"min": 1, "max": 2},
-                        "memory": {"min": "1Gi", "max": "2Gi", "requestsToLimitsRatio": 0},
-                    },
-                }
+                f"{P0}.resources.nodeCount.max: Invalid value: 1: max node count must be an "
+                "integer greater or equal than the min node count"
             ],
-            ["policy p: resources.memory.requestsToLimitsRatio: need 0 < ratio <= 1, got 0"],
+        ),
+        (
+            [_policy(nodeCount={"min": 0, "max": 0})],
+            [f"{P0}.resources.nodeCount.max: Invalid value: 0: max count must be greater than 0"],
+        ),
+        (
+            [_policy(nodeCount={"min": 1.5, "max": 2})],
+            ["policy data: resources.nodeCount: min and max must be whole numbers"],
+        ),
+        (
+            [_policy(memory={"min": "1Gi", "max": "4Gi"})],
+            [f"{P0}.memory.min: Required value: min quantity must be greater than 2G"],
+        ),
+        (
+            [_policy(storage={"min": 0, "max": "4Gi"})],
+            [f"{P0}.storage.min: Required value: min quantity must be greater than 0"],
+        ),
+        (
+            [_policy(cpu={"min": 2, "max": 1})],
+            [
+                f'{P0}.cpu.max: Invalid value: "1": max quantity must be greater or equal than '
+                "min quantity"
+            ],
+        ),
+        (
+            [_policy(memory={"min": "x", "max": "4Gi"})],
+            ["policy data: resources.memory: min and max must both be quantities"],
+        ),
+        (
+            [_policy(cpu={"min": 1, "max": 2, "requestsToLimitsRatio": 2})],
+            [],
+        ),
+        (
+            [_policy(memory={"min": "2Gi", "max": "4Gi", "requestsToLimitsRatio": 0})],
+            [],
         ),
     ],
 )
@@ -260,118 +633,6 @@ def test_policy_for_roles() -> None:
         policy_for_roles([], [data])
     with pytest.raises(AutoscalingSpecError, match="several"):
         policy_for_roles(["ml"], [ml, ml])
-
-
-def _by_type(conds: list[dict[str, str]]) -> dict[str, str]:
-    return {cond["type"]: cond["status"] for cond in conds}
-
-
-OK = PolicyResult("data", NodeSetResources(1), in_response=True)
-CAPPED = PolicyResult(
-    "data", NodeSetResources(5), in_response=True, limited=True, messages=("capped",)
-)
-MISSING = PolicyResult("data", NodeSetResources(1), in_response=False, messages=("missing",))
-NO_NODE_SET = {"name": "data", "state": [{"type": "NoNodeSet", "messages": ["none"]}]}
-HORIZONTAL = {"name": "data", "state": [{"type": "HorizontalScalingLimitReached"}]}
-
-
-@pytest.mark.parametrize(
-    ("results", "online", "spec_errors", "policies", "expected"),
-    [
-        ([OK], True, (), (), {ACTIVE: "True", HEALTHY: "True", LIMITED: "False", ONLINE: "True"}),
-        # A state of error severity (NoNodeSet) makes Healthy false; a limit reached does not.
-        (
-            [OK],
-            True,
-            (),
-            (NO_NODE_SET,),
-            {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"},
-        ),
-        (
-            [OK],
-            True,
-            (),
-            (HORIZONTAL,),
-            {ACTIVE: "True", HEALTHY: "True", LIMITED: "False", ONLINE: "True"},
-        ),
-        (
-            [CAPPED],
-            True,
-            (),
-            (),
-            {ACTIVE: "True", HEALTHY: "True", LIMITED: "True", ONLINE: "True"},
-        ),
-        (
-            [MISSING],
-            True,
-            (),
-            (),
-            {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"},
-        ),
-        (
-            [OK],
-            False,
-            (),
-            (),
-            {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "False"},
-        ),
-        (
-            [],
-            True,
-            ("bad",),
-            (),
-            {ACTIVE: "True", HEALTHY: "False", LIMITED: "False", ONLINE: "True"},
-        ),
-    ],
-)
-def test_conditions(
-    results: list[PolicyResult],
-    online: bool,
-    spec_errors: tuple[str, ...],
-    policies: tuple[dict[str, Any], ...],
-    expected: dict[str, str],
-) -> None:
-    conds = conditions(results, online=online, spec_errors=spec_errors, policies=policies)
-    assert _by_type(conds) == expected
-    health = next(cond for cond in conds if cond["type"] == HEALTHY)
-    assert ("issues reported" in health["message"]) is (policies == (NO_NODE_SET,))
-    limited = next(cond for cond in conds if cond["type"] == LIMITED)
-    assert ("capped" in limited["message"]) is (expected[LIMITED] == "True")
-
-
-def test_unlicensed() -> None:
-    assert _by_type(unlicensed_conditions()) == {ACTIVE: "False"}
-    assert "inactive" in unlicensed_conditions()[0]["message"]
-    event = unlicensed_event()
-    assert event["type"] == "Warning"
-    assert event["reason"] == INVALID_LICENSE_EVENT_REASON == "InvalidLicense"
-    assert UNLICENSED_RETRY_SECONDS == 60
-    assert event["message"] == (
-        "Autoscaling is an enterprise feature. Enterprise features are disabled"
-    )
-
-
-@pytest.mark.parametrize(
-    ("amount", "cpu", "expected"),
-    [
-        (4 * GI, False, "4Gi"),
-        (GI / 2, False, "512Mi"),
-        (Decimal(1000), False, "1000"),
-        (Decimal("1500.2"), False, "1501"),
-        (Decimal(2), True, "2"),
-        (Decimal("0.5"), True, "500m"),
-    ],
-)
-def test_format_quantity(amount: Decimal, cpu: bool, expected: str) -> None:
-    assert format_quantity(amount, cpu=cpu) == expected
-
-
-@pytest.mark.parametrize(
-    ("count", "slots", "expected"),
-    [(5, 2, [3, 2]), (4, 2, [2, 2]), (1, 3, [1, 0, 0]), (3, 0, [])],
-)
-def test_distribute(count: int, slots: int, expected: list[int]) -> None:
-    assert distribute(count, slots) == expected
 
 
 @pytest.mark.parametrize(
@@ -406,23 +667,25 @@ def test_node_sets_by_policy_matches_exact_roles_only() -> None:
     assert node_sets_by_policy(node_sets, limits) == {"data": ["hot-a", "hot-b"], "ml": []}
 
 
-_RESOURCES = NodeSetResources(node_count=3, memory=4 * GI, storage=10 * GI, cpu=Decimal(2))
+_RESULT = PolicyResult(
+    "data",
+    NodeSetResources(
+        node_count=3,
+        memory=Decimal(4 * GI),
+        storage=Decimal(10 * GI),
+        cpu=Decimal(2),
+        memory_limit=Decimal(4 * GI),
+        cpu_limit=Decimal(2),
+    ),
+    node_sets=(("data", 3),),
+)
 _SCALED = {
     "name": "data",
     "count": 3,
     "config": {"node.roles": ["data"]},
-    "podTemplate": {
-        "spec": {
-            "containers": [
-                {
-                    "name": "elasticsearch",
-                    "resources": {
-                        "requests": {"memory": "4Gi", "cpu": "2"},
-                        "limits": {"memory": "4Gi", "cpu": "2"},
-                    },
-                }
-            ]
-        }
+    "resources": {
+        "requests": {"cpu": "2", "memory": "4Gi"},
+        "limits": {"cpu": "2", "memory": "4Gi"},
     },
     "volumeClaimTemplates": [
         {
@@ -444,175 +707,184 @@ _SCALED = {
         pytest.param(
             {
                 **_SCALED,
-                "podTemplate": {
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": "elasticsearch",
-                                "resources": {
-                                    "requests": {"memory": "4096Mi", "cpu": "2000m"},
-                                    "limits": {"memory": "4294967296", "cpu": 2},
-                                },
-                            }
-                        ]
-                    }
+                "resources": {
+                    "requests": {"memory": "4096Mi", "cpu": "2000m"},
+                    "limits": {"memory": "4294967296", "cpu": 2},
                 },
             },
             None,
             id="same amounts spelled otherwise: nothing to write",
         ),
         pytest.param({**_SCALED, "count": 2}, _SCALED, id="count only"),
+        pytest.param(
+            {
+                **_SCALED,
+                "podTemplate": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "elasticsearch",
+                                "resources": {
+                                    "requests": {"memory": "1Gi", "ephemeral-storage": "1Gi"},
+                                    "limits": {"cpu": "1"},
+                                },
+                            }
+                        ]
+                    }
+                },
+            },
+            {
+                **_SCALED,
+                "podTemplate": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "elasticsearch",
+                                "resources": {"requests": {"ephemeral-storage": "1Gi"}},
+                            }
+                        ]
+                    }
+                },
+            },
+            id="cpu and memory leave the pod template's container",
+        ),
     ],
 )
 def test_scaled_node_sets(node_set: dict[str, Any], expected: dict[str, Any] | None) -> None:
-    result = PolicyResult(policy="data", resources=_RESOURCES, in_response=True)
-
-    scaled = scaled_node_sets([node_set], [result], {"data": ["data"]})
-
+    scaled = scaled_node_sets([node_set], [_RESULT])
     assert scaled == (None if expected is None else [expected])
 
 
-@pytest.mark.parametrize(
-    ("memory_ratio", "cpu_ratio", "limits"),
-    [
-        pytest.param(Decimal(1), Decimal(1), {"memory": "4Gi", "cpu": "2"}, id="default: equal"),
-        pytest.param(Decimal("0.5"), Decimal(1), {"memory": "8Gi", "cpu": "2"}, id="memory 0.5"),
-        pytest.param(Decimal(1), Decimal("0.8"), {"memory": "4Gi", "cpu": "2500m"}, id="cpu 0.8"),
-    ],
-)
-def test_scaled_node_sets_limits_are_requests_over_the_ratio(
-    memory_ratio: Decimal, cpu_ratio: Decimal, limits: dict[str, str]
-) -> None:
-    resources = NodeSetResources(
-        node_count=3,
-        memory=4 * GI,
-        storage=10 * GI,
-        cpu=Decimal(2),
-        memory_ratio=memory_ratio,
-        cpu_ratio=cpu_ratio,
-    )
-    result = PolicyResult(policy="data", resources=resources, in_response=True)
-
-    scaled = scaled_node_sets([_node_set("data", ["data"])], [result], {"data": ["data"]})
-
+def test_scaled_node_sets_spreads_and_leaves_others_alone() -> None:
+    result = PolicyResult("data", NodeSetResources(node_count=3), node_sets=(("b", 1), ("a", 2)))
+    skipped = PolicyResult("ml", None, states={"MemoryRequired": ("x",)})
+    node_sets = [
+        _node_set("a", ["data"]),
+        _node_set("b", ["data"]),
+        _node_set("ml", ["ml"], count=7),
+    ]
+    scaled = scaled_node_sets(node_sets, [result, skipped])
     assert scaled is not None
-    container = scaled[0]["podTemplate"]["spec"]["containers"][0]
-    assert container["resources"] == {"requests": {"memory": "4Gi", "cpu": "2"}, "limits": limits}
-    assert policy_status(result, ["data"], now=NOW)["resources"] == {
-        "requests": {"cpu": "2", "memory": "4Gi", "storage": "10Gi"},
-        "limits": {"cpu": limits["cpu"], "memory": limits["memory"]},
+    assert [(n["name"], n["count"]) for n in scaled] == [("a", 2), ("b", 1), ("ml", 7)]
+
+
+def test_several_claims_cannot_be_sized() -> None:
+    claims = [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]
+    with pytest.raises(VolumeClaimError):
+        scaled_node_sets([_node_set("data", ["data"], volumeClaimTemplates=claims)], [_RESULT])
+
+
+NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def test_policy_status() -> None:
+    entry = policy_status(_RESULT, now=NOW)
+    assert entry == {
+        "name": "data",
+        "nodeSets": [{"name": "data", "nodeCount": 3}],
+        "resources": {
+            "limits": {"cpu": "2", "memory": "4Gi"},
+            "requests": {"cpu": "2", "memory": "4Gi", "storage": "10Gi"},
+        },
+        "state": [],
+        "lastModificationTime": "2026-05-01T12:00:00Z",
     }
-
-
-def test_scaled_node_sets_spreads_the_count_and_leaves_others_alone() -> None:
-    result = PolicyResult(policy="data", resources=NodeSetResources(node_count=5), in_response=True)
-    other = _node_set("master", ["master"])
-
-    scaled = scaled_node_sets(
-        [_node_set("a", ["data"]), _node_set("b", ["data"]), other],
-        [result],
-        {"data": ["a", "b"]},
+    # Unchanged resources keep their time; a change stamps now.
+    earlier = {**entry, "lastModificationTime": "2026-01-01T00:00:00Z"}
+    assert policy_status(_RESULT, now=NOW, previous=earlier)["lastModificationTime"] == (
+        "2026-01-01T00:00:00Z"
     )
-
-    assert scaled is not None
-    assert [(n["name"], n["count"]) for n in scaled] == [("a", 3), ("b", 2), ("master", 1)]
-    assert scaled[2] == other
-
-
-@pytest.mark.parametrize(
-    ("result", "node_sets", "states"),
-    [
-        pytest.param(
-            PolicyResult(policy="p", resources=NodeSetResources(node_count=2), in_response=True),
-            ["a"],
-            [],
-            id="healthy",
-        ),
-        pytest.param(
-            PolicyResult(
-                policy="p",
-                resources=NodeSetResources(node_count=5),
-                in_response=True,
-                limited=True,
-                messages=("node count limited to 5 (required 9) in policy p",),
-            ),
-            ["a"],
-            ["HorizontalScalingLimitReached"],
-            id="horizontal limit",
-        ),
-        pytest.param(
-            PolicyResult(
-                policy="p",
-                resources=NodeSetResources(node_count=1, memory=8 * GI),
-                in_response=True,
-                limited=True,
-                messages=("memory per node limited to 8 (required 9) in policy p",),
-            ),
-            ["a"],
-            ["VerticalScalingLimitReached"],
-            id="vertical limit",
-        ),
-        pytest.param(
-            PolicyResult(
-                policy="p",
-                resources=NodeSetResources(node_count=1),
-                in_response=False,
-                messages=("policy p is not in the autoscaling capacity response",),
-            ),
-            [],
-            ["NoNodeSet", "EmptyResponse"],
-            id="no node set, not in the answer",
-        ),
-    ],
-)
-def test_policy_status_states(
-    result: PolicyResult, node_sets: list[str], states: list[str]
-) -> None:
-    entry = policy_status(result, node_sets, now=NOW)
-
-    assert [state["type"] for state in entry.get("state", [])] == states
-    counts = distribute(result.resources.node_count, len(node_sets))
-    assert entry["nodeSets"] == [
-        {"name": name, "nodeCount": count} for name, count in zip(node_sets, counts, strict=True)
+    changed = {**earlier, "nodeSets": [{"name": "data", "nodeCount": 2}]}
+    assert policy_status(_RESULT, now=NOW, previous=changed)["lastModificationTime"] == (
+        "2026-05-01T12:00:00Z"
+    )
+    no_node_set = PolicyResult("ml", None, states={"NoNodeSet": ("no nodeSets for tier ml",)})
+    assert policy_status(no_node_set, now=NOW)["state"] == [
+        {"type": "NoNodeSet", "messages": ["no nodeSets for tier ml"]}
     ]
 
 
-NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-EARLIER = "2025-12-31T00:00:00Z"
-_TWO = PolicyResult("p", NodeSetResources(node_count=2, memory=4 * GI), in_response=True)
-_SAME = {
-    "name": "p",
-    "nodeSets": [{"name": "a", "nodeCount": 2}],
-    "resources": {"requests": {"memory": "4Gi"}, "limits": {"memory": "4Gi"}},
-    "lastModificationTime": EARLIER,
-}
+def test_storage_nodes_are_added_for_the_total() -> None:
+    """10Gi to 20Gi nodes, 1 to 5 of them, 50Gi needed in total and 15Gi on one node: nodes of
+    the largest size (the total over one node, capped), then as many as the total needs."""
+    limits = _limits(storage={"min": "10Gi", "max": "20Gi"})
+    result = compute_policy(limits, _response({"storage": 15 * GI}, {"storage": 50 * GI}), ["data"])
+    assert result.resources == _r(3, storage=20)
+    assert not result.states
 
 
-@pytest.mark.parametrize(
-    ("previous", "expected"),
-    [
-        pytest.param(None, "2026-01-02T03:04:05Z", id="first status: now"),
-        pytest.param(_SAME, EARLIER, id="nothing changed: kept"),
-        pytest.param(
-            {**_SAME, "nodeSets": [{"name": "a", "nodeCount": 1}]},
-            "2026-01-02T03:04:05Z",
-            id="node count changed: now",
-        ),
-        pytest.param(
-            {**_SAME, "resources": {"requests": {"memory": "2Gi"}, "limits": {"memory": "2Gi"}}},
-            "2026-01-02T03:04:05Z",
-            id="memory changed: now",
-        ),
-        pytest.param(
-            {key: value for key, value in _SAME.items() if key != "lastModificationTime"},
-            "2026-01-02T03:04:05Z",
-            id="same resources without a time: now",
-        ),
-    ],
-)
-def test_policy_status_last_modification_time(
-    previous: dict[str, Any] | None, expected: str
-) -> None:
-    entry = policy_status(_TWO, ["a"], now=NOW, previous=previous)
+def test_ml_node_settings() -> None:
+    ml = parse_policy_limits(
+        _policy("ml", ("ml",), nodeCount={"min": 0, "max": 3}, memory={"min": "1Gi", "max": "8Gi"})
+    )
+    ml_small = parse_policy_limits(
+        _policy(
+            "ml2",
+            ("ml", "data"),
+            nodeCount={"min": 0, "max": 2},
+            memory={"min": "1Gi", "max": "2Gi"},
+        )
+    )
+    data = parse_policy_limits(_policy(**MEMORY))
+    assert ml_node_settings([ml, ml_small, data]) == {
+        "xpack.ml.max_ml_node_size": f"{8 * GI}b",
+        "xpack.ml.max_lazy_ml_nodes": 5,
+        "xpack.ml.use_auto_machine_memory_percent": True,
+    }
+    assert ml_node_settings([data])["xpack.ml.max_ml_node_size"] == "0b"
 
-    assert entry["lastModificationTime"] == expected
+
+def _stateful_set(replicas: int, storage: str | None, memory: str | None) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "elasticsearch"}
+    if memory is not None:
+        container["resources"] = {"requests": {"memory": memory}, "limits": {"memory": memory}}
+    claims = (
+        [] if storage is None else [{"spec": {"resources": {"requests": {"storage": storage}}}}]
+    )
+    return {
+        "spec": {
+            "replicas": replicas,
+            "volumeClaimTemplates": claims,
+            "template": {"spec": {"containers": [container]}},
+        }
+    }
+
+
+def test_imported_status_entry() -> None:
+    limits = _limits(**BOTH)
+    entry = imported_status_entry(
+        limits,
+        [
+            ("a", _stateful_set(2, "20Gi", "4Gi")),
+            ("b", _stateful_set(1, "30Gi", "2Gi")),
+            ("c", None),
+        ],
+    )
+    assert entry == {
+        "name": "data",
+        "nodeSets": [{"name": "a", "nodeCount": 2}, {"name": "b", "nodeCount": 1}],
+        "resources": {
+            "requests": {"memory": "4Gi", "storage": "30Gi"},
+            "limits": {"memory": "4Gi"},
+        },
+    }
+    # What the policy does not size is not imported; nothing at all without StatefulSets.
+    memory_only = imported_status_entry(_limits(**MEMORY), [("a", _stateful_set(2, "20Gi", None))])
+    assert memory_only == {
+        "name": "data",
+        "nodeSets": [{"name": "a", "nodeCount": 2}],
+        "resources": {},
+    }
+    assert imported_status_entry(limits, [("a", None)]) is None
+    two_claims = _stateful_set(1, "1Gi", None)
+    two_claims["spec"]["volumeClaimTemplates"] *= 2
+    with pytest.raises(VolumeClaimError):
+        imported_status_entry(limits, [("a", two_claims)])
+
+
+def test_unused_policies() -> None:
+    policies = [_policy(), _policy("ml", ("ml",))]
+    assert unused_policies(policies, {"data": ["hot"], "ml": []}) == [
+        f'{P1}.roles: Invalid value: []string{{"ml"}}: roles must be used in at least one nodeSet'
+    ]
+    assert unused_policies(policies, {"data": ["hot"], "ml": ["ml"]}) == []

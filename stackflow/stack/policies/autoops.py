@@ -10,7 +10,6 @@ labels and the current Secrets, call these functions and write what they return.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,31 +17,38 @@ from typing import Any
 from stackflow.api.autoops import PHASE_PRIORITY
 from stackflow.models.objects import view
 from stackflow.scope.selector import LabelSelector, label_selector_from_data
-from stackflow.stack.elasticsearch.version import Version, parse_version
-from stackflow.stack.labels import TYPE_LABEL
+from stackflow.stack.elasticsearch.remote_clusters import MANAGED_BY_ECK, METADATA_MANAGED_BY
+from stackflow.stack.elasticsearch.version import parse_version
+from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TYPE_LABEL, WATCHED_LABEL
 from stackflow.stack.naming import Namer, hash_object
+from stackflow.stack.pods import content_hash
+from stackflow.stack.policies.autoops_agent import API_KEY_SECRET_KEY
 
 __all__ = [
     "AGENT_TYPE",
+    "API_KEY_ROLE_NAME",
     "API_KEY_SECRET_TYPE",
     "CA_SECRET_TYPE",
     "CLIENT_CERT_SECRET_TYPE",
     "CONFIG_HASH_ANNOTATION",
+    "DEPRECATED_MAJOR",
     "ES_NAMESPACE_LABEL",
     "ES_NAME_LABEL",
     "MAX_LABEL_VALUE_LENGTH",
-    "MIN_AUTOOPS_VERSION",
     "POLICY_KIND",
     "POLICY_NAMESPACE_LABEL",
     "POLICY_NAME_LABEL",
+    "ROLE_DESCRIPTORS",
     "SECRET_TYPE_LABEL",
+    "ApiKeyPlan",
     "AutoOpsPolicy",
     "Cluster",
     "ClusterObjectNames",
     "Selection",
-    "agent_config_hash",
+    "api_key_hash",
+    "api_key_metadata",
     "api_key_name",
-    "api_key_needs_recreation",
+    "api_key_plan",
     "api_key_secret_labels",
     "cluster_hash",
     "cluster_object_labels",
@@ -53,18 +59,14 @@ __all__ = [
     "policy_status",
     "secret_labels",
     "select_clusters",
+    "watched_object_labels",
 ]
 
 POLICY_KIND = "AutoOpsAgentPolicy"
 
-MIN_AUTOOPS_VERSION = Version(7, 17, 0)
-"""The oldest Elasticsearch version an AutoOps agent is given.
-
-Elastic's AutoOps documentation for self-managed clusters lists 7.17 as the oldest supported
-Elasticsearch version, and 7.17.0 is also this operator's own floor
-(``stackflow.stack.elasticsearch.version.MIN_SUPPORTED``), so nothing the operator manages is
-skipped today; the constant is kept separate because AutoOps may raise its floor on its own.
-"""
+DEPRECATED_MAJOR = 7
+"""ECK gives no agent to a cluster of a deprecated version (its range 7.0.0 to 7.99.99): such a
+matched cluster is ``Skipped`` and not counted in ``status.resources``."""
 
 MAX_LABEL_VALUE_LENGTH = 63
 """Kubernetes label values (and DNS-1123 labels) are at most 63 characters."""
@@ -82,8 +84,7 @@ AGENT_TYPE = "autoops-agent"
 API_KEY_SECRET_TYPE = "api-key"
 CA_SECRET_TYPE = "ca"
 CLIENT_CERT_SECRET_TYPE = "client-cert"
-#: The agent-config hash (on the Deployment, and on the API-key Secret: the hash the key was
-#: created for).
+#: The hash that rolls the agent's pods (on the Deployment and its pod template).
 CONFIG_HASH_ANNOTATION = "autoops.k8s.elastic.co/config-hash"
 
 #: ECK's Namer short name for AutoOps objects: ``<policy>-autoops-<suffix>-<hash>``.
@@ -175,21 +176,20 @@ class Selection:
     not_ready: tuple[str, ...] = ()
     #: Matched but skipped, with the reason (the ``Skipped`` detail's message).
     skipped: Mapping[str, str] = field(default_factory=dict)
+    #: Matched but unusable (a version that does not parse), with the ``Error`` detail's error.
+    errors: Mapping[str, str] = field(default_factory=dict)
 
 
-def _skip_reason(version_text: str) -> str | None:
+def _version_verdict(version_text: str) -> tuple[str | None, str | None]:
+    """``(skip reason, error)`` of a cluster's version: ECK skips the deprecated 7.x clusters and
+    reports a version it cannot parse as the cluster's error."""
     try:
         version = parse_version(version_text)
-    except ValueError:
-        return f"invalid Elasticsearch version {version_text!r}"
-    if not version.at_least(
-        MIN_AUTOOPS_VERSION.major, MIN_AUTOOPS_VERSION.minor, MIN_AUTOOPS_VERSION.patch
-    ):
-        return (
-            f"Elasticsearch version {version} is not supported by AutoOps "
-            f"(minimum {MIN_AUTOOPS_VERSION})"
-        )
-    return None
+    except ValueError as error:
+        return None, f"Failed trying to parse cluster version: {error}"
+    if version.major == DEPRECATED_MAJOR:
+        return f"ES cluster is in deprecated version {version_text}", None
+    return None, None
 
 
 def select_clusters(
@@ -201,13 +201,15 @@ def select_clusters(
 
     A policy selects cluster-wide: ``resourceSelector`` must match the cluster's labels and
     ``namespaceSelector`` (when set) its namespace's labels (a namespace absent from
-    ``namespace_labels`` has none). A matched cluster below :data:`MIN_AUTOOPS_VERSION` is skipped
-    whatever its phase; a supported one is served once its phase is Ready.
+    ``namespace_labels`` has none). A matched cluster of a deprecated version (7.x) is skipped
+    and one whose version does not parse is in error, whatever its phase; any other is served
+    once its phase is Ready.
     """
     matched: list[str] = []
     served: list[str] = []
     not_ready: list[str] = []
     skipped: dict[str, str] = {}
+    invalid: dict[str, str] = {}
     for cluster in sorted(clusters, key=lambda c: (c.namespace, c.name)):
         if not policy.resource_selector.matches(cluster.labels):
             continue
@@ -216,14 +218,16 @@ def select_clusters(
         ):
             continue
         matched.append(cluster.key)
-        reason = _skip_reason(cluster.version)
+        reason, error = _version_verdict(cluster.version)
         if reason is not None:
             skipped[cluster.key] = reason
+        elif error is not None:
+            invalid[cluster.key] = error
         elif cluster.phase == "Ready":
             served.append(cluster.key)
         else:
             not_ready.append(cluster.key)
-    return Selection(tuple(matched), tuple(served), tuple(not_ready), skipped)
+    return Selection(tuple(matched), tuple(served), tuple(not_ready), skipped, invalid)
 
 
 def matched_cluster_keys(
@@ -299,8 +303,9 @@ def secret_labels(
     es_namespace: str,
     es_name: str,
 ) -> dict[str, str]:
-    """A per-cluster Secret's labels: the object labels and its ``secret-type``."""
-    labels = cluster_object_labels(
+    """A per-cluster Secret's labels: the ConfigMap's (:func:`watched_object_labels`) and its
+    ``secret-type``."""
+    labels = watched_object_labels(
         policy_namespace=policy_namespace,
         policy_name=policy_name,
         es_namespace=es_namespace,
@@ -310,19 +315,43 @@ def secret_labels(
     return labels
 
 
-def api_key_secret_labels(
+def watched_object_labels(
     *, policy_namespace: str, policy_name: str, es_namespace: str, es_name: str
+) -> dict[str, str]:
+    """The labels of the ConfigMap and Secrets written for one cluster: the object labels and
+    ECK's ``eck.k8s.elastic.co/watched: "true"`` (the Deployment has only the object labels)."""
+    labels = cluster_object_labels(
+        policy_namespace=policy_namespace,
+        policy_name=policy_name,
+        es_namespace=es_namespace,
+        es_name=es_name,
+    )
+    labels[WATCHED_LABEL] = "true"
+    return labels
+
+
+def api_key_secret_labels(
+    *,
+    policy_namespace: str,
+    policy_name: str,
+    es_namespace: str,
+    es_name: str,
+    key_hash: str | None = None,
 ) -> dict[str, str]:
     """The API-key Secret's labels. It has no ownerReference (the API key lives in
     Elasticsearch, and the key must be invalidated before the Secret goes), so these labels are
-    how the finalizer and the start-up clean-up find it."""
-    return secret_labels(
+    how the finalizer and the start-up clean-up find it. With ``key_hash``, ECK's
+    ``elasticsearch.k8s.elastic.co/config-hash`` label: the hash the key was made for."""
+    labels = secret_labels(
         API_KEY_SECRET_TYPE,
         policy_namespace=policy_namespace,
         policy_name=policy_name,
         es_namespace=es_namespace,
         es_name=es_name,
     )
+    if key_hash is not None:
+        labels[ES_CONFIG_HASH_LABEL] = key_hash
+    return labels
 
 
 def _label_value(value: str) -> str:
@@ -333,24 +362,78 @@ def _label_value(value: str) -> str:
     return f"{value[: MAX_LABEL_VALUE_LENGTH - _HASH_LENGTH - 1].rstrip('-._')}-{digest}"
 
 
-def agent_config_hash(config: Mapping[str, Any] | None, *, es_namespace: str, es_name: str) -> str:
-    """A stable hash of the agent configuration for one cluster (hex SHA-256).
+API_KEY_ROLE_NAME = "eck_autoops_role"
+#: What the agent's key may do: ECK's AutoOps role (read the cluster's monitoring APIs), plus
+#: ``manage_own_api_key`` so that the key can invalidate itself once its cluster is out of scope.
+ROLE_DESCRIPTORS: Mapping[str, Any] = {
+    API_KEY_ROLE_NAME: {
+        "cluster": ["monitor", "read_ilm", "read_slm", "manage_own_api_key"],
+        "indices": [
+            {
+                "names": ["*"],
+                "privileges": ["monitor", "view_index_metadata"],
+                "allow_restricted_indices": True,
+            }
+        ],
+    }
+}
 
-    Keys are sorted, so a reordered but equal config hashes the same and does not churn the API
-    key; the cluster is part of the hash because the key is created for that cluster. When it
-    differs from the API-key Secret's :data:`CONFIG_HASH_ANNOTATION` the key is recreated.
+
+def api_key_hash(role_descriptors: Mapping[str, Any] = ROLE_DESCRIPTORS) -> str:
+    """The hash of what a key grants (FNV-32a of the canonical role descriptors), kept in the
+    key's metadata and on its Secret: a key made for other role descriptors is replaced."""
+    return content_hash(dict(role_descriptors))
+
+
+def api_key_metadata(
+    *, policy_namespace: str, policy_name: str, es_namespace: str, es_name: str, key_hash: str
+) -> dict[str, str]:
+    """ECK's metadata of the cluster's API key: the type, the hash, the cluster, the policy
+    and ``managed-by: eck``."""
+    return {
+        TYPE_LABEL: AGENT_TYPE,
+        ES_CONFIG_HASH_LABEL: key_hash,
+        ES_NAME_LABEL: es_name,
+        ES_NAMESPACE_LABEL: es_namespace,
+        METADATA_MANAGED_BY: MANAGED_BY_ECK,
+        POLICY_NAME_LABEL: policy_name,
+        POLICY_NAMESPACE_LABEL: policy_namespace,
+    }
+
+
+@dataclass(frozen=True)
+class ApiKeyPlan:
+    """What to do with a cluster's API key: invalidate ``invalidate`` (ids), then ``create``."""
+
+    create: bool
+    invalidate: tuple[str, ...] = ()
+
+
+def api_key_plan(
+    active_keys: Iterable[Mapping[str, Any]],
+    *,
+    name: str,
+    key_hash: str,
+    secret: Mapping[str, Any] | None,
+) -> ApiKeyPlan:
+    """ECK's rule for the cluster's API key, from the active keys of its name in Elasticsearch.
+
+    No key of that name: create one. A key not managed by ECK (``managed-by`` metadata), made
+    for another hash, or whose Secret is missing or holds no key: invalidate it and create
+    another. Otherwise keep it (its Secret is written again, which restores its labels).
     """
-    document = {"cluster": f"{es_namespace}/{es_name}", "config": dict(config or {})}
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def api_key_needs_recreation(secret: Mapping[str, Any] | None, desired_hash: str) -> bool:
-    """Whether the cluster's API key must be (re)created: no Secret yet, or one made for
-    another config hash (a missing annotation counts as another)."""
-    if secret is None:
-        return True
-    return view(secret).annotations.get(CONFIG_HASH_ANNOTATION) != desired_hash
+    active = next((key for key in active_keys if key.get("name") == name), None)
+    if active is None:
+        return ApiKeyPlan(create=True)
+    metadata = active.get("metadata") or {}
+    stale = (
+        metadata.get(METADATA_MANAGED_BY) != MANAGED_BY_ECK
+        or metadata.get(ES_CONFIG_HASH_LABEL) != key_hash
+    )
+    stored = (secret or {}).get("data") or {}
+    if stale or secret is None or not stored.get(API_KEY_SECRET_KEY):
+        return ApiKeyPlan(create=True, invalidate=(str(active.get("id")),))
+    return ApiKeyPlan(create=False)
 
 
 def orphaned_api_key_secrets(
@@ -386,15 +469,18 @@ def policy_status(
     errors: Mapping[str, str] | None = None,
     observed_generation: int | None = None,
 ) -> dict[str, Any]:
-    """The policy's ``status``.
+    """The policy's ``status``, as ECK counts it.
 
-    ``resources`` counts the matched clusters, ``ready`` those served whose agent is ready
-    (``agents_ready`` by cluster key). Skipped and failed clusters get a ``details`` entry. The
-    phase is the highest-priority one of: ``NoMonitoredResources`` (nothing matched), ``Error``
-    (some cluster failed), ``MonitoredResourcesNotReady`` (a matched cluster is not Ready),
+    ``resources`` counts the matched clusters that are neither skipped nor in error for their
+    version (ECK's accessible clusters), ``ready`` those served whose agent is ready
+    (``agents_ready`` by cluster key), ``errors`` the clusters in error (``errors`` and the
+    selection's). Skipped and failed clusters get a ``details`` entry. The phase is the
+    highest-priority one of: ``NoMonitoredResources`` (no resources), ``Error`` (some cluster
+    failed), ``MonitoredResourcesNotReady`` (a matched cluster is not Ready),
     ``AutoOpsAgentsNotReady`` (a served cluster's agent is not ready), else ``Ready``.
     """
-    failures = dict(errors or {})
+    failures = {**dict(selection.errors), **dict(errors or {})}
+    resources = len(selection.matched) - len(selection.skipped) - len(selection.errors)
     ready = sum(
         1 for key in selection.served if agents_ready.get(key, False) and key not in failures
     )
@@ -404,7 +490,7 @@ def policy_status(
     for key, error in sorted(failures.items()):
         details[key] = {"phase": "Error", "error": error}
     candidates: list[str] = ["Ready"]
-    if not selection.matched:
+    if resources == 0:
         candidates.append("NoMonitoredResources")
     if failures:
         candidates.append("Error")
@@ -412,14 +498,15 @@ def policy_status(
         candidates.append("MonitoredResourcesNotReady")
     if any(not agents_ready.get(key, False) for key in selection.served if key not in failures):
         candidates.append("AutoOpsAgentsNotReady")
-    # max keeps the first of equal priorities: a not-Ready cluster is reported before its agent.
+    # max keeps the first of equal priorities: a not-Ready cluster is reported before its agent
+    # (ECK: the not-Ready cluster leaves its reconcile incomplete, which keeps that phase).
     phase = max(candidates, key=lambda candidate: PHASE_PRIORITY[candidate])
     status: dict[str, Any] = {
-        "resources": len(selection.matched),
+        "resources": resources,
         "ready": ready,
         "errors": len(failures),
         "skipped": len(selection.skipped),
-        "readyCount": f"{ready}/{len(selection.matched)}",
+        "readyCount": f"{ready}/{resources}",
         "phase": phase,
     }
     if details:
