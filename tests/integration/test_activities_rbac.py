@@ -1,0 +1,200 @@
+"""enforce-rbac-on-refs against kubesim: the associations, AutoOps and remote-cluster activities
+honour a reference across namespaces only while the referring ServiceAccount may get its target.
+
+kubesim keeps SubjectAccessReviews without judging them, so the real ``SubjectAccessReviewer``
+asks a grant table here (``tests.fakes.fake_authorizer``); the end-to-end tier asks the real API
+server.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+
+from activities.associations import EVENT_ACTION_ACCESS_CHECK
+from stackflow.api.kinds import kind_resource
+from stackflow.controllers.elasticsearch import ELASTICSEARCH
+from stackflow.kube.access import SubjectAccessReviewer
+from stackflow.models.engine import Phase
+from stackflow.models.kinds import EVENTS, SERVICES
+from stackflow.stack.access import RBAC_RECHECK_SECONDS
+from tests.fakes.fake_authorizer import Grant, GrantTable
+from tests.integration.controller_context import SELECTOR, Cluster, cluster
+from tests.integration.test_activities_apps import install_app_crds
+from tests.integration.test_activities_associations import (
+    APP_NS,
+    ES_CONF,
+    ES_NS,
+    ON,
+    app_manifest,
+    create_elasticsearch,
+    read,
+    reconcile,
+    ref_for,
+    secrets_in,
+)
+
+__all__ = ["cluster"]
+
+
+@pytest.fixture
+async def world(cluster: Cluster, ka_client: client.ApiClient) -> Cluster:
+    """kubesim with every CRD and two labelled namespaces: the applications' and the cluster's."""
+    await install_app_crds(cluster, ka_client)
+    await cluster.create_namespace(APP_NS, ON)
+    await cluster.create_namespace(ES_NS, ON)
+    return cluster
+
+
+async def warnings_on(cluster: Cluster, namespace: str, name: str) -> list[dict[str, Any]]:
+    events = (await cluster.raw.list(EVENTS, namespace=namespace))["items"]
+    return [
+        event
+        for event in events
+        if event["type"] == "Warning" and event["involvedObject"]["name"] == name
+    ]
+
+
+@pytest.mark.parametrize(
+    ("controller", "kind", "name", "service_account", "app_secret", "es_secret"),
+    [
+        pytest.param(
+            "kb-es", "Kibana", "kb", "", "kb-kibana-user", f"{APP_NS}-kb-kibana-user",
+            id="kibana-default-service-account",
+        ),
+        pytest.param(
+            "apm-es", "ApmServer", "apm", "apm-sa", "apm-apm-user", f"{APP_NS}-apm-apm-user",
+            id="apm-named-service-account",
+        ),
+    ],
+)  # fmt: skip
+async def test_a_cross_namespace_association_needs_its_service_account_to_get_the_target(
+    world: Cluster,
+    controller: str,
+    kind: str,
+    name: str,
+    service_account: str,
+    app_secret: str,
+    es_secret: str,
+) -> None:
+    authorizer = GrantTable()
+    context = world.context(selector=SELECTOR, access=SubjectAccessReviewer(authorizer))
+    await create_elasticsearch(world, context)
+    spec: dict[str, Any] = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
+    if service_account:
+        spec["serviceAccountName"] = service_account
+    await world.raw.create(kind_resource(kind), app_manifest(kind, name, APP_NS, spec))
+    ref = ref_for(controller, APP_NS, name)
+    user = f"system:serviceaccount:{APP_NS}:{service_account or 'default'}"
+
+    denied = await reconcile(context, controller, ref)
+
+    assert authorizer.asked == [Grant(user, "elasticsearches", ES_NS, "es")]
+    assert denied.phase is Phase.RECONCILING
+    message = f"Association not allowed: {APP_NS}/{name} to {ES_NS}/es"
+    assert message in denied.message
+    obj = await read(world, kind, APP_NS, name)
+    assert ES_CONF not in (obj["metadata"].get("annotations") or {})
+    assert obj["status"]["elasticsearchAssociationStatus"] == "Pending"
+    assert app_secret not in await secrets_in(world, APP_NS)
+    assert es_secret not in await secrets_in(world, ES_NS)
+    warnings = await warnings_on(world, APP_NS, name)
+    assert [(w["reason"], w["message"]) for w in warnings] == [("AssociationError", message)]
+    assert warnings[0]["action"] == EVENT_ACTION_ACCESS_CHECK
+
+    authorizer.grant(APP_NS, service_account or "default", ELASTICSEARCH, f"{ES_NS}/es")
+
+    allowed = await reconcile(context, controller, ref)
+
+    assert allowed.phase is Phase.READY
+    # No watch sees RBAC change: an established ref is checked again on a timer.
+    assert allowed.requeue_after_seconds == RBAC_RECHECK_SECONDS
+    obj = await read(world, kind, APP_NS, name)
+    assert json.loads(obj["metadata"]["annotations"][ES_CONF])["authSecretName"] == app_secret
+    assert obj["status"]["elasticsearchAssociationStatus"] == "Established"
+    assert app_secret in await secrets_in(world, APP_NS)
+    assert es_secret in await secrets_in(world, ES_NS)
+
+    authorizer.revoke_all()
+
+    revoked = await reconcile(context, controller, ref)
+
+    # Unbound: the credentials on both sides and the conf go, the CA copy stays (as in ECK).
+    assert revoked.phase is Phase.RECONCILING
+    obj = await read(world, kind, APP_NS, name)
+    assert ES_CONF not in (obj["metadata"].get("annotations") or {})
+    assert obj["status"]["elasticsearchAssociationStatus"] == "Pending"
+    assert app_secret not in await secrets_in(world, APP_NS)
+    assert es_secret not in await secrets_in(world, ES_NS)
+    assert f"{name}-{controller}-ca" in await secrets_in(world, APP_NS)
+
+
+async def test_an_association_within_one_namespace_asks_nothing(world: Cluster) -> None:
+    authorizer = GrantTable()
+    context = world.context(selector=SELECTOR, access=SubjectAccessReviewer(authorizer))
+    await create_elasticsearch(world, context, namespace=APP_NS)
+    spec = {"count": 1, "elasticsearchRef": {"name": "es"}}
+    await world.raw.create(kind_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
+
+    result = await reconcile(context, "kb-es", ref_for("kb-es", APP_NS, "kb"))
+
+    assert result.phase is Phase.READY
+    assert authorizer.asked == []
+
+
+async def test_an_invalid_service_account_name_keeps_the_association_pending(
+    world: Cluster,
+) -> None:
+    authorizer = GrantTable()
+    context = world.context(selector=SELECTOR, access=SubjectAccessReviewer(authorizer))
+    await create_elasticsearch(world, context)
+    spec = {
+        "count": 1,
+        "serviceAccountName": "Not_A_Name",
+        "elasticsearchRef": {"name": "es", "namespace": ES_NS},
+    }
+    await world.raw.create(kind_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
+
+    result = await reconcile(context, "kb-es", ref_for("kb-es", APP_NS, "kb"))
+
+    assert result.phase is Phase.RECONCILING
+    assert "spec.serviceAccountName 'Not_A_Name' is not a valid ServiceAccount name" in (
+        result.message
+    )
+    assert authorizer.asked == []
+
+
+async def test_a_kibana_reference_checks_the_elasticsearch_behind_the_kibana(
+    world: Cluster,
+) -> None:
+    """APM → Kibana: the APM user lives in the Kibana's Elasticsearch, so that is what its
+    ServiceAccount must be allowed to get (ECK's check of the transitive Elasticsearch)."""
+    authorizer = GrantTable()
+    context = world.context(selector=SELECTOR, access=SubjectAccessReviewer(authorizer))
+    await create_elasticsearch(world, context)
+    no_tls = {"tls": {"selfSignedCertificate": {"disabled": True}}}
+    kibana = app_manifest(
+        "Kibana", "kb", ES_NS, {"count": 1, "elasticsearchRef": {"name": "es"}, "http": no_tls}
+    )
+    await world.raw.create(kind_resource("Kibana"), kibana)
+    await world.raw.create(
+        SERVICES,
+        {
+            "metadata": {"name": "kb-kb-http", "namespace": ES_NS},
+            "spec": {"ports": [{"name": "http", "port": 5601}]},
+        },
+    )
+    spec = {"count": 1, "kibanaRef": {"name": "kb", "namespace": ES_NS}}
+    await world.raw.create(
+        kind_resource("ApmServer"), app_manifest("ApmServer", "apm", APP_NS, spec)
+    )
+
+    result = await reconcile(context, "apm-kibana", ref_for("apm-kibana", APP_NS, "apm"))
+
+    assert result.phase is Phase.RECONCILING
+    assert authorizer.asked == [
+        Grant(f"system:serviceaccount:{APP_NS}:default", "elasticsearches", ES_NS, "es")
+    ]
