@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from activities.apply import apply_object
+from activities.associations import EVENT_ACTION_ACCESS_CHECK, EVENT_ASSOCIATION_ERROR
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch import operator_endpoint
@@ -41,6 +42,7 @@ from stackflow.controllers.autoops import (
 )
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
+from stackflow.kube.events import InvolvedObject
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import (
     FinalizeInput,
@@ -55,6 +57,7 @@ from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS,
 from stackflow.models.objects import view
 from stackflow.scope import equality_selector_string
 from stackflow.scope.selector import SelectorError
+from stackflow.stack.access import InvalidServiceAccountError
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.objects import (
     controller_owner_reference,
@@ -70,7 +73,9 @@ from stackflow.stack.policies.autoops import (
     POLICY_NAME_LABEL,
     POLICY_NAMESPACE_LABEL,
     SECRET_TYPE_LABEL,
+    AutoOpsPolicy,
     Cluster,
+    access_denied_reason,
     agent_config_hash,
     api_key_name,
     api_key_needs_recreation,
@@ -607,6 +612,45 @@ def _now(context: ControllerContext) -> str:
     return context.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+async def _access_denied(
+    context: ControllerContext,
+    policy: Mapping[str, Any],
+    parsed: AutoOpsPolicy,
+    matched: Sequence[Mapping[str, Any]],
+) -> dict[str, str]:
+    """The matched clusters the policy's ServiceAccount may not get (enforce-rbac-on-refs), with
+    the reason each is skipped; ECK's Warning on the policy for each refusal."""
+    meta = view(policy)
+    denied: dict[str, str] = {}
+    for es in matched:
+        es_meta = view(es)
+        key = f"{es_meta.namespace}/{es_meta.name}"
+        try:
+            allowed = await context.access.allowed(
+                service_account=parsed.service_account_name,
+                source_namespace=meta.namespace,
+                target=ELASTICSEARCH,
+                target_namespace=es_meta.namespace,
+                target_name=es_meta.name,
+            )
+        except InvalidServiceAccountError as error:
+            denied[key] = f"Failed trying to perform RBAC check: spec.{error}"
+            continue
+        if allowed:
+            continue
+        denied[key] = access_denied_reason(parsed)
+        await context.events.warning(
+            InvolvedObject.of(policy),
+            reason=EVENT_ASSOCIATION_ERROR,
+            message=(
+                "AutoOps policy not allowed to access Elasticsearch cluster: "
+                f"{meta.namespace}/{meta.name} to {key}"
+            ),
+            action=EVENT_ACTION_ACCESS_CHECK,
+        )
+    return denied
+
+
 async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
     """Bring the policy's agents in line with the clusters it selects, and report them."""
     ref = request.ref
@@ -643,9 +687,10 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         view(item).name: dict(view(item).labels)
         for item in (await context.scoped.list(NAMESPACES))["items"]
     }
-    selection = select_clusters(
-        parsed, (Cluster.of(obj) for obj in clusters.values()), namespace_labels
-    )
+    candidates = [Cluster.of(obj) for obj in clusters.values()]
+    matched = select_clusters(parsed, candidates, namespace_labels).matched
+    denied = await _access_denied(context, policy, parsed, [clusters[key] for key in matched])
+    selection = select_clusters(parsed, candidates, namespace_labels, access_denied=denied)
     written = await _written(context.scoped, meta.namespace, meta.name)
     agents_ready: dict[str, bool] = {}
     failures: dict[str, str] = {}

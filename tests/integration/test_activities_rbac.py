@@ -9,20 +9,25 @@ server.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
 
 from activities.associations import EVENT_ACTION_ACCESS_CHECK
-from stackflow.api.kinds import kind_resource
+from kubesim.testing import KubeSim
+from stackflow.api.crds import crd_for
+from stackflow.api.kinds import kind_info, kind_resource
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.kube.access import SubjectAccessReviewer
 from stackflow.models.engine import Phase
 from stackflow.models.kinds import EVENTS, SERVICES
 from stackflow.stack.access import RBAC_RECHECK_SECONDS
 from tests.fakes.fake_authorizer import Grant, GrantTable
-from tests.integration.controller_context import SELECTOR, Cluster, cluster
+from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.integration import test_activities_autoops as autoops_tests
+from tests.integration.controller_context import OPERATOR_NAMESPACE, SELECTOR, Cluster, cluster
 from tests.integration.test_activities_apps import install_app_crds
 from tests.integration.test_activities_associations import (
     APP_NS,
@@ -198,3 +203,75 @@ async def test_a_kibana_reference_checks_the_elasticsearch_behind_the_kibana(
     assert authorizer.asked == [
         Grant(f"system:serviceaccount:{APP_NS}:default", "elasticsearches", ES_NS, "es")
     ]
+
+
+# --- AutoOps ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def autoops_world(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) -> Cluster:
+    """The AutoOpsAgentPolicy CRD and the labelled ``prod`` namespace of the AutoOps tests."""
+    api: Any = client.ApiextensionsV1Api(ka_client)
+    await api.create_custom_resource_definition(crd_for(kind_info("AutoOpsAgentPolicy")))
+    await kubesim.settle()
+    await cluster.create_namespace(autoops_tests.PROD, {"eck": "on"})
+    return cluster
+
+
+@pytest.fixture
+async def fake_es() -> AsyncIterator[FakeElasticsearch]:
+    async with FakeElasticsearch() as fake:
+        yield fake
+
+
+async def test_an_autoops_policy_skips_a_cluster_its_service_account_may_not_get(
+    autoops_world: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    cluster = autoops_world
+    authorizer = GrantTable()
+    access = SubjectAccessReviewer(authorizer)
+    await autoops_tests.make_cluster(cluster, "a")
+    await cluster.raw.create(
+        autoops_tests.POLICY,
+        autoops_tests.policy(serviceAccountName="autoops"),
+        namespace=OPERATOR_NAMESPACE,
+    )
+    factory = autoops_tests.FakeFactory(fake_es)
+
+    await autoops_tests.reconcile(cluster, factory, access=access)
+
+    user = f"system:serviceaccount:{OPERATOR_NAMESPACE}:autoops"
+    assert authorizer.asked == [Grant(user, "elasticsearches", autoops_tests.PROD, "a")]
+    reported = await autoops_tests.status(cluster)
+    assert reported["details"] == {
+        f"{autoops_tests.PROD}/a": {
+            "phase": "Skipped",
+            "message": "RBAC access denied for service account autoops",
+        }
+    }
+    assert (reported["resources"], reported["skipped"], reported["ready"]) == (1, 1, 0)
+    assert await autoops_tests.policy_objects(cluster) == set()
+    assert fake_es.api_keys_named(autoops_tests.KEY_A) == {}
+    warnings = await warnings_on(cluster, OPERATOR_NAMESPACE, "ops")
+    assert [(w["reason"], w["message"]) for w in warnings] == [
+        (
+            "AssociationError",
+            "AutoOps policy not allowed to access Elasticsearch cluster: "
+            f"{OPERATOR_NAMESPACE}/ops to {autoops_tests.PROD}/a",
+        )
+    ]
+
+    authorizer.grant(OPERATOR_NAMESPACE, "autoops", ELASTICSEARCH, f"{autoops_tests.PROD}/a")
+    await autoops_tests.reconcile(cluster, factory, access=access)
+
+    assert len(await autoops_tests.policy_objects(cluster)) == 3
+    assert fake_es.api_keys_named(autoops_tests.KEY_A) == {"key-1": True}
+    assert "details" not in await autoops_tests.status(cluster)
+
+    # Access revoked: the agent and its key go, as for a cluster that stops matching.
+    authorizer.revoke_all()
+    await autoops_tests.reconcile(cluster, factory, access=access)
+
+    assert await autoops_tests.policy_objects(cluster) == set()
+    assert fake_es.api_keys_named(autoops_tests.KEY_A) == {"key-1": False}
+    assert (await autoops_tests.status(cluster))["skipped"] == 1

@@ -22,6 +22,7 @@ from stackflow.stack.policies.autoops import (
     Cluster,
     ClusterObjectNames,
     Selection,
+    access_denied_reason,
     agent_config_hash,
     api_key_name,
     api_key_needs_recreation,
@@ -127,6 +128,61 @@ def test_minimum_version(version: str, skipped: bool) -> None:
     selection = select_clusters(_policy({}), [Cluster("ns", "es", {}, "Ready", version)], {})
     assert ("ns/es" in selection.skipped) is skipped
     assert ("ns/es" in selection.served) is not skipped
+
+
+DENIED = "RBAC access denied for service account default"
+
+
+@pytest.mark.parametrize(
+    ("denied", "served", "not_ready", "skipped"),
+    [
+        ({}, ("prod/a", "prod/v717"), ("dev/c",), {"dev/old": "too old"}),
+        # A denied cluster is skipped whatever its phase, before its version is looked at.
+        (
+            {"prod/a": DENIED, "dev/c": DENIED, "dev/old": DENIED},
+            ("prod/v717",),
+            (),
+            {"dev/c": DENIED, "dev/old": DENIED, "prod/a": DENIED},
+        ),
+        # A denial of a cluster the policy does not match changes nothing.
+        ({"prod/b": DENIED}, ("prod/a", "prod/v717"), ("dev/c",), {"dev/old": "too old"}),
+    ],
+)
+def test_selection_skips_the_clusters_access_is_denied_to(
+    denied: dict[str, str],
+    served: tuple[str, ...],
+    not_ready: tuple[str, ...],
+    skipped: dict[str, str],
+) -> None:
+    policy = _policy({"matchLabels": {"autoops": "on"}})
+    selection = select_clusters(policy, CLUSTERS, NAMESPACES, access_denied=denied)
+    assert (selection.served, selection.not_ready) == (served, not_ready)
+    assert set(selection.skipped) == set(skipped)
+    for key, reason in skipped.items():
+        if reason == DENIED:
+            assert selection.skipped[key] == DENIED
+        else:
+            assert "not supported by AutoOps" in selection.skipped[key]
+
+
+@pytest.mark.parametrize(
+    ("service_account", "reason"),
+    [
+        ("", "RBAC access denied for service account default"),
+        ("autoops", "RBAC access denied for service account autoops"),
+    ],
+)
+def test_the_access_denied_reason_names_the_service_account(
+    service_account: str, reason: str
+) -> None:
+    policy = parse_policy(
+        {
+            "metadata": {"namespace": "ops", "name": "p"},
+            "spec": {"serviceAccountName": service_account},
+        }
+    )
+    assert policy.service_account_name == service_account
+    assert access_denied_reason(policy) == reason
 
 
 def test_parse_policy() -> None:

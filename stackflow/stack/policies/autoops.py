@@ -18,6 +18,7 @@ from typing import Any
 from stackflow.api.autoops import PHASE_PRIORITY
 from stackflow.models.objects import view
 from stackflow.scope.selector import LabelSelector, label_selector_from_data
+from stackflow.stack.access import DEFAULT_SERVICE_ACCOUNT
 from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.labels import TYPE_LABEL
 from stackflow.stack.naming import Namer, hash_object
@@ -40,6 +41,7 @@ __all__ = [
     "Cluster",
     "ClusterObjectNames",
     "Selection",
+    "access_denied_reason",
     "agent_config_hash",
     "api_key_name",
     "api_key_needs_recreation",
@@ -105,6 +107,8 @@ class AutoOpsPolicy:
     resource_selector: LabelSelector
     #: None: every namespace (the field is optional).
     namespace_selector: LabelSelector | None = None
+    #: ``spec.serviceAccountName`` as written: whose access enforce-rbac-on-refs checks.
+    service_account_name: str = ""
 
     @property
     def key(self) -> str:
@@ -128,6 +132,7 @@ def parse_policy(obj: Mapping[str, Any]) -> AutoOpsPolicy:
             if namespace_selector_data is None
             else label_selector_from_data(namespace_selector_data, field="spec.namespaceSelector")
         ),
+        service_account_name=str(spec.get("serviceAccountName") or ""),
     )
 
 
@@ -192,18 +197,29 @@ def _skip_reason(version_text: str) -> str | None:
     return None
 
 
+def access_denied_reason(policy: AutoOpsPolicy) -> str:
+    """ECK's ``Skipped`` message for a cluster the policy's ServiceAccount may not get (naming
+    ``default`` when the policy names none, where ECK leaves the name empty)."""
+    account = policy.service_account_name or DEFAULT_SERVICE_ACCOUNT
+    return f"RBAC access denied for service account {account}"
+
+
 def select_clusters(
     policy: AutoOpsPolicy,
     clusters: Iterable[Cluster],
     namespace_labels: Mapping[str, Mapping[str, str]],
+    *,
+    access_denied: Mapping[str, str] | None = None,
 ) -> Selection:
     """Which clusters the policy matches, serves, waits for and skips.
 
     A policy selects cluster-wide: ``resourceSelector`` must match the cluster's labels and
     ``namespaceSelector`` (when set) its namespace's labels (a namespace absent from
-    ``namespace_labels`` has none). A matched cluster below :data:`MIN_AUTOOPS_VERSION` is skipped
-    whatever its phase; a supported one is served once its phase is Ready.
+    ``namespace_labels`` has none). A matched cluster in ``access_denied`` (by key, with the
+    reason: enforce-rbac-on-refs) is skipped, then one below :data:`MIN_AUTOOPS_VERSION`, whatever
+    its phase, in ECK's order; a supported one is served once its phase is Ready.
     """
+    denied = access_denied or {}
     matched: list[str] = []
     served: list[str] = []
     not_ready: list[str] = []
@@ -216,7 +232,7 @@ def select_clusters(
         ):
             continue
         matched.append(cluster.key)
-        reason = _skip_reason(cluster.version)
+        reason = denied.get(cluster.key) or _skip_reason(cluster.version)
         if reason is not None:
             skipped[cluster.key] = reason
         elif cluster.phase == "Ready":
