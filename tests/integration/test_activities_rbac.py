@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 from kubernetes_asyncio import client
 
 from activities.associations import EVENT_ACTION_ACCESS_CHECK
@@ -27,6 +28,7 @@ from stackflow.stack.access import RBAC_RECHECK_SECONDS
 from tests.fakes.fake_authorizer import Grant, GrantTable
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration import test_activities_autoops as autoops_tests
+from tests.integration import test_activities_remote_clusters as remote_tests
 from tests.integration.controller_context import OPERATOR_NAMESPACE, SELECTOR, Cluster, cluster
 from tests.integration.test_activities_apps import install_app_crds
 from tests.integration.test_activities_associations import (
@@ -42,7 +44,9 @@ from tests.integration.test_activities_associations import (
     secrets_in,
 )
 
-__all__ = ["cluster"]
+__all__ = ["cluster", "signing_key"]
+
+signing_key = remote_tests.signing_key
 
 
 @pytest.fixture
@@ -275,3 +279,74 @@ async def test_an_autoops_policy_skips_a_cluster_its_service_account_may_not_get
     assert await autoops_tests.policy_objects(cluster) == set()
     assert fake_es.api_keys_named(autoops_tests.KEY_A) == {"key-1": False}
     assert (await autoops_tests.status(cluster))["skipped"] == 1
+
+
+# --- remote clusters -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def any_user_es() -> AsyncIterator[FakeElasticsearch]:
+    """The fake server every cluster is dialled at, each with its own internal user."""
+    async with FakeElasticsearch(any_credentials=True) as fake:
+        yield fake
+
+
+async def test_a_remote_cluster_pair_needs_both_service_accounts_to_get_the_other_cluster(
+    cluster: Cluster, any_user_es: FakeElasticsearch, signing_key: rsa.RSAPrivateKey
+) -> None:
+    fake_es = any_user_es
+    rc = remote_tests
+    for namespace in (rc.NS_A, rc.NS_B):
+        await cluster.create_namespace(namespace, ON)
+    authorizer = GrantTable()
+    access = SubjectAccessReviewer(authorizer)
+    await rc.install_license(cluster, signing_key)
+    await rc.create_cluster(cluster, rc.NS_A, "a", [rc.to_b()])
+    await rc.create_cluster(cluster, rc.NS_B, "b")
+    a_user = f"system:serviceaccount:{rc.NS_A}:default"
+    b_user = f"system:serviceaccount:{rc.NS_B}:default"
+
+    # a may get b, but b may not get a: the pair is refused, nothing is exchanged.
+    authorizer.grant(rc.NS_A, "default", ELASTICSEARCH, f"{rc.NS_B}/b")
+    refused = await rc.reconcile(cluster, fake_es, signing_key, rc.NS_A, "a", access=access)
+
+    assert authorizer.asked == [
+        Grant(a_user, "elasticsearches", rc.NS_B, "b"),
+        Grant(b_user, "elasticsearches", rc.NS_A, "a"),
+    ]
+    assert "remote cluster association not allowed with 1 clusters" in refused.message
+    assert await rc.copies(cluster) == {}
+    assert rc.active_key_ids(fake_es) == []
+    warnings = await warnings_on(cluster, rc.NS_B, "b")
+    assert [(w["reason"], w["message"], w["action"]) for w in warnings] == [
+        (
+            "AssociationError",
+            f"Remote cluster association not allowed: {rc.NS_B}/b to {rc.NS_A}/a",
+            "RemoteClusterAssociation",
+        )
+    ]
+    # The seeds follow the client's spec whatever the access, as in ECK.
+    assert fake_es.state.persistent_settings == {
+        "cluster.remote.to-b.seeds": ["b-es-remote-cluster.team-b.svc:9443"]
+    }
+
+    authorizer.grant(rc.NS_B, "default", ELASTICSEARCH, f"{rc.NS_A}/a")
+    allowed = await rc.reconcile(cluster, fake_es, signing_key, rc.NS_A, "a", access=access)
+
+    assert allowed.phase is Phase.READY, allowed.message
+    assert allowed.requeue_after_seconds == RBAC_RECHECK_SECONDS
+    assert set(await rc.copies(cluster)) == {
+        "a-team-b-b-es-remote-ca",
+        "b-team-a-a-es-remote-ca",
+    }
+    [key_id] = rc.active_key_ids(fake_es)
+    assert set(await rc.stored_credentials(cluster)) == {"cluster.remote.to-b.credentials"}
+
+    # Access revoked: as a relationship that went, trust and keys are removed both ways.
+    authorizer.revoke_all()
+    await rc.reconcile(cluster, fake_es, signing_key, rc.NS_A, "a", access=access)
+
+    assert await rc.copies(cluster) == {}
+    assert rc.active_key_ids(fake_es) == []
+    assert key_id not in rc.active_key_ids(fake_es)
+    assert await rc.stored_credentials(cluster) == {}
