@@ -3,8 +3,11 @@
 Every read goes through the **scoped** client: a target in a namespace that left scope reads as
 ``NotFound`` and the ref goes ``Pending`` (its conf annotation is then removed), without a single
 write in that namespace. Writes (the CA copy, the user Secrets on both sides) happen only once the
-target was read, so only into namespaces in scope. The decisions are the pure builders of
-``stackflow.stack.associations``; this module only reads and applies.
+target was read, so only into namespaces in scope. With ``enforce-rbac-on-refs`` a ref whose
+Elasticsearch (the one its user lives in) sits in another namespace is used only while the
+associated object's ServiceAccount may get it; refused, it is unbound and ``Pending``. The
+decisions are the pure builders of ``stackflow.stack.associations``; this module only reads and
+applies.
 """
 
 from __future__ import annotations

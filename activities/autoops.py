@@ -4,6 +4,8 @@ A reconcile reads the policy, every Elasticsearch cluster of the managed namespa
 selects cluster-wide, but through the scoped client: a cluster whose namespace left scope is not
 seen, so it stops being served) and the Namespace labels, and lets the pure rules of
 ``stackflow.stack.policies.autoops`` decide which clusters are served, waited for or skipped.
+With ``enforce-rbac-on-refs`` a matched cluster the policy's ServiceAccount may not get is
+skipped, as ECK does.
 For each served (matched, Ready, supported) cluster it keeps, in the policy's namespace, ECK's
 Deployment, ConfigMap, API-key Secret (no ownerReference) and, when the cluster's HTTP TLS is on,
 CA Secret; the cluster's API key is created when missing and recreated when the agent-config

@@ -25,6 +25,9 @@ out-of-scope cluster's Elasticsearch is never dialled (its credentials are not r
 by an out-of-scope server is invalidated when it comes back (its encoded value is gone from the
 client's Secret, so a new key replaces it).
 
+With ``enforce-rbac-on-refs`` a pair is kept only while each cluster's ServiceAccount may get the
+other cluster (ECK checks both ways); a refused pair counts as gone, as a peer out of scope does.
+
 Enterprise only: with a relationship and no license, a cluster declaring remotes gets ECK's
 Warning (``AssociationError``, action ``LicenseCheck``), nothing is applied, and the workflow waits
 in phase ``WaitingForLicense``, which a license arrival wakes at once. A cluster without any
