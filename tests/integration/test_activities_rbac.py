@@ -350,3 +350,26 @@ async def test_a_remote_cluster_pair_needs_both_service_accounts_to_get_the_othe
     assert rc.active_key_ids(fake_es) == []
     assert key_id not in rc.active_key_ids(fake_es)
     assert await rc.stored_credentials(cluster) == {}
+
+
+async def test_the_server_side_of_a_refused_pair_invalidates_the_clients_key(
+    cluster: Cluster, any_user_es: FakeElasticsearch, signing_key: rsa.RSAPrivateKey
+) -> None:
+    rc = remote_tests
+    for namespace in (rc.NS_A, rc.NS_B):
+        await cluster.create_namespace(namespace, ON)
+    authorizer = GrantTable()
+    access = SubjectAccessReviewer(authorizer)
+    await rc.install_license(cluster, signing_key)
+    await rc.create_cluster(cluster, rc.NS_A, "a", [rc.to_b()])
+    await rc.create_cluster(cluster, rc.NS_B, "b")
+    authorizer.grant(rc.NS_A, "default", ELASTICSEARCH, f"{rc.NS_B}/b")
+    authorizer.grant(rc.NS_B, "default", ELASTICSEARCH, f"{rc.NS_A}/a")
+    await rc.reconcile(cluster, any_user_es, signing_key, rc.NS_A, "a", access=access)
+    assert len(rc.active_key_ids(any_user_es)) == 1
+
+    authorizer.revoke_all()
+    await rc.reconcile(cluster, any_user_es, signing_key, rc.NS_B, "b", access=access)
+
+    assert await rc.copies(cluster) == {}
+    assert rc.active_key_ids(any_user_es) == []
