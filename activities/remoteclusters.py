@@ -605,7 +605,11 @@ async def _denied_peers(
         if not (await _may_get(context, es, other) and await _may_get(context, other, es)):
             denied.add(peer)
     if denied:
-        outcome.note(f"remote cluster association not allowed with {len(denied)} clusters")
+        # Looked at again soon, as a Pending association is: a grant is then seen in minutes,
+        # where ECK waits for its 15-minute RBAC requeue.
+        outcome.note(
+            f"remote cluster association not allowed with {len(denied)} clusters", retry=True
+        )
     return denied
 
 

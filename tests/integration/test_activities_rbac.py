@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from kubernetes_asyncio import client
 
 from activities.associations import EVENT_ACTION_ACCESS_CHECK
+from activities.remoteclusters import RETRY_SECONDS
 from kubesim.testing import KubeSim
 from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info, kind_resource
@@ -315,6 +316,8 @@ async def test_a_remote_cluster_pair_needs_both_service_accounts_to_get_the_othe
         Grant(b_user, "elasticsearches", rc.NS_A, "a"),
     ]
     assert "remote cluster association not allowed with 1 clusters" in refused.message
+    # A refused pair is retried as a Pending association is (RETRY_SECONDS, backed off).
+    assert refused.requeue_after_seconds == RETRY_SECONDS
     assert await rc.copies(cluster) == {}
     assert rc.active_key_ids(fake_es) == []
     warnings = await warnings_on(cluster, rc.NS_B, "b")
