@@ -3,12 +3,16 @@
 Every read goes through the **scoped** client: a target in a namespace that left scope reads as
 ``NotFound`` and the ref goes ``Pending`` (its conf annotation is then removed), without a single
 write in that namespace. Writes (the CA copy, the user Secrets on both sides) happen only once the
-target was read, so only into namespaces in scope. The decisions are the pure builders of
-``stackflow.stack.associations``; this module only reads and applies.
+target was read, so only into namespaces in scope. With ``enforce-rbac-on-refs`` a ref whose
+Elasticsearch (the one its user lives in) sits in another namespace is used only while the
+associated object's ServiceAccount may get it; refused, it is unbound and ``Pending``. The
+decisions are the pure builders of ``stackflow.stack.associations``; this module only reads and
+applies.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import string
 from collections.abc import Mapping
@@ -23,6 +27,8 @@ from stackflow.kube import errors
 from stackflow.models.engine import ObjectKey
 from stackflow.models.kinds import SECRETS, SERVICES, Kind
 from stackflow.models.objects import view
+from stackflow.scope import equality_selector_string
+from stackflow.stack.access import InvalidServiceAccountError, service_account_of
 from stackflow.stack.associations import conf as conf_builders
 from stackflow.stack.associations import secrets as secret_builders
 from stackflow.stack.associations.conf import AssociationConf, ConfError
@@ -45,9 +51,13 @@ from stackflow.stack.associations.table import (
 from stackflow.stack.objects import decode_secret_data
 
 __all__ = [
+    "ASSOCIATION_NOT_ALLOWED",
     "RefOutcome",
     "resolve_ref",
 ]
+
+#: ECK's words for a reference the referring object's ServiceAccount may not follow.
+ASSOCIATION_NOT_ALLOWED = "Association not allowed"
 
 PASSWORD_LENGTH = 24
 _PASSWORD_ALPHABET = string.ascii_letters + string.digits
@@ -68,6 +78,8 @@ class RefOutcome:
     conf: AssociationConf | None = None
     #: Objects read while resolving (the target, its Service and CA, a transitive Elasticsearch).
     watched: tuple[ObjectKey, ...] = field(default=())
+    #: The referring object's ServiceAccount may not get the Elasticsearch (enforce-rbac-on-refs).
+    denied: bool = False
 
 
 async def _get_or_none(
@@ -183,6 +195,70 @@ async def _credentials(
     return app_secret_name, user, False
 
 
+async def _unbind(
+    context: ControllerContext,
+    association: Association,
+    *,
+    associated: Mapping[str, Any],
+    ref: AssociationRef,
+) -> None:
+    """ECK's ``Unbind``: delete the Elasticsearch-side user and token Secrets of the ref (in the
+    namespaces in scope) and the application's credentials Secret; the caller drops the conf."""
+    for selector in secret_builders.unbind_selectors(association, associated=associated, ref=ref):
+        listed = await context.scoped.list(
+            SECRETS, label_selector=equality_selector_string(selector)
+        )
+        for secret in listed["items"]:
+            meta = view(secret)
+            try:
+                await context.scoped.delete(SECRETS, namespace=meta.namespace, name=meta.name)
+            except errors.NotFound:
+                continue
+    if association.user_secret_suffix is None:
+        return
+    meta = view(associated)
+    name = secret_builders.app_user_secret_name(association, associated_name=meta.name, ref=ref)
+    with contextlib.suppress(errors.NotFound):
+        await context.scoped.delete(SECRETS, namespace=meta.namespace, name=name)
+
+
+@dataclass(frozen=True)
+class _Denial:
+    """Why a ref may not be used; ``refused`` when the API server said no (then it is unbound)."""
+
+    message: str
+    refused: bool
+
+
+async def _access_denied(
+    context: ControllerContext,
+    associated: Mapping[str, Any],
+    es: Mapping[str, Any],
+) -> _Denial | None:
+    """Why the associated object may not use ``es`` (enforce-rbac-on-refs), or None: its
+    ServiceAccount must be allowed to get the Elasticsearch its user lives in (ECK checks that
+    one, the transitive one for a Kibana ref, and none for the associations without a user)."""
+    meta, es_meta = view(associated), view(es)
+    try:
+        allowed = await context.access.allowed(
+            service_account=service_account_of(associated),
+            source_namespace=meta.namespace,
+            target=kind_resource(ELASTICSEARCH.kind),
+            target_namespace=es_meta.namespace,
+            target_name=es_meta.name,
+        )
+    except InvalidServiceAccountError as error:
+        # Nothing was asked, so nothing is known to be refused: the ref waits, as in ECK.
+        return _Denial(f"spec.{error}", refused=False)
+    if allowed:
+        return None
+    return _Denial(
+        f"{ASSOCIATION_NOT_ALLOWED}: {meta.namespace}/{meta.name} to "
+        f"{es_meta.namespace}/{es_meta.name}",
+        refused=True,
+    )
+
+
 def _check_target(association: Association, target: Mapping[str, Any]) -> None:
     """Refuse a target that exists but cannot be associated (an Agent that is no Fleet Server)."""
     if association.target is FLEET_SERVER:
@@ -250,6 +326,11 @@ async def resolve_ref(
     watched += transitive
     if es is None:
         return RefOutcome(ref, PENDING, problem, watched=watched)
+    denial = await _access_denied(context, associated, es)
+    if denial is not None:
+        if denial.refused:
+            await _unbind(context, association, associated=associated, ref=ref)
+        return RefOutcome(ref, PENDING, denial.message, watched=watched, denied=denial.refused)
     secret_name, secret_key, service_account = await _credentials(
         context, association, associated=associated, ref=ref, es=es
     )

@@ -33,6 +33,7 @@ from stackflow.models.engine import (
 from stackflow.models.kinds import SECRETS
 from stackflow.models.objects import view
 from stackflow.scope import equality_selector_string
+from stackflow.stack.access import RBAC_RECHECK_SECONDS
 from stackflow.stack.associations import flip
 from stackflow.stack.associations.conf import conf_annotation_name, stale_conf_annotations
 from stackflow.stack.associations.refs import AssociationRef, parse_refs
@@ -57,6 +58,7 @@ from stackflow.stack.associations.table import (
 )
 
 __all__ = [
+    "EVENT_ACTION_ACCESS_CHECK",
     "EVENT_ASSOCIATION_ERROR",
     "EVENT_STATUS_CHANGE",
     "IMPLEMENTATIONS",
@@ -69,6 +71,8 @@ __all__ = [
 
 EVENT_STATUS_CHANGE = "AssociationStatusChange"
 EVENT_ASSOCIATION_ERROR = "AssociationError"
+#: ECK's action of the Warning recorded when a ref's ServiceAccount may not get its target.
+EVENT_ACTION_ACCESS_CHECK = "AccessCheck"
 #: A Pending ref is looked at again this soon even without a trigger (ECK's default requeue).
 PENDING_REQUEUE_SECONDS = 30.0
 
@@ -136,6 +140,13 @@ async def _record_status(
             await context.events.warning(
                 involved, reason=EVENT_ASSOCIATION_ERROR, message=outcome.message
             )
+        elif outcome.denied:
+            await context.events.warning(
+                involved,
+                reason=EVENT_ASSOCIATION_ERROR,
+                message=outcome.message,
+                action=EVENT_ACTION_ACCESS_CHECK,
+            )
     statuses = status_map((outcome.ref, outcome.status) for outcome in outcomes)
     current = obj.get("status") or {}
     if apply_status(current, association, statuses) == current:
@@ -155,6 +166,14 @@ async def _record_status(
         reason=EVENT_STATUS_CHANGE,
         message=f"Association status changed from [{before}] to [{after}]",
     )
+
+
+def _requeue(context: ControllerContext, *, established: bool) -> float | None:
+    """A Pending ref is looked at again soon; with enforce-rbac-on-refs an established one is
+    checked again every ``RBAC_RECHECK_SECONDS``, as no watch sees a Role or RoleBinding change."""
+    if not established:
+        return PENDING_REQUEUE_SECONDS
+    return RBAC_RECHECK_SECONDS if context.access.enforced else None
 
 
 async def _reconcile(
@@ -194,7 +213,7 @@ async def _reconcile(
     return ReconcileResult(
         phase=Phase.READY if established else Phase.RECONCILING,
         message="; ".join([summary, *problems, *(f"deleted {item}" for item in deleted)]),
-        requeue_after_seconds=None if established else PENDING_REQUEUE_SECONDS,
+        requeue_after_seconds=_requeue(context, established=established),
         observed_generation=view(obj).generation,
         referenced=watched,
     )

@@ -4,6 +4,8 @@ A reconcile reads the policy, every Elasticsearch cluster of the managed namespa
 selects cluster-wide, but through the scoped client: a cluster whose namespace left scope is not
 seen, so it stops being served) and the Namespace labels, and lets the pure rules of
 ``stackflow.stack.policies.autoops`` decide which clusters are served, waited for or skipped.
+With ``enforce-rbac-on-refs`` a matched cluster the policy's ServiceAccount may not get is
+skipped, as ECK does.
 For each served (matched, Ready, supported) cluster it keeps, in the policy's namespace, ECK's
 Deployment, ConfigMap, API-key Secret (no ownerReference) and, when the cluster's HTTP TLS is on,
 CA Secret (``stackflow.stack.policies.autoops_agent`` builds the agent's config and Deployment); the
@@ -31,6 +33,7 @@ from typing import Any, TypeVar
 import yaml
 
 from activities.apply import apply_object, planned_update
+from activities.associations import EVENT_ACTION_ACCESS_CHECK, EVENT_ASSOCIATION_ERROR
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch import operator_endpoint
@@ -57,6 +60,7 @@ from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS,
 from stackflow.models.objects import view
 from stackflow.scope import equality_selector_string
 from stackflow.scope.selector import SelectorError
+from stackflow.stack.access import InvalidServiceAccountError
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.objects import (
     controller_owner_reference,
@@ -73,7 +77,9 @@ from stackflow.stack.policies.autoops import (
     POLICY_NAMESPACE_LABEL,
     ROLE_DESCRIPTORS,
     SECRET_TYPE_LABEL,
+    AutoOpsPolicy,
     Cluster,
+    access_denied_reason,
     api_key_hash,
     api_key_metadata,
     api_key_name,
@@ -654,6 +660,45 @@ def _now(context: ControllerContext) -> str:
     return context.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+async def _access_denied(
+    context: ControllerContext,
+    policy: Mapping[str, Any],
+    parsed: AutoOpsPolicy,
+    matched: Sequence[Mapping[str, Any]],
+) -> dict[str, str]:
+    """The matched clusters the policy's ServiceAccount may not get (enforce-rbac-on-refs), with
+    the reason each is skipped; ECK's Warning on the policy for each refusal."""
+    meta = view(policy)
+    denied: dict[str, str] = {}
+    for es in matched:
+        es_meta = view(es)
+        key = f"{es_meta.namespace}/{es_meta.name}"
+        try:
+            allowed = await context.access.allowed(
+                service_account=parsed.service_account_name,
+                source_namespace=meta.namespace,
+                target=ELASTICSEARCH,
+                target_namespace=es_meta.namespace,
+                target_name=es_meta.name,
+            )
+        except InvalidServiceAccountError as error:
+            denied[key] = f"Failed trying to perform RBAC check: spec.{error}"
+            continue
+        if allowed:
+            continue
+        denied[key] = access_denied_reason(parsed)
+        await context.events.warning(
+            InvolvedObject.of(policy),
+            reason=EVENT_ASSOCIATION_ERROR,
+            message=(
+                "AutoOps policy not allowed to access Elasticsearch cluster: "
+                f"{meta.namespace}/{meta.name} to {key}"
+            ),
+            action=EVENT_ACTION_ACCESS_CHECK,
+        )
+    return denied
+
+
 async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
     """Bring the policy's agents in line with the clusters it selects, and report them."""
     ref = request.ref
@@ -685,9 +730,10 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         view(item).name: dict(view(item).labels)
         for item in (await context.scoped.list(NAMESPACES))["items"]
     }
-    selection = select_clusters(
-        parsed, (Cluster.of(obj) for obj in clusters.values()), namespace_labels
-    )
+    candidates = [Cluster.of(obj) for obj in clusters.values()]
+    matched = select_clusters(parsed, candidates, namespace_labels).matched
+    denied = await _access_denied(context, policy, parsed, [clusters[key] for key in matched])
+    selection = select_clusters(parsed, candidates, namespace_labels, access_denied=denied)
     written = await _written(context.scoped, meta.namespace, meta.name)
     agents_ready: dict[str, bool] = {}
     failures: dict[str, str] = {}

@@ -3,9 +3,9 @@
 It holds the controller table, the scoped client (every namespaced read), the explicitly unscoped
 client (flip mappers only), the optional read-through informer cache (``ObjectReader``: the scope
 check and the license check read from it when it has a synced informer, else call the API server),
-the namespace matcher, the operator configuration, the event recorder, the license reader and the
-Elasticsearch client factory. It holds no state of its own: whatever must be the same on every
-replica lives in Kubernetes or in Temporal.
+the namespace matcher, the operator configuration, the event recorder, the license reader, the
+Elasticsearch client factory and the access reviewer (``enforce-rbac-on-refs``). It holds no
+state of its own: whatever must be the same on every replica lives in Kubernetes or in Temporal.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from stackflow.elastic import (
     ElasticsearchApi,
     OutOfClusterElasticsearch,
 )
+from stackflow.kube.access import AccessReviewer, PermissiveAccessReviewer
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.reader import ObjectReader
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
@@ -149,6 +150,9 @@ class ControllerContext:
     field_manager: str = "stackflow"
     #: The watchers' informer caches (unscoped); None: every read goes to the API server.
     cache: ObjectReader | None = None
+    #: Whether a referring object's ServiceAccount may get what it references in another
+    #: namespace (``enforce-rbac-on-refs``; off: everything is allowed, nothing asked).
+    access: AccessReviewer = field(default_factory=PermissiveAccessReviewer)
 
     @property
     def operator_namespace(self) -> str:

@@ -25,6 +25,9 @@ out-of-scope cluster's Elasticsearch is never dialled (its credentials are not r
 by an out-of-scope server is invalidated when it comes back (its encoded value is gone from the
 client's Secret, so a new key replaces it).
 
+With ``enforce-rbac-on-refs`` a pair is kept only while each cluster's ServiceAccount may get the
+other cluster (ECK checks both ways); a refused pair counts as gone, as a peer out of scope does.
+
 Enterprise only: with a relationship and no license, a cluster declaring remotes gets ECK's
 Warning (``AssociationError``, action ``LicenseCheck``), nothing is applied, and the workflow waits
 in phase ``WaitingForLicense``, which a license arrival wakes at once. A cluster without any
@@ -39,6 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from activities.associations import EVENT_ASSOCIATION_ERROR
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi
 from activities.elasticsearch import operator_endpoint
@@ -60,6 +64,11 @@ from stackflow.models.engine import (
 from stackflow.models.kinds import SECRETS
 from stackflow.models.objects import view
 from stackflow.scope import equality_selector_string
+from stackflow.stack.access import (
+    RBAC_RECHECK_SECONDS,
+    InvalidServiceAccountError,
+    service_account_of,
+)
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.elasticsearch.remote_clusters import (
     API_KEY_NAME_PREFIX,
@@ -102,6 +111,8 @@ logger = logging.getLogger(__name__)
 #: How soon a cluster that could not be asked (or a peer without a CA yet) is looked at again.
 RETRY_SECONDS = 15.0
 REASON_CA_NOT_FOUND = "ClusterCaCertNotFound"
+#: ECK's action of the Warning when a pair's ServiceAccounts may not get each other's cluster.
+ACTION_REMOTE_CLUSTER_ASSOCIATION = "RemoteClusterAssociation"
 
 
 @dataclass
@@ -537,6 +548,71 @@ async def _license_wait(context: ControllerContext, es: Mapping[str, Any]) -> Re
     )
 
 
+async def _may_get(
+    context: ControllerContext, source: Mapping[str, Any], target: Mapping[str, Any]
+) -> bool:
+    """Whether ``source``'s ServiceAccount may get ``target``; if not, ECK's Warning on
+    ``source``. A ServiceAccount name no account can have is a no too: the pair stays apart."""
+    source_namespace, source_name = cluster_key(source)
+    target_namespace, target_name = cluster_key(target)
+    try:
+        allowed = await context.access.allowed(
+            service_account=service_account_of(source),
+            source_namespace=source_namespace,
+            target=ELASTICSEARCH,
+            target_namespace=target_namespace,
+            target_name=target_name,
+        )
+    except InvalidServiceAccountError as error:
+        logger.info("remote cluster access of %s not checked: %s", cluster_key(source), error)
+        allowed = False
+    if not allowed:
+        await context.events.warning(
+            InvolvedObject.of(
+                {
+                    "apiVersion": source.get("apiVersion") or ELASTICSEARCH.api_version,
+                    "kind": ELASTICSEARCH.kind,
+                    "metadata": source["metadata"],
+                }
+            ),
+            reason=EVENT_ASSOCIATION_ERROR,
+            message=(
+                "Remote cluster association not allowed: "
+                f"{source_namespace}/{source_name} to {target_namespace}/{target_name}"
+            ),
+            action=ACTION_REMOTE_CLUSTER_ASSOCIATION,
+        )
+    return allowed
+
+
+async def _denied_peers(
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    clusters: Sequence[Mapping[str, Any]],
+    outcome: _Outcome,
+) -> set[ClusterKey]:
+    """The related clusters ``es`` may not be paired with (enforce-rbac-on-refs): both
+    ServiceAccounts must be allowed to get the other cluster, as in ECK."""
+    if not context.access.enforced:
+        return set()
+    local = cluster_key(es)
+    by_key = {cluster_key(cluster): cluster for cluster in clusters}
+    denied: set[ClusterKey] = set()
+    for peer in related_clusters(local, clusters):
+        other = by_key.get(peer)
+        if other is None:
+            continue
+        if not (await _may_get(context, es, other) and await _may_get(context, other, es)):
+            denied.add(peer)
+    if denied:
+        # Looked at again soon, as a Pending association is: a grant is then seen in minutes,
+        # where ECK waits for its 15-minute RBAC requeue.
+        outcome.note(
+            f"remote cluster association not allowed with {len(denied)} clusters", retry=True
+        )
+    return denied
+
+
 async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
     """Bring one cluster's remote-cluster relationships in line with the specs."""
     ref = request.ref
@@ -563,6 +639,11 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         return await _license_wait(context, es)
     outcome = _Outcome()
     await _sync_settings(context, es, outcome)
+    # A pair the ServiceAccounts may not see each other in (enforce-rbac-on-refs) counts as
+    # gone from here on: trust revoked, keys invalidated and dropped (the seeds stay, as in ECK).
+    denied = await _denied_peers(context, es, clusters, outcome)
+    visible = {cluster_key(cluster): cluster for cluster in clusters}
+    clusters = [cluster for cluster in clusters if cluster_key(cluster) not in denied]
     by_key = {cluster_key(cluster): cluster for cluster in clusters}
     peers = {peer: by_key[peer] for peer in related_clusters(local, clusters) if peer in by_key}
     await _sync_trust(context, es, peers, outcome)
@@ -572,11 +653,17 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     servers = {r.key for r in remote_cluster_refs(es) if r.uses_api_key} | key_servers
     for server in sorted(servers & set(by_key) - {local}):
         await _sync_keys(context, by_key[server], clusters, outcome, only_client=local)
+    # A server it may not be paired with keeps none of its keys: asked as if it declared none.
+    others = [cluster for cluster in clusters if cluster_key(cluster) != local]
+    for server in sorted(servers & denied):
+        await _sync_keys(context, visible[server], others, outcome, only_client=local)
     await _drop_unreachable_keys(context, es, by_key)
+    # No watch sees a Role or RoleBinding change: with enforce-rbac-on-refs, look again later.
+    recheck = RBAC_RECHECK_SECONDS if context.access.enforced else None
     return ReconcileResult(
         phase=Phase.RECONCILING if outcome.retry else Phase.READY,
         message="; ".join(outcome.notes) or "remote clusters in line",
-        requeue_after_seconds=RETRY_SECONDS if outcome.retry else None,
+        requeue_after_seconds=RETRY_SECONDS if outcome.retry else recheck,
         observed_generation=view(es).generation,
     )
 

@@ -40,7 +40,6 @@ _ECK_ONLY_KEYS = frozenset(
     {
         "webhook-cert-dir",
         "distribution-channel",
-        "enforce-rbac-on-refs",
         "restrict-watched-resources",
         "max-concurrent-reconciles",
         "ca-cert-validity",
@@ -198,6 +197,10 @@ class OperatorConfig(BaseModel):
     disable_telemetry: bool = False
     telemetry_interval: timedelta = timedelta(hours=1)
     log_verbosity: int = Field(default=0)
+    #: ECK's ``enforce-rbac-on-refs``: a reference to an object of another namespace (an
+    #: association, an AutoOps policy's cluster, a remote cluster) is honoured only when the
+    #: referring object's ServiceAccount may ``get`` that object (a SubjectAccessReview).
+    enforce_rbac_on_refs: bool = False
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
     temporal_task_queue: str = "stackflow"

@@ -40,6 +40,7 @@ from stackflow.cli.reports import schedule_reports
 from stackflow.cli.sizing import SANDBOX_RESTRICTIONS, sticky_cache_size
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
+from stackflow.kube.access import access_reviewer
 from stackflow.kube.backoff import Backoff
 from stackflow.kube.client import close_api_client, make_api_client
 from stackflow.kube.events import EventRecorder
@@ -359,6 +360,7 @@ def _controller_context(
         task_queue=config.temporal_task_queue,
         cache=cache,
         elasticsearch=elasticsearch_factory(config),
+        access=access_reviewer(enforce=config.enforce_rbac_on_refs, client=resources),
     )
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "SECRETS",
     "SERVICES",
     "STATEFULSETS",
+    "SUBJECTACCESSREVIEWS",
     "Kind",
 ]
 
@@ -74,3 +75,7 @@ STATEFULSETS = Kind("apps", "v1", "StatefulSet", "statefulsets")
 DEPLOYMENTS = Kind("apps", "v1", "Deployment", "deployments")
 DAEMONSETS = Kind("apps", "v1", "DaemonSet", "daemonsets")
 PODDISRUPTIONBUDGETS = Kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")
+#: Create-only and cluster-scoped: the API server answers whether a user may do something.
+SUBJECTACCESSREVIEWS = Kind(
+    "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False
+)

@@ -148,11 +148,13 @@ def write_operator_config(
     temporal: WorkflowEnvironment,
     webhook_port: int | None = None,
     elasticsearch_url: str | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Path:
     """An operator configuration: namespaces labelled ``SCOPE_LABEL=true`` are managed.
 
     ``webhook_port`` turns the validating webhooks on (with operator-managed certificates);
-    ``elasticsearch_url`` points every cluster at one (fake) Elasticsearch.
+    ``elasticsearch_url`` points every cluster at one (fake) Elasticsearch; ``settings`` are
+    more keys (``enforce-rbac-on-refs``…).
     """
     config: dict[str, Any] = {
         "operator-namespace": "elastic-system",
@@ -167,6 +169,7 @@ def write_operator_config(
         }
     if elasticsearch_url is not None:
         config["elasticsearch-url"] = elasticsearch_url
+    config |= dict(settings or {})
     path.write_text(yaml.safe_dump(config))
     return path
 
@@ -245,14 +248,21 @@ class Stack:
 
 @contextlib.asynccontextmanager
 async def operator_stack(
-    directory: Path, target: ClusterTarget, *, trial: bool = True
+    directory: Path,
+    target: ClusterTarget,
+    *,
+    trial: bool = True,
+    settings: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[Stack]:
     """The whole stack, with ``elastic-system`` and a trial license (none with ``trial=False``,
-    until the test adds one); the operator stops cleanly."""
+    until the test adds one); the operator stops cleanly. ``settings`` are more configuration
+    keys."""
     async with target.open(directory) as cluster, temporal_server() as temporal:
         if trial:
             await accept_trial(cluster.kube, operator_namespace="elastic-system")
-        config = write_operator_config(directory / "operator.yaml", temporal=temporal)
+        config = write_operator_config(
+            directory / "operator.yaml", temporal=temporal, settings=settings
+        )
         operator = Operator(
             config=config, kubeconfig=cluster.operator_kubeconfig, log=directory / "operator.log"
         )

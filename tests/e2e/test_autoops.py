@@ -10,7 +10,7 @@ operator created for them invalidated on the fake Elasticsearch.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +51,11 @@ IN, LATER = "aop-in", "aop-later"
 
 @contextlib.asynccontextmanager
 async def autoops_stack(
-    directory: Path, target: ClusterTarget
+    directory: Path, target: ClusterTarget, *, settings: Mapping[str, Any] | None = None
 ) -> AsyncIterator[tuple[Stack, FakeElasticsearch]]:
     """The cluster, a fake Elasticsearch, a Temporal dev server and the operator dialling the
-    fake for every cluster (so clusters become Ready); everything stopped after."""
+    fake for every cluster (so clusters become Ready); everything stopped after. ``settings``
+    are more configuration keys."""
     async with (
         target.open(directory) as cluster,
         temporal_server() as temporal,
@@ -63,7 +64,10 @@ async def autoops_stack(
         # The Elasticsearch controller is licensed under dynamic scoping; AutoOps is not gated.
         await accept_trial(cluster.kube, operator_namespace=OPERATOR_NAMESPACE)
         config = write_operator_config(
-            directory / "operator.yaml", temporal=temporal, elasticsearch_url=fake.url
+            directory / "operator.yaml",
+            temporal=temporal,
+            elasticsearch_url=fake.url,
+            settings=settings,
         )
         operator = Operator(
             config=config, kubeconfig=cluster.operator_kubeconfig, log=directory / "operator.log"

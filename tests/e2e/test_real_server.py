@@ -18,7 +18,7 @@ from temporalio.service import RPCError
 from controlplane import ControlPlane
 from stackflow.api.kinds import kind_resource
 from stackflow.controllers import CONTROLLERS
-from stackflow.models.kinds import SECRETS, Kind
+from stackflow.models.kinds import EVENTS, SECRETS, Kind
 from stackflow.stack.elasticsearch.names import file_realm_secret_name
 from stackflow.stack.elasticsearch.users import parse_users_file
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, TYPE_LABEL
@@ -67,6 +67,15 @@ NOT_SEEN = {
     # first needs its API key from a live Elasticsearch (tests/e2e/test_autoops.py shows it on
     # kubesim with a fake Elasticsearch).
     ("configmaps", "delete"): "needs a live Elasticsearch",
+}
+#: A namespace in scope whose APM Server references the documented cluster across namespaces:
+#: with enforce-rbac-on-refs on, the operator asks the API server whether the APM Server's
+#: ServiceAccount may get it (no Role grants that here, so it stays Pending).
+REFS = "eck-refs"
+CROSS_APM = {
+    "version": "8.15.0",
+    "count": 1,
+    "elasticsearchRef": {"name": "quickstart", "namespace": NAMESPACE},
 }
 #: Stack objects beyond the documentation's, so every kind the role names is reconciled here.
 EXTRA = [
@@ -148,7 +157,11 @@ async def stack(
     """One operator for the module, under the chart's RBAC; the audit log then keeps only the
     requests of this stack's ServiceAccount (an earlier module's, of the same name, had another
     uid), with an out-of-scope namespace holding objects the operator must not read."""
-    async with operator_stack(tmp_path_factory.mktemp("real-server"), target) as running:
+    async with operator_stack(
+        tmp_path_factory.mktemp("real-server"),
+        target,
+        settings={"enforce-rbac-on-refs": True},
+    ) as running:
         account = await running.kube.get(
             SERVICE_ACCOUNTS, namespace="elastic-system", name="stackflow"
         )
@@ -320,6 +333,16 @@ def granted_rules() -> list[tuple[str, tuple[tuple[str, str, str], ...]]]:
     return grants
 
 
+async def refused_across_namespaces(stack: Stack) -> bool:
+    """Whether the APM Server of ``REFS`` was refused the documented cluster (its Warning)."""
+    listed = await stack.kube.list(EVENTS, namespace=REFS)
+    wanted = f"Association not allowed: {REFS}/cross to {NAMESPACE}/quickstart"
+    return any(
+        event.get("reason") == "AssociationError" and event.get("message") == wanted
+        for event in listed["items"]
+    )
+
+
 async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
     stack: Stack, audit: AuditLog, target: ClusterTarget
 ) -> None:
@@ -334,6 +357,10 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
     await stack.kube.create(SECRETS, AUTOOPS_CONNECTION, namespace=NAMESPACE)
     await stack.kube.create(AUTOOPS_POLICY, UNUSED_AUTOOPS_POLICY, namespace=NAMESPACE)
     await stack.kube.create(AUTOSCALER, UNUSED_AUTOSCALER, namespace=NAMESPACE)
+    await create_namespace(stack.kube, REFS, in_scope=True)
+    await stack.kube.create(
+        kind_resource("ApmServer"), manifest("ApmServer", "cross", REFS, CROSS_APM), namespace=REFS
+    )
     # Exercise the update and delete paths: a scaled cluster (StatefulSet, unicast hosts) with its
     # own disruption budget, an annotated HTTP Service, an application switching workload kind (its
     # DaemonSet deleted) and an association removed (its user Secret deleted).
@@ -377,8 +404,10 @@ async def test_the_chart_grants_what_the_operator_uses_and_nothing_else(
         seen["autoops"] = autoops.get("status") or {}
         autoscaler = await stack.kube.get(AUTOSCALER, namespace=NAMESPACE, name="ml-only")
         seen["autoscaler"] = autoscaler.get("status") or {}
+        seen["refused"] = await refused_across_namespaces(stack)
         return (
-            "quickstart-beat" not in seen["daemonsets"]
+            seen["refused"]
+            and "quickstart-beat" not in seen["daemonsets"]
             and all(seen[kind] == "green" for kind, _, _ in EXTRA)
             and seen["es"].get("availableNodes") == 2
             and seen["policy"].get("resources") == 0
@@ -424,7 +453,7 @@ async def test_the_operator_reads_nothing_in_a_namespace_out_of_its_scope(
     counts = request_figures(events)
     # Its cluster-wide lists and watches (the ones ECK keeps too) name no namespace; every
     # namespaced read is of a namespace it manages, or its own.
-    outside = reads_out_of_scope(events, in_scope=(NAMESPACE, "elastic-system"))
+    outside = reads_out_of_scope(events, in_scope=(NAMESPACE, REFS, "elastic-system"))
     with capsys.disabled():
         top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         print(f"\noperator requests in this module: {sum(counts.values())}", end="")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +51,14 @@ WITHIN = 120.0
 
 @contextlib.asynccontextmanager
 async def remote_stack(
-    directory: Path, target: ClusterTarget, *, licensed: bool
+    directory: Path,
+    target: ClusterTarget,
+    *,
+    licensed: bool,
+    settings: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[tuple[Stack, FakeElasticsearch]]:
-    """The cluster, Temporal, a fake Elasticsearch on 127.0.0.1 and the operator dialling it."""
+    """The cluster, Temporal, a fake Elasticsearch on 127.0.0.1 and the operator dialling it;
+    ``settings`` are more configuration keys."""
     async with (
         target.open(directory) as cluster,
         temporal_server() as temporal,
@@ -61,7 +66,9 @@ async def remote_stack(
     ):
         if licensed:
             await accept_trial(cluster.kube, operator_namespace=OPERATOR_NAMESPACE)
-        path = write_operator_config(directory / "operator.yaml", temporal=temporal)
+        path = write_operator_config(
+            directory / "operator.yaml", temporal=temporal, settings=settings
+        )
         config = yaml.safe_load(path.read_text())
         path.write_text(yaml.safe_dump({**config, "elasticsearch-url": fake.url}))
         operator = Operator(

@@ -57,6 +57,7 @@ WHOLE = {
     "apps/statefulsets": ("create", "delete", "get", "list", "update", "watch"),
     "/events": ("create", "patch"),
     "elasticsearch.k8s.elastic.co/elasticsearches/status": ("patch",),
+    "authorization.k8s.io/subjectaccessreviews": ("create",),
 }
 
 
@@ -87,7 +88,7 @@ CASES = [
             ("Deployment/elastic-system/stackflow", "spec.replicas"): 1,
             ("ClusterRoleBinding//stackflow", "subjects.0.namespace"): "elastic-system",
         },
-        config={"namespaces": None, "namespace-selector": None},
+        config={"namespaces": None, "namespace-selector": None, "enforce-rbac-on-refs": False},
     ),
     Case(
         "static-list",
@@ -97,6 +98,8 @@ CASES = [
             # The informers watch each listed namespace: nothing namespaced is cluster-wide.
             "ClusterRole//stackflow": {
                 "/namespaces": ("list", "watch"),
+                # Cluster-scoped: the access reviews of enforce-rbac-on-refs.
+                "authorization.k8s.io/subjectaccessreviews": ("create",),
                 "/secrets": None,
                 "apps/statefulsets": None,
                 "elasticsearch.k8s.elastic.co/elasticsearches": None,
@@ -394,7 +397,8 @@ def test_the_static_roles_split_the_cluster_role_without_loss_or_addition(
     values: Mapping[str, Any],
 ) -> None:
     """A static list grants, per namespace, exactly what the whole ClusterRole grants on
-    namespaced resources; the ClusterRole keeps only the cluster-scoped rules (namespaces)."""
+    namespaced resources; the ClusterRole keeps only the cluster-scoped rules (namespaces, and
+    the SubjectAccessReviews of enforce-rbac-on-refs)."""
     whole = grants(Rendered.of({}).objects["ClusterRole//stackflow"])
     rendered = Rendered.of(values)
     split: dict[str, set[str]] = {}
@@ -410,7 +414,7 @@ def test_the_static_roles_split_the_cluster_role_without_loss_or_addition(
     assert {resource: tuple(sorted(verbs)) for resource, verbs in split.items()} == whole
     assert all(granted == roles[0] for granted in roles), "the static Roles differ"
     if roles:
-        assert set(cluster) == {"/namespaces"}
+        assert set(cluster) == {"/namespaces", "authorization.k8s.io/subjectaccessreviews"}
         assert "/namespaces" not in roles[0]
 
 
@@ -524,6 +528,7 @@ EVERY_KEY = {
     "operatorNamespace": "ops",
     "managedNamespaces": ["team-a", "team-b"],
     "webhook": {"enabled": True, "port": 9444, "manageCerts": False},
+    "refs": {"enforceRBAC": True},
     "temporal": {
         "address": "temporal-frontend.temporal:7233",
         "namespace": "stackflow-prod",
@@ -616,6 +621,7 @@ def test_the_default_config_is_the_operator_default(tmp_path: Path) -> None:
                 "enable_webhook": True,
                 "webhook_port": 9444,
                 "manage_webhook_certs": False,
+                "enforce_rbac_on_refs": True,
                 "webhook_secret": "stackflow-webhook-cert",
                 "webhook_name": "stackflow.ops.k8s.elastic.co",
                 "metrics_port": 9090,

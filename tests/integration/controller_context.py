@@ -24,6 +24,7 @@ from stackflow.api.kinds import kind_info
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
 from stackflow.elastic import AiohttpElasticsearchClient
+from stackflow.kube.access import AccessReviewer, PermissiveAccessReviewer
 from stackflow.kube.backoff import Backoff
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
@@ -72,10 +73,12 @@ class Cluster:
         elasticsearch: ElasticsearchApiFactory = unreachable_elasticsearch,
         clock: Clock | None = None,
         controllers: ControllerTable = CONTROLLERS,
+        access: AccessReviewer | None = None,
     ) -> ControllerContext:
         """A ControllerContext in dynamic mode (``selector``) or watching all namespaces.
 
-        Clusters never answer unless ``elasticsearch`` points them at a fake server.
+        Clusters never answer unless ``elasticsearch`` points them at a fake server. Without
+        ``access``, every reference is allowed (``enforce-rbac-on-refs`` off).
         """
         settings: dict[str, Any] = {"operator-namespace": OPERATOR_NAMESPACE}
         if selector is not None:
@@ -100,6 +103,7 @@ class Cluster:
             elasticsearch=elasticsearch,
             pod_name=OPERATOR_POD,
             clock=the_clock,
+            access=access or PermissiveAccessReviewer(),
         )
 
 

@@ -25,6 +25,7 @@ from activities.license_condition import CONDITION_TYPE, license_condition
 from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
 from stackflow.elastic import AiohttpElasticsearchClient
 from stackflow.kube import errors
+from stackflow.kube.access import AccessReviewer
 from stackflow.licensing.issue import generate_private_key, new_license, public_key_pem, signed
 from stackflow.models.engine import (
     FinalizeInput,
@@ -146,11 +147,13 @@ async def reconcile(
     key: rsa.RSAPrivateKey,
     namespace: str,
     name: str,
+    access: AccessReviewer | None = None,
 ) -> ReconcileResult:
     context = cluster.context(
         selector=SELECTOR,
         public_keys=(public_key_pem(key.public_key()),),
         elasticsearch=FakeFactory(fake),
+        access=access,
     )
     request = ReconcileInput(
         ref=REMOTE_CLUSTER_CONTROLLER.ref(namespace=namespace, name=name),

@@ -21,6 +21,7 @@ from stackflow.stack.policies.autoops import (
     Cluster,
     ClusterObjectNames,
     Selection,
+    access_denied_reason,
     api_key_hash,
     api_key_metadata,
     api_key_name,
@@ -143,6 +144,61 @@ def test_deprecated_versions(version: str, outcome: str | None) -> None:
     else:
         assert selection.skipped == {"ns/es": outcome}
         assert not selection.served
+
+
+DENIED = "RBAC access denied for service account default"
+
+
+@pytest.mark.parametrize(
+    ("denied", "served", "not_ready", "skipped"),
+    [
+        ({}, ("prod/a", "prod/v9"), ("dev/c",), {"dev/old": "deprecated"}),
+        # A denied cluster is skipped whatever its phase, before its version is looked at.
+        (
+            {"prod/a": DENIED, "dev/c": DENIED, "dev/old": DENIED},
+            ("prod/v9",),
+            (),
+            {"dev/c": DENIED, "dev/old": DENIED, "prod/a": DENIED},
+        ),
+        # A denial of a cluster the policy does not match changes nothing.
+        ({"prod/b": DENIED}, ("prod/a", "prod/v9"), ("dev/c",), {"dev/old": "deprecated"}),
+    ],
+)
+def test_selection_skips_the_clusters_access_is_denied_to(
+    denied: dict[str, str],
+    served: tuple[str, ...],
+    not_ready: tuple[str, ...],
+    skipped: dict[str, str],
+) -> None:
+    policy = _policy({"matchLabels": {"autoops": "on"}})
+    selection = select_clusters(policy, CLUSTERS, NAMESPACES, access_denied=denied)
+    assert (selection.served, selection.not_ready) == (served, not_ready)
+    assert set(selection.skipped) == set(skipped)
+    for key, reason in skipped.items():
+        if reason == DENIED:
+            assert selection.skipped[key] == DENIED
+        else:
+            assert selection.skipped[key].startswith("ES cluster is in deprecated version")
+
+
+@pytest.mark.parametrize(
+    ("service_account", "reason"),
+    [
+        ("", "RBAC access denied for service account default"),
+        ("autoops", "RBAC access denied for service account autoops"),
+    ],
+)
+def test_the_access_denied_reason_names_the_service_account(
+    service_account: str, reason: str
+) -> None:
+    policy = parse_policy(
+        {
+            "metadata": {"namespace": "ops", "name": "p"},
+            "spec": {"serviceAccountName": service_account},
+        }
+    )
+    assert policy.service_account_name == service_account
+    assert access_denied_reason(policy) == reason
 
 
 def test_parse_policy() -> None:

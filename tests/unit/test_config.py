@@ -362,3 +362,24 @@ def test_bad_durations(text: str) -> None:
 def test_env_var_names() -> None:
     assert env_var_name("namespace-selector") == "STACKFLOW_NAMESPACE_SELECTOR"
     assert env_var_name("temporal-tls-ca") == "STACKFLOW_TEMPORAL_TLS_CA"
+
+
+@pytest.mark.parametrize(
+    ("text", "environ", "expected"),
+    [
+        ("", {}, False),
+        ("enforce-rbac-on-refs: true", {}, True),
+        ("enforce-rbac-on-refs: false", {"STACKFLOW_ENFORCE_RBAC_ON_REFS": "true"}, True),
+        ("enforce-rbac-on-refs: true", {"STACKFLOW_ENFORCE_RBAC_ON_REFS": "false"}, False),
+    ],
+)
+def test_enforce_rbac_on_refs_from_the_file_or_the_environment(
+    tmp_path: Path, text: str, environ: dict[str, str], expected: bool
+) -> None:
+    config = load_config(_write(tmp_path, text), environ)
+    assert config.enforce_rbac_on_refs is expected
+
+
+def test_enforce_rbac_on_refs_must_be_a_boolean(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^enforce-rbac-on-refs: "):
+        load_config(_write(tmp_path, "enforce-rbac-on-refs: sometimes"), {})

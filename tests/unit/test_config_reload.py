@@ -73,6 +73,12 @@ def dynamic(labels: dict[str, str], **settings: Any) -> OperatorConfig:
         ),
         (config(), config(temporal_address="x:1"), ReloadAction.RESTART, "temporal-address"),
         (
+            config(),
+            config(enforce_rbac_on_refs=True),
+            ReloadAction.RESTART,
+            "enforce-rbac-on-refs",
+        ),
+        (
             dynamic({"team": "a"}),
             ConfigError('namespace-selector: invalid selector "a=="'),
             ReloadAction.REJECT,

@@ -60,6 +60,12 @@ namespaced. The roles are cut from this one table:
 rules:
   # Scope: the namespace selector is evaluated live over Namespace labels (an informer).
   - {apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"], namespaced: false}
+  # enforce-rbac-on-refs: whether a referring object's ServiceAccount may get what it references
+  # in another namespace is asked of the API server (a cluster-scoped create, as ECK's role).
+  - apiGroups: ["authorization.k8s.io"]
+    resources: ["subjectaccessreviews"]
+    verbs: ["create"]
+    namespaced: false
   # Secrets: children, soft-owned and association Secrets (deleted when orphaned), the license
   # and trial Secrets (patched).
   - apiGroups: [""]
@@ -152,6 +158,7 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
     "enable-webhook" .Values.webhook.enabled
     "webhook-port" .Values.webhook.port
     "manage-webhook-certs" .Values.webhook.manageCerts
+    "enforce-rbac-on-refs" .Values.refs.enforceRBAC
     "metrics-port" .Values.config.metricsPort
     "enable-leader-election" .Values.config.enableLeaderElection
     "disable-telemetry" .Values.config.disableTelemetry

@@ -231,6 +231,21 @@ def user_secret_selector(
     }
 
 
+def unbind_selectors(
+    association: Association, *, associated: Mapping[str, Any], ref: AssociationRef
+) -> list[dict[str, str]]:
+    """Labels selecting the Elasticsearch-side credentials of one ref, in any namespace: its
+    user Secret and its service-account token Secret (ECK's ``Unbind``: removing them revokes the
+    application's access at once). The CA copy stays, as in ECK."""
+    return [
+        user_secret_selector(association, associated=associated, ref=ref),
+        {
+            TYPE_LABEL: SERVICE_ACCOUNT_TOKEN_TYPE,
+            **association_resource_labels(association, associated=associated, ref=ref),
+        },
+    ]
+
+
 def association_secrets_selector(
     association: Association, *, associated_namespace: str, associated_name: str
 ) -> dict[str, str]:

@@ -17,6 +17,7 @@ from typing import Any
 from stackflow.api.autoops import PHASE_PRIORITY
 from stackflow.models.objects import view
 from stackflow.scope.selector import LabelSelector, label_selector_from_data
+from stackflow.stack.access import DEFAULT_SERVICE_ACCOUNT
 from stackflow.stack.elasticsearch.remote_clusters import MANAGED_BY_ECK, METADATA_MANAGED_BY
 from stackflow.stack.elasticsearch.version import parse_version
 from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TYPE_LABEL, WATCHED_LABEL
@@ -45,6 +46,7 @@ __all__ = [
     "Cluster",
     "ClusterObjectNames",
     "Selection",
+    "access_denied_reason",
     "api_key_hash",
     "api_key_metadata",
     "api_key_name",
@@ -106,6 +108,8 @@ class AutoOpsPolicy:
     resource_selector: LabelSelector
     #: None: every namespace (the field is optional).
     namespace_selector: LabelSelector | None = None
+    #: ``spec.serviceAccountName`` as written: whose access enforce-rbac-on-refs checks.
+    service_account_name: str = ""
 
     @property
     def key(self) -> str:
@@ -129,6 +133,7 @@ def parse_policy(obj: Mapping[str, Any]) -> AutoOpsPolicy:
             if namespace_selector_data is None
             else label_selector_from_data(namespace_selector_data, field="spec.namespaceSelector")
         ),
+        service_account_name=str(spec.get("serviceAccountName") or ""),
     )
 
 
@@ -192,19 +197,30 @@ def _version_verdict(version_text: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def access_denied_reason(policy: AutoOpsPolicy) -> str:
+    """ECK's ``Skipped`` message for a cluster the policy's ServiceAccount may not get (naming
+    ``default`` when the policy names none, where ECK leaves the name empty)."""
+    account = policy.service_account_name or DEFAULT_SERVICE_ACCOUNT
+    return f"RBAC access denied for service account {account}"
+
+
 def select_clusters(
     policy: AutoOpsPolicy,
     clusters: Iterable[Cluster],
     namespace_labels: Mapping[str, Mapping[str, str]],
+    *,
+    access_denied: Mapping[str, str] | None = None,
 ) -> Selection:
     """Which clusters the policy matches, serves, waits for and skips.
 
     A policy selects cluster-wide: ``resourceSelector`` must match the cluster's labels and
     ``namespaceSelector`` (when set) its namespace's labels (a namespace absent from
-    ``namespace_labels`` has none). A matched cluster of a deprecated version (7.x) is skipped
-    and one whose version does not parse is in error, whatever its phase; any other is served
-    once its phase is Ready.
+    ``namespace_labels`` has none). A matched cluster in ``access_denied`` (by key, with the
+    reason: enforce-rbac-on-refs) is skipped first, as ECK orders it; then one of a deprecated
+    version (7.x) is skipped and one whose version does not parse is in error, whatever its
+    phase; any other is served once its phase is Ready.
     """
+    denied = access_denied or {}
     matched: list[str] = []
     served: list[str] = []
     not_ready: list[str] = []
@@ -218,7 +234,10 @@ def select_clusters(
         ):
             continue
         matched.append(cluster.key)
-        reason, error = _version_verdict(cluster.version)
+        denied_reason = denied.get(cluster.key)
+        reason, error = (
+            (denied_reason, None) if denied_reason else _version_verdict(cluster.version)
+        )
         if reason is not None:
             skipped[cluster.key] = reason
         elif error is not None:
