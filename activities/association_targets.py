@@ -25,7 +25,7 @@ from activities.errors import InvalidSpecError
 from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
 from stackflow.models.engine import ObjectKey
-from stackflow.models.kinds import SECRETS, SERVICES, Kind
+from stackflow.models.kinds import SECRETS, SERVICES
 from stackflow.models.objects import view
 from stackflow.scope import equality_selector_string
 from stackflow.stack.access import InvalidServiceAccountError, service_account_of
@@ -82,15 +82,6 @@ class RefOutcome:
     denied: bool = False
 
 
-async def _get_or_none(
-    context: ControllerContext, resource: Kind, *, namespace: str, name: str
-) -> dict[str, Any] | None:
-    try:
-        return await context.scoped.get(resource, namespace=namespace, name=name)
-    except errors.NotFound:
-        return None
-
-
 def _tls_disabled(target: Mapping[str, Any]) -> bool:
     tls = (((target.get("spec") or {}).get("http") or {}).get("tls")) or {}
     return bool((tls.get("selfSignedCertificate") or {}).get("disabled")) and not (
@@ -108,7 +99,9 @@ async def _external(
 ) -> RefOutcome:
     """A ``secretName`` ref: the conf points straight at the user's Secret."""
     watched = (ObjectKey.of(SECRETS, namespace=ref.namespace, name=ref.secret_name),)
-    secret = await _get_or_none(context, SECRETS, namespace=ref.namespace, name=ref.secret_name)
+    secret = await context.scoped.get_or_none(
+        SECRETS, namespace=ref.namespace, name=ref.secret_name
+    )
     if secret is None:
         return RefOutcome(
             ref, PENDING, f"secret {ref.key} of the external {association.target.kind} not found",
@@ -140,7 +133,7 @@ async def _user_elasticsearch(
         return None, "the target Kibana's Elasticsearch is external: no user can be made", ()
     resource = kind_resource(ELASTICSEARCH.kind)
     watched = (ObjectKey.of(resource, namespace=es_ref.namespace, name=es_ref.name),)
-    es = await _get_or_none(context, resource, namespace=es_ref.namespace, name=es_ref.name)
+    es = await context.scoped.get_or_none(resource, namespace=es_ref.namespace, name=es_ref.name)
     if es is None:
         return None, f"Elasticsearch {es_ref.key} of the target Kibana not found", watched
     return es, "", watched
@@ -164,8 +157,10 @@ async def _credentials(
         association, associated_namespace=namespace, associated_name=name, ref=ref
     )
     es_namespace = str(es["metadata"]["namespace"])
-    current_app = await _get_or_none(context, SECRETS, namespace=namespace, name=app_secret_name)
-    current_es = await _get_or_none(context, SECRETS, namespace=es_namespace, name=user)
+    current_app = await context.scoped.get_or_none(
+        SECRETS, namespace=namespace, name=app_secret_name
+    )
+    current_es = await context.scoped.get_or_none(SECRETS, namespace=es_namespace, name=user)
     account = elastic_service_account(association, associated)
     if account is not None:
         app_secret, es_secret = service_account_secrets(
@@ -289,13 +284,13 @@ async def resolve_ref(
         ObjectKey.of(SERVICES, namespace=ref.namespace, name=service_name),
         ObjectKey.of(SECRETS, namespace=ref.namespace, name=certs_name),
     )
-    target = await _get_or_none(context, resource, namespace=ref.namespace, name=ref.name)
+    target = await context.scoped.get_or_none(resource, namespace=ref.namespace, name=ref.name)
     if target is None:
         return RefOutcome(ref, PENDING, f"{kind.kind} {ref.key} not found", watched=watched)
     _check_target(association, target)
     ca_provided, ca_name = False, ""
     if not _tls_disabled(target):
-        certs = await _get_or_none(context, SECRETS, namespace=ref.namespace, name=certs_name)
+        certs = await context.scoped.get_or_none(SECRETS, namespace=ref.namespace, name=certs_name)
         if certs is None:
             return RefOutcome(
                 ref, PENDING, f"waiting for the certificates of {kind.kind} {ref.key}",
@@ -307,7 +302,7 @@ async def resolve_ref(
         await apply_object(context.scoped, SECRETS, ca_copy)
         ca_provided = secret_builders.ca_cert_provided(ca_copy)
         ca_name = str(ca_copy["metadata"]["name"])
-    service = await _get_or_none(context, SERVICES, namespace=ref.namespace, name=service_name)
+    service = await context.scoped.get_or_none(SERVICES, namespace=ref.namespace, name=service_name)
     url = None
     if service is not None:
         url = conf_builders.service_url(service, scheme="https" if ca_name else "http")

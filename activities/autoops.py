@@ -35,7 +35,7 @@ import yaml
 from activities.apply import apply_object, planned_update
 from activities.associations import EVENT_ACTION_ACCESS_CHECK, EVENT_ASSOCIATION_ERROR
 from activities.binding import ControllerActivities
-from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
+from activities.context import ControllerContext, ElasticsearchEndpoint
 from activities.elasticsearch import operator_endpoint
 from activities.errors import InvalidSpecError
 from stackflow.controllers.autoops import (
@@ -193,21 +193,6 @@ async def _written(
     return found
 
 
-async def _close(api: ElasticsearchApi) -> None:
-    close = getattr(api, "close", None)
-    if close is not None:
-        await close()
-
-
-async def _secret_or_none(
-    context: ControllerContext, namespace: str, name: str
-) -> dict[str, Any] | None:
-    try:
-        return await context.scoped.get(SECRETS, namespace=namespace, name=name)
-    except errors.NotFound:
-        return None
-
-
 def _http_tls(es: Mapping[str, Any]) -> bool:
     tls = (((es.get("spec") or {}).get("http") or {}).get("tls") or {}).get(
         "selfSignedCertificate"
@@ -233,17 +218,19 @@ async def _user_config(
     text: str | None = None
     if ref.get("secretName"):
         source = f"Secret {ref['secretName']}"
-        secret = await _secret_or_none(context, namespace, str(ref["secretName"]))
+        secret = await context.scoped.get_or_none(
+            SECRETS, namespace=namespace, name=str(ref["secretName"])
+        )
         raw = decode_secret_data(secret).get(CONFIG_FILE)
         text = None if raw is None else raw.decode()
     elif ref.get("configMapName"):
         source = f"ConfigMap {ref['configMapName']}"
-        try:
-            config_map = await context.scoped.get(
+        config_map = (
+            await context.scoped.get_or_none(
                 CONFIGMAPS, namespace=namespace, name=str(ref["configMapName"])
             )
-        except errors.NotFound:
-            config_map = {}
+            or {}
+        )
         text = (config_map.get("data") or {}).get(CONFIG_FILE)
     else:
         return inline, {}
@@ -264,7 +251,7 @@ async def _ref_secret_data(
     name = str(((policy.get("spec") or {}).get("autoOpsRef") or {}).get("secretName") or "")
     if not name:
         raise InvalidSpecError("secret name cannot be empty")
-    secret = await _secret_or_none(context, meta.namespace, name)
+    secret = await context.scoped.get_or_none(SECRETS, namespace=meta.namespace, name=name)
     if secret is None:
         raise InvalidSpecError(f"configuration secret {meta.namespace}/{name} not found")
     data = decode_secret_data(secret)
@@ -316,7 +303,7 @@ async def _ensure_api_key(
     its name) and its Secret; the Secret as written."""
     meta = view(policy)
     es_meta = view(es)
-    current = await _secret_or_none(context, meta.namespace, secret_name)
+    current = await context.scoped.get_or_none(SECRETS, namespace=meta.namespace, name=secret_name)
     endpoint = await operator_endpoint(context, es)
     if endpoint is None:
         raise ElasticsearchUnavailable(
@@ -330,8 +317,7 @@ async def _ensure_api_key(
     }
     name = api_key_name(**identity)
     key_hash = api_key_hash()
-    api = context.elasticsearch(endpoint)
-    try:
+    async with context.elasticsearch_session(endpoint) as api:
         plan = api_key_plan(
             await api.active_api_keys(name), name=name, key_hash=key_hash, secret=current
         )
@@ -346,8 +332,6 @@ async def _ensure_api_key(
             if plan.create
             else None
         )
-    finally:
-        await _close(api)
     current_meta = view(current) if current is not None else None
     if key is not None:
         encoded = key.encoded.encode()
@@ -483,8 +467,10 @@ async def _keep_ca_secret(
     namespace as ``ca.crt``."""
     es_meta = view(es)
     public = decode_secret_data(
-        await _secret_or_none(
-            context, es_meta.namespace, es_names.http_certs_public_secret_name(es_meta.name)
+        await context.scoped.get_or_none(
+            SECRETS,
+            namespace=es_meta.namespace,
+            name=es_names.http_certs_public_secret_name(es_meta.name),
         )
     )
     ca = public.get("ca.crt") or public.get("tls.crt")
@@ -529,17 +515,14 @@ async def _invalidate(context: ControllerContext, written: _ClusterObjects) -> N
         es = None  # out of scope: not to be read
     endpoint = await operator_endpoint(context, es) if es is not None else None
     if endpoint is not None:
-        api = context.elasticsearch(endpoint)
         name = api_key_name(
             policy_namespace=meta.labels.get(POLICY_NAMESPACE_LABEL, meta.namespace),
             policy_name=meta.labels.get(POLICY_NAME_LABEL, ""),
             es_namespace=written.es_namespace,
             es_name=written.es_name,
         )
-        try:
+        async with context.elasticsearch_session(endpoint) as api:
             await api.invalidate_api_key(name=name)
-        finally:
-            await _close(api)
         return
     key_id = meta.annotations.get(API_KEY_ID_ANNOTATION)
     encoded = decode_secret_data(secret).get(API_KEY_SECRET_KEY)
@@ -559,15 +542,13 @@ async def _invalidate(context: ControllerContext, written: _ClusterObjects) -> N
         ca_pem=ca_pem,
         api_key=encoded.decode(),
     )
-    api = context.elasticsearch(self_endpoint)
-    try:
-        await api.invalidate_api_key(ids=(key_id,))
-    except ElasticsearchError as error:
-        if error.status != 401:
-            raise
-        # The key no longer authenticates: it is invalidated (or its cluster was recreated).
-    finally:
-        await _close(api)
+    async with context.elasticsearch_session(self_endpoint) as api:
+        try:
+            await api.invalidate_api_key(ids=(key_id,))
+        except ElasticsearchError as error:
+            if error.status != 401:
+                raise
+            # The key no longer authenticates: it is invalidated (or its cluster was recreated).
 
 
 async def _release(context: ControllerContext, written: _ClusterObjects) -> list[str]:

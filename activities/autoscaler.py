@@ -144,21 +144,17 @@ async def _capacity(
     if endpoint is None:
         # ECK's word when the cluster cannot be asked at all.
         return None, OFFLINE_MESSAGE
-    api = context.elasticsearch(endpoint)
-    try:
-        await api.put_cluster_settings(ml_node_settings(limits))
-        # As ECK: the cluster's policies are the declared ones, nothing else.
-        await api.delete_autoscaling_policies()
-        for policy in policies:
-            await api.put_autoscaling_policy(str(policy["name"]), _policy_body(policy))
-        return await api.autoscaling_capacity(), ""
-    except (ElasticsearchUnavailable, ElasticsearchError) as error:
-        logger.info("autoscaling API of %s/%s not reachable: %s", namespace, name, error)
-        return None, str(error)
-    finally:
-        close = getattr(api, "close", None)
-        if close is not None:
-            await close()
+    async with context.elasticsearch_session(endpoint) as api:
+        try:
+            await api.put_cluster_settings(ml_node_settings(limits))
+            # As ECK: the cluster's policies are the declared ones, nothing else.
+            await api.delete_autoscaling_policies()
+            for policy in policies:
+                await api.put_autoscaling_policy(str(policy["name"]), _policy_body(policy))
+            return await api.autoscaling_capacity(), ""
+        except (ElasticsearchUnavailable, ElasticsearchError) as error:
+            logger.info("autoscaling API of %s/%s not reachable: %s", namespace, name, error)
+            return None, str(error)
 
 
 async def _scale(
@@ -239,14 +235,11 @@ async def _imported(
             continue
         stateful_sets: list[tuple[str, Mapping[str, Any] | None]] = []
         for name in assignments[policy.name]:
-            try:
-                found: Mapping[str, Any] | None = await context.scoped.get(
-                    STATEFULSETS,
-                    namespace=meta.namespace,
-                    name=es_names.statefulset_name(meta.name, name),
-                )
-            except errors.NotFound:
-                found = None
+            found = await context.scoped.get_or_none(
+                STATEFULSETS,
+                namespace=meta.namespace,
+                name=es_names.statefulset_name(meta.name, name),
+            )
             stateful_sets.append((name, found))
         entry = imported_status_entry(policy, stateful_sets)
         if entry is not None:
@@ -293,10 +286,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     references = tuple(autoscaled_cluster(obj))
     policies: list[dict[str, Any]] | None = None
     scaled = False
-    try:
-        es = await context.scoped.get(ELASTICSEARCH, namespace=ref.namespace, name=es_name)
-    except errors.NotFound:
-        es = None
+    es = await context.scoped.get_or_none(ELASTICSEARCH, namespace=ref.namespace, name=es_name)
     if es is None:
         message = f"Elasticsearch resource {ref.namespace}/{es_name} not found"
         wanted = inactive_conditions(message)

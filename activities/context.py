@@ -10,9 +10,10 @@ state of its own: whatever must be the same on every replica lives in Kubernetes
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -158,3 +159,18 @@ class ControllerContext:
     def operator_namespace(self) -> str:
         """The namespace the operator runs in."""
         return self.config.operator_namespace
+
+    @contextlib.asynccontextmanager
+    async def elasticsearch_session(
+        self, endpoint: ElasticsearchEndpoint
+    ) -> AsyncIterator[ElasticsearchApi]:
+        """The client of one cluster for the span of a block, closed after it, whatever happens
+        (its HTTP session would otherwise outlive the activity). A port without ``close``, such
+        as the out-of-cluster stub, holds nothing to close."""
+        api = self.elasticsearch(endpoint)
+        try:
+            yield api
+        finally:
+            close = getattr(api, "close", None)
+            if close is not None:
+                await close()

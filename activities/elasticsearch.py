@@ -158,12 +158,9 @@ async def _secure_settings(
             existing.get(("Secret", source.secret_name)) if source.namespace == namespace else None
         )
         if current is None:
-            try:
-                current = await context.scoped.get(
-                    SECRETS, namespace=source.namespace, name=source.secret_name
-                )
-            except errors.NotFound:
-                current = None
+            current = await context.scoped.get_or_none(
+                SECRETS, namespace=source.namespace, name=source.secret_name
+            )
         found[source.key] = decode_secret_data(current) if current is not None else None
     aggregate = aggregate_secure_settings(sources, found)
     for source in aggregate.missing:
@@ -270,16 +267,11 @@ async def _observe_cluster(
     """
     if endpoint is None:
         return None, await apply_cluster_license(context, es=es, api=None)
-    api = context.elasticsearch(endpoint)
-    try:
+    async with context.elasticsearch_session(endpoint) as api:
         health = await _cluster_health(api, endpoint)
         license_outcome = await apply_cluster_license(
             context, es=es, api=api if health is not None else None
         )
-    finally:
-        close = getattr(api, "close", None)
-        if close is not None:
-            await close()
     return health, license_outcome
 
 

@@ -21,7 +21,6 @@ from typing import Any
 from activities.context import ControllerContext, ElasticsearchApi
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
-from stackflow.kube import errors
 from stackflow.licensing.model import LICENSE_FILE_NAME
 from stackflow.models.kinds import SECRETS
 from stackflow.stack.elasticsearch.names import license_secret_name
@@ -109,12 +108,9 @@ def license_decision(
 async def _license_secret(
     context: ControllerContext, *, namespace: str, name: str
 ) -> dict[str, Any] | None:
-    try:
-        return await context.scoped.get(
-            SECRETS, namespace=namespace, name=license_secret_name(name)
-        )
-    except errors.NotFound:
-        return None
+    return await context.scoped.get_or_none(
+        SECRETS, namespace=namespace, name=license_secret_name(name)
+    )
 
 
 async def _remember_trial(context: ControllerContext, *, namespace: str, name: str) -> None:

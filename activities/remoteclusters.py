@@ -44,7 +44,7 @@ from typing import Any
 
 from activities.associations import EVENT_ASSOCIATION_ERROR
 from activities.binding import ControllerActivities
-from activities.context import ControllerContext, ElasticsearchApi
+from activities.context import ControllerContext, ElasticsearchEndpoint
 from activities.elasticsearch import operator_endpoint
 from activities.kinds import involved_reference
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
@@ -143,15 +143,6 @@ async def _visible_clusters(context: ControllerContext) -> list[dict[str, Any]]:
     return [es for es in listed["items"] if not view(es).deletion_timestamp]
 
 
-async def _secret_or_none(
-    context: ControllerContext, namespace: str, name: str
-) -> dict[str, Any] | None:
-    try:
-        return await context.scoped.get(SECRETS, namespace=namespace, name=name)
-    except errors.NotFound:
-        return None
-
-
 async def _delete_secret(context: ControllerContext, namespace: str, name: str) -> bool:
     """Delete a Secret by name (no read first: it may sit in a namespace out of scope)."""
     try:
@@ -197,21 +188,15 @@ async def _write_secret(
     return True
 
 
-async def _api_for(
+async def _endpoint_for(
     context: ControllerContext, es: Mapping[str, Any]
-) -> tuple[ElasticsearchApi | None, str]:
-    """A client of ``es``'s HTTP API (its internal user, its HTTP CA), or None and why not."""
+) -> tuple[ElasticsearchEndpoint | None, str]:
+    """How to reach ``es``'s HTTP API (its internal user, its HTTP CA), or None and why not."""
     namespace, name = cluster_key(es)
     endpoint = await operator_endpoint(context, es)
     if endpoint is None:
         return None, f"{namespace}/{name} has no internal user yet"
-    return context.elasticsearch(endpoint), ""
-
-
-async def _close(api: ElasticsearchApi) -> None:
-    close = getattr(api, "close", None)
-    if close is not None:
-        await close()
+    return endpoint, ""
 
 
 # --- client side: seeds ----------------------------------------------------------------------------
@@ -228,18 +213,17 @@ async def _sync_settings(
     settings = remote_cluster_settings(refs, managed, version)
     if not settings:
         return
-    api, why = await _api_for(context, es)
-    if api is None:
+    endpoint, why = await _endpoint_for(context, es)
+    if endpoint is None:
         outcome.note(f"remote cluster settings not written: {why}", retry=True)
         return
-    try:
-        await api.put_cluster_settings(settings)
-    except (ElasticsearchUnavailable, ElasticsearchError) as error:
-        logger.info("remote cluster settings of %s not written: %s", cluster_key(es), error)
-        outcome.note("remote cluster settings not written: cluster not reachable", retry=True)
-        return
-    finally:
-        await _close(api)
+    async with context.elasticsearch_session(endpoint) as api:
+        try:
+            await api.put_cluster_settings(settings)
+        except (ElasticsearchUnavailable, ElasticsearchError) as error:
+            logger.info("remote cluster settings of %s not written: %s", cluster_key(es), error)
+            outcome.note("remote cluster settings not written: cluster not reachable", retry=True)
+            return
     patch = managed_aliases_annotation_patch(ref.alias for ref in refs)
     current = view(es).annotations
     if any(current.get(key) != value for key, value in patch.items()):
@@ -255,8 +239,8 @@ async def _sync_settings(
 
 async def _transport_ca(context: ControllerContext, key: ClusterKey) -> str | None:
     namespace, name = key
-    secret = await _secret_or_none(
-        context, namespace, es_names.transport_certs_public_secret_name(name)
+    secret = await context.scoped.get_or_none(
+        SECRETS, namespace=namespace, name=es_names.transport_certs_public_secret_name(name)
     )
     ca = decode_secret_data(secret).get(REMOTE_CA_SECRET_KEY)
     return ca.decode() if ca else None
@@ -298,7 +282,9 @@ async def _place_copy(
             message=f"Cannot find CA certificate of remote cluster {peer[0]}/{peer[1]}",
         )
         return
-    current = await _secret_or_none(context, namespace, remote_ca_copy_name(name, peer))
+    current = await context.scoped.get_or_none(
+        SECRETS, namespace=namespace, name=remote_ca_copy_name(name, peer)
+    )
     await _write_secret(context, current, _copy_manifest(holder, peer, ca))
 
 
@@ -370,7 +356,9 @@ async def _sync_trust(
 async def _stored_keys(
     context: ControllerContext, client: ClusterKey
 ) -> tuple[dict[str, Any] | None, dict[str, StoredKey]]:
-    secret = await _secret_or_none(context, client[0], remote_api_keys_secret_name(client[1]))
+    secret = await context.scoped.get_or_none(
+        SECRETS, namespace=client[0], name=remote_api_keys_secret_name(client[1])
+    )
     return secret, read_stored_keys(secret)
 
 
@@ -423,67 +411,69 @@ async def _sync_keys(
         for key in expected_api_keys(server, clusters)
         if only_client is None or key.client == only_client
     ]
-    api, why = await _api_for(context, server)
-    if api is None:
+    endpoint, why = await _endpoint_for(context, server)
+    if endpoint is None:
         # Only a key someone waits for makes it worth looking again soon.
         outcome.note(f"API keys not reconciled: {why}", retry=bool(expected))
         return
-    try:
-        existing = [
-            ExistingKey(
-                id=str(key.get("id", "")),
-                name=str(key.get("name", "")),
-                metadata=dict(key.get("metadata") or {}),
-            )
-            for key in await api.active_api_keys(f"{API_KEY_NAME_PREFIX}*")
-        ]
-        if only_client is not None:
+    async with context.elasticsearch_session(endpoint) as api:
+        try:
             existing = [
-                key
-                for key in existing
-                if (key.metadata.get(METADATA_NAMESPACE), key.metadata.get(METADATA_NAME))
-                == only_client
+                ExistingKey(
+                    id=str(key.get("id", "")),
+                    name=str(key.get("name", "")),
+                    metadata=dict(key.get("metadata") or {}),
+                )
+                for key in await api.active_api_keys(f"{API_KEY_NAME_PREFIX}*")
             ]
-        by_key = {cluster_key(es): es for es in clusters}
-        clients = sorted(
-            {key.client for key in expected}
-            | {
-                (str(key.metadata.get(METADATA_NAMESPACE)), str(key.metadata.get(METADATA_NAME)))
-                for key in existing
-                if key.managed
+            if only_client is not None:
+                existing = [
+                    key
+                    for key in existing
+                    if (key.metadata.get(METADATA_NAMESPACE), key.metadata.get(METADATA_NAME))
+                    == only_client
+                ]
+            by_key = {cluster_key(es): es for es in clusters}
+            clients = sorted(
+                {key.client for key in expected}
+                | {
+                    (
+                        str(key.metadata.get(METADATA_NAMESPACE)),
+                        str(key.metadata.get(METADATA_NAME)),
+                    )
+                    for key in existing
+                    if key.managed
+                }
+            )
+            secrets: dict[ClusterKey, tuple[dict[str, Any] | None, dict[str, StoredKey]]] = {}
+            for client in clients:
+                if client in by_key:
+                    secrets[client] = await _stored_keys(context, client)
+            stored_ids = {
+                (client, alias): entry.id
+                for client, (_, entries) in secrets.items()
+                for alias, entry in entries.items()
+                if (entry.namespace, entry.name) == server_key
             }
-        )
-        secrets: dict[ClusterKey, tuple[dict[str, Any] | None, dict[str, StoredKey]]] = {}
-        for client in clients:
-            if client in by_key:
-                secrets[client] = await _stored_keys(context, client)
-        stored_ids = {
-            (client, alias): entry.id
-            for client, (_, entries) in secrets.items()
-            for alias, entry in entries.items()
-            if (entry.namespace, entry.name) == server_key
-        }
-        plan = plan_api_keys(expected, existing, stored_ids)
-        if plan.invalidate:
-            await api.invalidate_api_key(ids=plan.invalidate)
-        for key_id, want in plan.update:
-            await api.update_cross_cluster_api_key(
-                key_id, access=want.access, metadata=want.metadata()
-            )
-        created = {}
-        for want in plan.create:
-            made = await api.create_cross_cluster_api_key(
-                name=want.name, access=want.access, metadata=want.metadata()
-            )
-            created[(want.client, want.alias)] = StoredKey(
-                namespace=server_key[0], name=server_key[1], id=made.id, encoded=made.encoded
-            )
-    except (ElasticsearchUnavailable, ElasticsearchError) as error:
-        logger.info("API keys of %s not reconciled: %s", server_key, error)
-        outcome.note("API keys not reconciled: cluster not reachable", retry=bool(expected))
-        return
-    finally:
-        await _close(api)
+            plan = plan_api_keys(expected, existing, stored_ids)
+            if plan.invalidate:
+                await api.invalidate_api_key(ids=plan.invalidate)
+            for key_id, want in plan.update:
+                await api.update_cross_cluster_api_key(
+                    key_id, access=want.access, metadata=want.metadata()
+                )
+            created = {}
+            for want in plan.create:
+                made = await api.create_cross_cluster_api_key(
+                    name=want.name, access=want.access, metadata=want.metadata()
+                )
+                created[(want.client, want.alias)] = StoredKey(
+                    namespace=server_key[0], name=server_key[1], id=made.id, encoded=made.encoded
+                )
+        except (ElasticsearchUnavailable, ElasticsearchError) as error:
+            logger.info("API keys of %s not reconciled: %s", server_key, error)
+            outcome.note("API keys not reconciled: cluster not reachable", retry=bool(expected))
+            return
     wanted_aliases = {(key.client, key.alias) for key in expected}
     for client, (current, entries) in secrets.items():
         updated = {

@@ -188,24 +188,6 @@ class _Policies:
         return found
 
 
-async def _get_or_none(
-    context: ControllerContext, type_: str, namespace: str, name: str
-) -> dict[str, Any] | None:
-    try:
-        return await context.scoped.get(_KINDS[type_], namespace=namespace, name=name)
-    except errors.NotFound:
-        return None
-
-
-async def _secret_or_none(
-    context: ControllerContext, namespace: str, name: str
-) -> dict[str, Any] | None:
-    try:
-        return await context.scoped.get(SECRETS, namespace=namespace, name=name)
-    except errors.NotFound:
-        return None
-
-
 async def _write(
     context: ControllerContext, current: Mapping[str, Any] | None, desired: dict[str, Any]
 ) -> bool:
@@ -246,16 +228,12 @@ async def _applied_version(
     endpoint = await operator_endpoint(context, es)
     if endpoint is None:
         return ResourceStatus(phase="ApplyingChanges", expected_version=expected)
-    api = context.elasticsearch(endpoint)
-    try:
-        state = await api.file_settings_state()
-    except (ElasticsearchUnavailable, ElasticsearchError) as error:
-        logger.info("cluster %s/%s not asked for its file settings: %s", namespace, name, error)
-        return ResourceStatus(phase="ApplyingChanges", expected_version=expected)
-    finally:
-        close = getattr(api, "close", None)
-        if close is not None:
-            await close()
+    async with context.elasticsearch_session(endpoint) as api:
+        try:
+            state = await api.file_settings_state()
+        except (ElasticsearchUnavailable, ElasticsearchError) as error:
+            logger.info("cluster %s/%s not asked for its file settings: %s", namespace, name, error)
+            return ResourceStatus(phase="ApplyingChanges", expected_version=expected)
     return resource_phase(
         expected_version=expected, reported_version=state.version, reported_errors=state.errors
     )
@@ -273,7 +251,9 @@ async def _secure_settings_digest(
     """A digest of the content of the secure settings Secrets (an absent one counts as empty)."""
     contents = []
     for source in sources:
-        found = await _secret_or_none(context, str(source["namespace"]), str(source["secretName"]))
+        found = await context.scoped.get_or_none(
+            SECRETS, namespace=str(source["namespace"]), name=str(source["secretName"])
+        )
         contents.append([source["namespace"], source["secretName"], (found or {}).get("data")])
     return content_hash(contents)
 
@@ -293,7 +273,7 @@ async def _apply_file_settings(
     """
     name = file_settings_secret_name(target.name)
     for attempt in range(2):
-        current = await _secret_or_none(context, target.namespace, name)
+        current = await context.scoped.get_or_none(SECRETS, namespace=target.namespace, name=name)
         if merged is None and not secret_owners(current):
             return None
         desired, version = file_settings_secret(
@@ -341,7 +321,9 @@ async def _sync_elasticsearch(
             # Nothing is written for the cluster: its Pods would wait for a Secret never copied.
             return ResourceStatus(phase="Error", error=str(error))
     config_name = es_policy_config_secret_name(target.name)
-    config_current = await _secret_or_none(context, target.namespace, config_name)
+    config_current = await context.scoped.get_or_none(
+        SECRETS, namespace=target.namespace, name=config_name
+    )
     version = await _apply_file_settings(context, target, merged, owner)
     if merged is None:
         if secret_owners(config_current):
@@ -383,7 +365,11 @@ async def _mount_sources(
     for mount in merged.secret_mounts:
         name = str(mount["secretName"])
         namespace = merged.mount_namespaces.get(name, "")
-        found = await _secret_or_none(context, namespace, name) if namespace else None
+        found = (
+            await context.scoped.get_or_none(SECRETS, namespace=namespace, name=name)
+            if namespace
+            else None
+        )
         if found is None:
             raise MountSourceError(
                 f'spec.elasticsearch.secretMounts: Secret "{namespace}/{name}" not found'
@@ -417,7 +403,7 @@ async def _sync_mount_copies(
         name = es_secret_mount_copy_name(target.name, view(source).name)
         wanted.add(name)
         # Read whole (a listed item may lack kind/apiVersion): an unchanged copy is not rewritten.
-        existing = await _secret_or_none(context, target.namespace, name)
+        existing = await context.scoped.get_or_none(SECRETS, namespace=target.namespace, name=name)
         desired = es_secret_mount_copy(
             existing,
             source,
@@ -459,7 +445,7 @@ async def _sync_kibana(
     except MergeConflictError as error:
         return ResourceStatus(phase="Conflict", error=str(error))
     name = kb_policy_config_secret_name(target.name)
-    current = await _secret_or_none(context, target.namespace, name)
+    current = await context.scoped.get_or_none(SECRETS, namespace=target.namespace, name=name)
     if not ordered:
         if secret_owners(current):
             await _delete(context, current)
@@ -481,8 +467,8 @@ async def _sync_kibana(
     )
     # Applied once the Kibana controller rendered the settings into kibana.yml (its Pods roll
     # on that Secret's hash).
-    config = await _secret_or_none(
-        context, target.namespace, _KB_NAMER.suffix(target.name, "config")
+    config = await context.scoped.get_or_none(
+        SECRETS, namespace=target.namespace, name=_KB_NAMER.suffix(target.name, "config")
     )
     rendered = yaml.safe_load(decode_secret_data(config).get("kibana.yml") or b"{}")
     applied = kibana_applied(merged.config or {}, rendered if isinstance(rendered, Mapping) else {})
@@ -524,7 +510,7 @@ async def _sync(
     """Sync every resource of ``keys``; the status entries of those a policy still targets."""
     details: dict[str, dict[str, ResourceStatus]] = {ELASTICSEARCH: {}, KIBANA: {}}
     for type_, namespace, name in sorted(keys):
-        obj = await _get_or_none(context, type_, namespace, name)
+        obj = await context.scoped.get_or_none(_KINDS[type_], namespace=namespace, name=name)
         if obj is None:
             continue  # gone (its Secrets go with it) or out of scope (not touched)
         candidates = await policies.for_namespace(namespace)

@@ -143,6 +143,15 @@ class ScopedClient(_WrapsClient):
             raise errors.not_found(plural=resource.plural, group=resource.group, name=name)
         return await self._client.get(resource, namespace=namespace, name=name)
 
+    async def get_or_none(
+        self, resource: Kind, *, namespace: str | None, name: str
+    ) -> dict[str, Any] | None:
+        """GET, or None when the object does not exist or its namespace is not managed."""
+        try:
+            return await self.get(resource, namespace=namespace, name=name)
+        except errors.NotFound:
+            return None
+
     async def list(
         self,
         resource: Kind,

@@ -71,6 +71,25 @@ async def label_team_b(resources: ResourceClient, value: str | None) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("namespace", "name", "found"),
+    [("team-a", "x", True), ("team-a", "missing", False), ("team-b", "x", False)],
+    ids=["in-scope", "missing", "out-of-scope"],
+)
+async def test_get_or_none_answers_none_for_a_missing_or_unmanaged_object(
+    resources: ResourceClient,
+    namespaces: NamespaceInformer,
+    namespace: str,
+    name: str,
+    found: bool,
+) -> None:
+    scoped = ScopedClient(resources, dynamic_matcher(namespaces))
+    obj = await scoped.get_or_none(CONFIGMAPS, namespace=namespace, name=name)
+    assert (obj is not None) is found
+    if obj is not None:
+        assert obj["data"] == {"k": "v"}
+
+
 async def test_get_in_a_non_matching_namespace_is_the_servers_not_found(
     resources: ResourceClient, namespaces: NamespaceInformer
 ) -> None:
