@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from tests.clusters import ClusterTarget, kubectl
-from tests.e2e.harness import ES, Stack, create_namespace
+from tests.e2e.harness import ES, SECRETS, Stack, create_namespace
 from tests.e2e.test_autoops import (
     OPERATOR_NAMESPACE,
     POLICY,
     agents,
     autoops_stack,
+    connection,
     elasticsearch,
     key_name,
     policy,
@@ -53,6 +54,7 @@ async def test_a_policy_serves_a_cluster_of_another_namespace_once_rbac_lets_it_
     kube = running.kube
     await create_namespace(kube, NAMESPACE, in_scope=True)
     await kube.create(ES, elasticsearch(NAMESPACE), namespace=NAMESPACE)
+    await kube.create(SECRETS, connection(), namespace=OPERATOR_NAMESPACE)
     body = policy()
     body["spec"]["serviceAccountName"] = "autoops"
     await kube.create(POLICY, body, namespace=OPERATOR_NAMESPACE)
