@@ -144,18 +144,33 @@ async def fake_es() -> AsyncIterator[FakeElasticsearch]:
         yield fake
 
 
+@pytest.fixture
+async def any_user_es() -> AsyncIterator[FakeElasticsearch]:
+    """A fake Elasticsearch accepting every user: one server standing for several clusters, each
+    dialled with its own internal user (``FakeFactory(..., endpoint_users=True)``)."""
+    async with FakeElasticsearch(any_credentials=True) as fake:
+        yield fake
+
+
 class FakeFactory:
     """An ``ElasticsearchApiFactory`` pointing every cluster at the fake server, as the fake's
-    default user; it remembers the endpoints asked for."""
+    default user (or, with ``endpoint_users``, as each endpoint's own user, as the
+    ``elasticsearch-url`` key does); an endpoint's API key, when it has one, authenticates instead.
+    It remembers the endpoints asked for."""
 
-    def __init__(self, fake: FakeElasticsearch) -> None:
+    def __init__(self, fake: FakeElasticsearch, *, endpoint_users: bool = False) -> None:
         """Serve every cluster from ``fake``."""
         self.fake = fake
+        self.endpoint_users = endpoint_users
         self.endpoints: list[ElasticsearchEndpoint] = []
 
     def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
         """A client of the fake server for the cluster at ``endpoint``."""
         self.endpoints.append(endpoint)
+        if self.endpoint_users:
+            username, password = endpoint.username, endpoint.password
+        else:
+            username, password = "elastic", "changeme"
         return AiohttpElasticsearchClient(
-            url=self.fake.url, username="elastic", password="changeme"
+            url=self.fake.url, username=username, password=password, api_key=endpoint.api_key
         )

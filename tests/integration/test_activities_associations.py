@@ -7,17 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from kubernetes_asyncio import client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import elasticsearch as es_activities
 from activities.context import ControllerContext
-from activities.errors import translated_errors
 from activities.registry import IMPLEMENTATIONS, build_activities
 from stackflow.api.kinds import kind_resource
-from stackflow.controllers import CONTROLLERS
-from stackflow.controllers.elasticsearch import ELASTICSEARCH, ELASTICSEARCH_CONTROLLER
+from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.models.engine import (
     ACT_FLIP_TARGETS,
     FinalizeInput,
@@ -25,86 +21,24 @@ from stackflow.models.engine import (
     FlipTargetsInput,
     ObjectKey,
     Phase,
-    ReconcileInput,
-    ReconcileResult,
-    ResourceRef,
-    Trigger,
-    TriggerReason,
 )
 from stackflow.models.kinds import DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS
+from tests.integration.association_setup import (
+    APP_NS,
+    ES_CONF,
+    ES_NS,
+    ON,
+    app_manifest,
+    create_elasticsearch,
+    read,
+    reconcile,
+    ref_for,
+    secrets_in,
+    world,
+)
 from tests.integration.controller_context import SELECTOR, Cluster, cluster, eventually
-from tests.integration.test_activities_apps import install_app_crds
 
-__all__ = ["cluster"]
-
-APP_NS = "team-a"
-ES_NS = "team-b"
-ON = {"eck": "on"}
-ES_CONF = "association.k8s.elastic.co/es-conf"
-
-
-@pytest.fixture
-async def world(cluster: Cluster, ka_client: client.ApiClient) -> Cluster:
-    """kubesim with every CRD and two labelled namespaces: the applications' and the cluster's."""
-    await install_app_crds(cluster, ka_client)
-    await cluster.create_namespace(APP_NS, ON)
-    await cluster.create_namespace(ES_NS, ON)
-    return cluster
-
-
-def ref_for(controller_name: str, namespace: str, name: str) -> ResourceRef:
-    return CONTROLLERS.named(controller_name).ref(namespace=namespace, name=name)
-
-
-def app_manifest(kind: str, name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
-    resource = kind_resource(kind)
-    return {
-        "apiVersion": resource.api_version,
-        "kind": kind,
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"version": "8.15.0", **spec},
-    }
-
-
-async def create_elasticsearch(
-    cluster: Cluster, context: ControllerContext, namespace: str = ES_NS
-) -> None:
-    """An Elasticsearch with its children (HTTP Service, public certificates) in ``namespace``."""
-    await cluster.raw.create(
-        ELASTICSEARCH,
-        {
-            "apiVersion": "elasticsearch.k8s.elastic.co/v1",
-            "kind": "Elasticsearch",
-            "metadata": {"name": "es", "namespace": namespace},
-            "spec": {"version": "8.15.0", "nodeSets": [{"name": "default", "count": 1}]},
-        },
-    )
-    await ActivityEnvironment().run(
-        es_activities.reconcile,
-        context,
-        ReconcileInput(
-            ref=ELASTICSEARCH_CONTROLLER.ref(namespace=namespace, name="es"), triggers=()
-        ),
-    )
-
-
-async def reconcile(
-    context: ControllerContext, controller_name: str, ref: ResourceRef
-) -> ReconcileResult:
-    return await ActivityEnvironment().run(
-        translated_errors(IMPLEMENTATIONS[controller_name].reconcile),
-        context,
-        ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.MANUAL, source="test"),)),
-    )
-
-
-async def read(cluster: Cluster, kind: str, namespace: str, name: str) -> dict[str, Any]:
-    return await cluster.raw.get(kind_resource(kind), namespace=namespace, name=name)
-
-
-async def secrets_in(cluster: Cluster, namespace: str) -> dict[str, dict[str, Any]]:
-    listed = await cluster.raw.list(SECRETS, namespace=namespace)
-    return {str(item["metadata"]["name"]): item for item in listed["items"]}
+__all__ = ["cluster", "world"]
 
 
 async def set_labels(cluster: Cluster, namespace: str, labels: dict[str, str] | None) -> None:

@@ -7,176 +7,53 @@ flip mapper and the start-up clean-up of an orphaned API-key Secret."""
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
-from kubernetes_asyncio import client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import autoops as autoops_activities
-from activities.context import ElasticsearchApi, ElasticsearchEndpoint
 from activities.errors import translated_errors
 from activities.garbage import sweep_orphaned_secrets
-from kubesim.testing import KubeSim
-from stackflow.api.crds import crd_for
-from stackflow.api.kinds import kind_info
-from stackflow.elastic import AiohttpElasticsearchClient
 from stackflow.kube import errors
-from stackflow.models.engine import (
-    FinalizeInput,
-    FlipDirectionName,
-    ReconcileInput,
-    ReconcileResult,
-    ResourceRef,
-    Trigger,
-    TriggerReason,
-)
+from stackflow.models.engine import FinalizeInput, FlipDirectionName
 from stackflow.models.garbage import SweepSecretsInput
 from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS
-from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.labels import TYPE_LABEL
 from stackflow.stack.policies.autoops import (
     CONFIG_HASH_ANNOTATION,
-    POLICY_NAME_LABEL,
-    POLICY_NAMESPACE_LABEL,
     SECRET_TYPE_LABEL,
     api_key_hash,
-    api_key_name,
     api_key_secret_labels,
-    cluster_object_names,
 )
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
-from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
+from tests.integration.autoops_setup import (
+    ES,
+    KEY_A,
+    NAMES_A,
+    POLICY,
+    PROD,
+    autoops_world,
+    make_cluster,
+    policy,
+    policy_objects,
+    reconcile,
+    ref,
+    status,
+)
+from tests.integration.controller_context import (
+    OPERATOR_NAMESPACE,
+    SELECTOR,
+    Cluster,
+    FakeFactory,
+    cluster,
+    fake_es,
+)
 from tests.polling import eventually
 
-__all__ = ["cluster"]
+__all__ = ["autoops_world", "cluster", "fake_es"]
 
-POLICY = kind_info("AutoOpsAgentPolicy").resource
-ES = kind_info("Elasticsearch").resource
-PROD = "prod"
-SELECTOR = {"matchLabels": {"eck": "on"}}
-CONNECTION_KEYS = ("autoops-token", "autoops-otel-url", "cloud-connected-mode-api-key")
-
-
-@pytest.fixture(autouse=True)
-async def crds(cluster: Cluster, kubesim: KubeSim, ka_client: client.ApiClient) -> None:
-    api: Any = client.ApiextensionsV1Api(ka_client)
-    await api.create_custom_resource_definition(crd_for(kind_info("AutoOpsAgentPolicy")))
-    await kubesim.settle()
-    await cluster.create_namespace(PROD, {"eck": "on", "env": "prod"})
-    await cluster.raw.create(
-        SECRETS,
-        {
-            "metadata": {"namespace": OPERATOR_NAMESPACE, "name": "autoops-connection"},
-            "data": {key: base64.b64encode(b"v").decode() for key in CONNECTION_KEYS},
-        },
-        namespace=OPERATOR_NAMESPACE,
-    )
-
-
-@pytest.fixture
-async def fake_es() -> AsyncIterator[FakeElasticsearch]:
-    async with FakeElasticsearch() as fake:
-        yield fake
-
-
-class FakeFactory:
-    """Points every cluster at the fake server: the operator's user, or the endpoint's key."""
-
-    def __init__(self, fake: FakeElasticsearch) -> None:
-        self.fake = fake
-        self.endpoints: list[ElasticsearchEndpoint] = []
-
-    def __call__(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
-        self.endpoints.append(endpoint)
-        return AiohttpElasticsearchClient(
-            url=self.fake.url, username="elastic", password="changeme", api_key=endpoint.api_key
-        )
-
-
-def policy(config: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": POLICY.api_version,
-        "kind": "AutoOpsAgentPolicy",
-        "metadata": {"namespace": OPERATOR_NAMESPACE, "name": "ops"},
-        "spec": {
-            "version": "9.2.4",
-            "resourceSelector": {"matchLabels": {"autoops": "on"}},
-            "autoOpsRef": {"secretName": "autoops-connection"},
-            **({"config": config} if config is not None else {}),
-            **spec,
-        },
-    }
-
-
-async def make_cluster(
-    cluster: Cluster, name: str, *, phase: str = "Ready", tls: bool = False
-) -> None:
-    """A cluster labelled ``autoops: on`` in ``prod``, its phase, and the Secrets the
-    Elasticsearch controller would have written (internal user, HTTP CA)."""
-    spec: dict[str, Any] = {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]}
-    if not tls:
-        spec["http"] = {"tls": {"selfSignedCertificate": {"disabled": True}}}
-    await cluster.raw.create(
-        ES,
-        {
-            "apiVersion": ES.api_version,
-            "kind": "Elasticsearch",
-            "metadata": {"namespace": PROD, "name": name, "labels": {"autoops": "on"}},
-            "spec": spec,
-        },
-        namespace=PROD,
-    )
-    await cluster.raw.patch_status(ES, {"status": {"phase": phase}}, namespace=PROD, name=name)
-    secrets = {es_names.internal_users_secret_name(name): {"elastic-internal": "pw"}}
-    if tls:
-        secrets[es_names.http_certs_internal_secret_name(name)] = {"ca.crt": "CA PEM"}
-        secrets[es_names.http_certs_public_secret_name(name)] = {"ca.crt": "CA PEM"}
-    for secret_name, data in secrets.items():
-        await cluster.raw.create(
-            SECRETS,
-            {
-                "metadata": {"namespace": PROD, "name": secret_name},
-                "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
-            },
-            namespace=PROD,
-        )
-
-
-def ref() -> ResourceRef:
-    return ResourceRef.of("autoopsagentpolicy", POLICY, namespace=OPERATOR_NAMESPACE, name="ops")
-
-
-async def reconcile(cluster: Cluster, factory: FakeFactory, **kwargs: Any) -> ReconcileResult:
-    context = cluster.context(selector=SELECTOR, elasticsearch=factory, **kwargs)
-    request = ReconcileInput(
-        ref=ref(), triggers=(Trigger(reason=TriggerReason.STARTUP, source="t"),)
-    )
-    return await ActivityEnvironment().run(
-        translated_errors(autoops_activities.reconcile), context, request
-    )
-
-
-async def status(cluster: Cluster) -> dict[str, Any]:
-    obj = await cluster.raw.get(POLICY, namespace=OPERATOR_NAMESPACE, name="ops")
-    return dict(obj.get("status") or {})
-
-
-async def policy_objects(cluster: Cluster) -> set[str]:
-    selector = f"{POLICY_NAMESPACE_LABEL}={OPERATOR_NAMESPACE},{POLICY_NAME_LABEL}=ops"
-    found: set[str] = set()
-    for kind in (DEPLOYMENTS, CONFIGMAPS, SECRETS):
-        listed = await cluster.raw.list(kind, namespace=OPERATOR_NAMESPACE, label_selector=selector)
-        found |= {f"{kind.kind}/{item['metadata']['name']}" for item in listed["items"]}
-    return found
-
-
-KEY_A = api_key_name(
-    policy_namespace=OPERATOR_NAMESPACE, policy_name="ops", es_namespace=PROD, es_name="a"
-)
-NAMES_A = cluster_object_names("ops", PROD, "a")
+pytestmark = pytest.mark.usefixtures("autoops_world")
 
 
 async def test_a_ready_matched_cluster_gets_eck_objects_and_an_api_key(
