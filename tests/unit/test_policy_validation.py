@@ -103,7 +103,7 @@ AUTOSCALER_ROWS: list[tuple[dict[str, Any], list[FieldError]]] = [
                     "roles": ["ml"],
                     "resources": {
                         "nodeCount": {"max": 2},
-                        "cpu": {"min": "500m", "max": 2, "requestsToLimitsRatio": "0.5"},
+                        "cpu": {"min": "500m", "max": 2, "requestsToLimitsRatio": "1.5"},
                         "memory": {"min": "1Gi", "max": "2Gi"},
                         "storage": {"min": "1Gi", "max": "1Gi"},
                     },
@@ -140,7 +140,7 @@ AUTOSCALER_ROWS: list[tuple[dict[str, Any], list[FieldError]]] = [
                     "resources": {
                         "nodeCount": {"min": -1, "max": 0},
                         "memory": {"min": "4Gi", "max": "2Gi"},
-                        "cpu": {"min": "lots", "requestsToLimitsRatio": 0},
+                        "cpu": {"min": "lots", "requestsToLimitsRatio": "0.5"},
                     },
                 }
             ],
@@ -149,7 +149,11 @@ AUTOSCALER_ROWS: list[tuple[dict[str, Any], list[FieldError]]] = [
             (f"{P0}.resources.nodeCount.min", "min must be a non-negative quantity"),
             (f"{P0}.resources.nodeCount.max", "max must be a positive quantity"),
             (f"{P0}.resources.cpu.min", "min must be a non-negative quantity"),
-            (f"{P0}.resources.cpu.requestsToLimitsRatio", "requestsToLimitsRatio must be positive"),
+            (
+                f"{P0}.resources.cpu.requestsToLimitsRatio",
+                "need a ratio of at least 1 (the limit is the request times the ratio) "
+                "or 0 (no limit), got '0.5'",
+            ),
             (f"{P0}.resources.memory.max", "max must be greater than or equal to min"),
         ],
     ),

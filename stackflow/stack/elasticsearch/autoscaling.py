@@ -135,21 +135,32 @@ class PolicyLimits:
 DEFAULT_REQUESTS_TO_LIMITS_RATIO = Decimal(1)
 
 
-def _ratio(data: object, field_name: str) -> Decimal:
-    """``requestsToLimitsRatio`` of a memory or cpu range (ECK's default 1 when unset).
+def ratio_problem(value: object) -> str | None:
+    """What is wrong with a ``requestsToLimitsRatio`` value, or None.
 
     ECK's limit is the request times the ratio, and a ratio of 0 or less sets no limit. A ratio
     between 0 and 1 would give a limit below the request, which Kubernetes refuses: refused here
-    (ECK lets the StatefulSet fail instead).
+    (ECK lets the StatefulSet fail instead). The reconcile and the admission webhook both ask this.
     """
+    ratio = parse_quantity(value)
+    if ratio is None or 0 < ratio < 1:
+        return (
+            "need a ratio of at least 1 (the limit is the request times the ratio) "
+            f"or 0 (no limit), got {value!r}"
+        )
+    return None
+
+
+def _ratio(data: object, field_name: str) -> Decimal:
+    """``requestsToLimitsRatio`` of a memory or cpu range (ECK's default 1 when unset; 0 or
+    less: no limit); AutoscalingSpecError for one ``ratio_problem`` refuses."""
     if not isinstance(data, Mapping) or data.get("requestsToLimitsRatio") is None:
         return DEFAULT_REQUESTS_TO_LIMITS_RATIO
-    ratio = parse_quantity(data.get("requestsToLimitsRatio"))
-    if ratio is None or 0 < ratio < 1:
-        raise AutoscalingSpecError(
-            f"{field_name}.requestsToLimitsRatio: need a ratio of at least 1 (the limit is the "
-            f"request times the ratio), got {data.get('requestsToLimitsRatio')!r}"
-        )
+    value = data.get("requestsToLimitsRatio")
+    problem = ratio_problem(value)
+    ratio = parse_quantity(value)
+    if problem is not None or ratio is None:
+        raise AutoscalingSpecError(f"{field_name}.requestsToLimitsRatio: {problem}")
     return max(ratio, Decimal(0))
 
 

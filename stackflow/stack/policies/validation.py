@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stackflow.models.quantity import parse_quantity
+from stackflow.stack.elasticsearch.autoscaling import ratio_problem
 from stackflow.stack.elasticsearch.version import Version, parse_version
 
 FieldError = tuple[str, str]
@@ -156,11 +157,9 @@ def _autoscaling_policy_problems(index: int, policy: Mapping[str, Any]) -> list[
         resource_path = f"{path}.resources.{resource}"
         problems.extend(_min_max_problems(resource_path, limits, counts=False))
         ratio = limits.get("requestsToLimitsRatio")
-        parsed_ratio = parse_quantity(ratio) if ratio is not None else None
-        if ratio is not None and (parsed_ratio is None or parsed_ratio <= 0):
-            problems.append(
-                (f"{resource_path}.requestsToLimitsRatio", "requestsToLimitsRatio must be positive")
-            )
+        problem = ratio_problem(ratio) if ratio is not None else None
+        if problem is not None:
+            problems.append((f"{resource_path}.requestsToLimitsRatio", problem))
     return problems
 
 
