@@ -15,7 +15,6 @@ from activities import elasticsearch as es_activities
 from activities import generic
 from activities.context import ControllerContext
 from activities.elasticsearch_license import TRIAL_STARTED_ANNOTATION
-from activities.errors import translated_errors
 from activities.registry import build_activities
 from stackflow.controllers.elasticsearch import ELASTICSEARCH, ELASTICSEARCH_CONTROLLER
 from stackflow.models.engine import (
@@ -25,12 +24,8 @@ from stackflow.models.engine import (
     FlipTargetsInput,
     InvalidSpecNoticeInput,
     Phase,
-    ReconcileInput,
     ReconcileResult,
-    ResourceRef,
     ScopeCheckInput,
-    Trigger,
-    TriggerReason,
 )
 from stackflow.models.kinds import EVENTS, SECRETS, SERVICES, STATEFULSETS
 from stackflow.stack.policies.stack_config.file_settings import empty_state
@@ -48,42 +43,14 @@ from tests.integration.controller_context import (
     eventually,
     fake_es,
 )
+from tests.integration.elasticsearch_setup import NAMESPACE, es_manifest, es_ref, run_reconcile
 
 __all__ = ["cluster", "fake_es"]
-
-NAMESPACE = "team-a"
-
-
-def es_ref(name: str = "quickstart", namespace: str = NAMESPACE) -> ResourceRef:
-    return ResourceRef(
-        controller="elasticsearch",
-        group="elasticsearch.k8s.elastic.co",
-        version="v1",
-        kind="Elasticsearch",
-        plural="elasticsearches",
-        namespace=namespace,
-        name=name,
-    )
 
 
 def test_es_ref_is_the_controller_tables_ref() -> None:
     assert ELASTICSEARCH_CONTROLLER.ref(namespace=NAMESPACE, name="quickstart") == es_ref()
     assert es_ref().resource == ELASTICSEARCH
-
-
-def es_manifest(
-    name: str = "quickstart", *, count: int = 2, version: str = "8.15.0"
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "elasticsearch.k8s.elastic.co/v1",
-        "kind": "Elasticsearch",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {"version": version, "nodeSets": [{"name": "default", "count": count}]},
-    }
-
-
-def reconcile_input(ref: ResourceRef) -> ReconcileInput:
-    return ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.CREATED, source="test"),))
 
 
 async def resource_versions(cluster: Cluster, namespace: str) -> dict[tuple[str, str], str]:
@@ -96,12 +63,6 @@ async def resource_versions(cluster: Cluster, namespace: str) -> dict[tuple[str,
     es = await cluster.raw.get(ELASTICSEARCH, namespace=namespace, name="quickstart")
     versions[("Elasticsearch", "quickstart")] = es["metadata"]["resourceVersion"]
     return versions
-
-
-async def run_reconcile(context: ControllerContext, ref: ResourceRef) -> ReconcileResult:
-    return await ActivityEnvironment().run(
-        translated_errors(es_activities.reconcile), context, reconcile_input(ref)
-    )
 
 
 async def test_reconcile_creates_children_then_reports_green_and_writes_nothing_more(

@@ -18,7 +18,7 @@ from stackflow.stack.elasticsearch.keystore import (
 from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TEMPLATE_HASH_LABEL
 from stackflow.stack.policies.stack_config.secrets import SECURE_SETTINGS_ANNOTATION
 from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
-from tests.integration.test_activities_es import NAMESPACE, es_manifest, es_ref, run_reconcile
+from tests.integration.elasticsearch_setup import NAMESPACE, es_manifest, es_ref, run_reconcile
 
 __all__ = ["cluster"]
 

@@ -15,13 +15,7 @@ from activities import generic
 from activities import license as license_activities
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.kube import errors
-from stackflow.licensing.issue import generate_private_key, new_license, public_key_pem, signed
-from stackflow.licensing.model import (
-    ClusterLicense,
-    ClusterLicenseSpec,
-    EnterpriseLicense,
-    to_millis,
-)
+from stackflow.licensing.issue import generate_private_key, public_key_pem
 from stackflow.models.engine import (
     LicenseCheckInput,
     LicenseWaitNoticeInput,
@@ -40,6 +34,7 @@ from tests.integration.controller_context import (
     Cluster,
     cluster,
 )
+from tests.integration.license_setup import enterprise_license, license_secret
 
 __all__ = ["cluster"]
 
@@ -62,44 +57,6 @@ def ref(controller: str = "license") -> ResourceRef:
         namespace=NAMESPACE,
         name="quickstart",
     )
-
-
-def enterprise_license(
-    key: rsa.RSAPrivateKey, clock: Clock, *, days: int = 365, cluster_type: str = "platinum"
-) -> EnterpriseLicense:
-    unsigned = new_license(now=clock.now, validity=timedelta(days=days), uid="ENT-1")
-    cluster_license = ClusterLicense(
-        license=ClusterLicenseSpec(
-            uid="CL-1",
-            type=cluster_type,
-            issue_date_in_millis=to_millis(clock.now),
-            start_date_in_millis=to_millis(clock.now),
-            expiry_date_in_millis=to_millis(clock.now + timedelta(days=days)),
-            max_nodes=100,
-            issued_to="test",
-            issuer="test",
-            signature="es-signature",
-        )
-    )
-    with_cluster = unsigned.model_copy(
-        update={
-            "license": unsigned.license.model_copy(update={"cluster_licenses": (cluster_license,)})
-        }
-    )
-    return signed(with_cluster, private_key=key)
-
-
-def license_secret(
-    document: EnterpriseLicense, *, namespace: str = OPERATOR_NAMESPACE
-) -> dict[str, Any]:
-    return {
-        "metadata": {
-            "name": "eck-license",
-            "namespace": namespace,
-            "labels": {"license.k8s.elastic.co/scope": "operator"},
-        },
-        "data": {"license": base64.b64encode(document.to_json().encode()).decode()},
-    }
 
 
 async def create_es(cluster: Cluster) -> None:

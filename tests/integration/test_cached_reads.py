@@ -35,8 +35,8 @@ from tests.integration.controller_context import (
     Cluster,
     cluster,
 )
-from tests.integration.test_activities_es import es_manifest, es_ref
-from tests.integration.test_activities_license import enterprise_license, license_secret
+from tests.integration.elasticsearch_setup import es_manifest, es_ref
+from tests.integration.license_setup import enterprise_license, license_secret
 from tests.polling import eventually
 from watchers.informers import InformerSet
 

@@ -11,7 +11,7 @@ import pytest
 
 from stackflow.models.engine import TriggerReason
 from stackflow.models.kinds import NAMESPACES
-from tests.integration.test_watchers import WIDGETS, Harness, harness, temporal_env, widget
+from tests.integration.watchers_harness import WIDGETS, Harness, harness, temporal_env, widget
 from tests.polling import eventually
 
 __all__ = ["harness", "temporal_env"]
