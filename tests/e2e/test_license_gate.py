@@ -14,49 +14,39 @@ namespace names, so workflow ids of one test never meet the other's.
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
-import yaml
 from temporalio.testing import WorkflowEnvironment
 
 from stackflow.kube.resources import ResourceClient
 from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
 from stackflow.models.kinds import EVENTS, PODS, SECRETS, STATEFULSETS
 from tests.clusters import ClusterTarget, ensure_namespace
-from tests.e2e.harness import ES, Operator, temporal_server
+from tests.e2e.harness import ES, temporal_server
+from tests.e2e.license_setup import (
+    LICENSE_SECRET,
+    OPERATOR_NAMESPACE,
+    OPERATOR_POD,
+    PROMPTLY,
+    PodNamedOperator,
+    elasticsearch,
+    generations,
+    issue_enterprise_license,
+    license_secret,
+    operator_pod,
+    reconciled,
+    write_config,
+)
 from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-OPERATOR_NAMESPACE = "elastic-system"
-OPERATOR_POD = "stackflow-e2e-0"
-LICENSE_SECRET = "eck-enterprise-license"
 INVALID_LICENSE = "InvalidLicense"
-#: Well under the 5-minute durable recheck: reaching a state before it proves a watch woke it.
-PROMPTLY = 60.0
 
 Cluster = tuple[ResourceClient, Path]
-
-
-class PodNamedOperator(Operator):
-    """``stackflow run`` with ``POD_NAME`` set, as the Deployment's downward API would."""
-
-    async def start(self) -> None:
-        """Start it."""
-        environment = {**os.environ, "PYTHONUNBUFFERED": "1", "POD_NAME": OPERATOR_POD}
-        with self.log.open("ab") as log:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.argv, stdout=log, stderr=log, env=environment
-            )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -72,76 +62,6 @@ async def cluster(cluster_target: ClusterTarget, tmp_path: Path) -> AsyncIterato
     an admin client and the operator's kubeconfig."""
     async with cluster_target.open(tmp_path) as cluster:
         yield cluster.kube, cluster.operator_kubeconfig
-
-
-def stackflow_license(*args: str) -> str:
-    """Run ``stackflow license ARGS`` as a user would; its stdout."""
-    done = subprocess.run(
-        [sys.executable, "-m", "stackflow.cli", "license", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def issue_enterprise_license(directory: Path) -> tuple[Path, str]:
-    """A fresh signing key pair and an enterprise license it signed: (public key, license JSON)."""
-    stackflow_license("keygen", "--out-dir", str(directory))
-    document = stackflow_license(
-        "issue", "--private-key", str(directory / "license-private.pem"), "--type", "enterprise"
-    )
-    return directory / "license-public.pem", document
-
-
-def license_secret(document: str) -> dict[str, Any]:
-    """The operator license Secret holding ``document``."""
-    return {
-        "metadata": {
-            "name": LICENSE_SECRET,
-            "namespace": OPERATOR_NAMESPACE,
-            "labels": {LICENSE_SCOPE_LABEL: LICENSE_SCOPE_OPERATOR},
-        },
-        "data": {"license": base64.b64encode(document.encode()).decode()},
-    }
-
-
-def operator_pod() -> dict[str, Any]:
-    """The Pod object the operator runs as (``POD_NAME``), so its events name a real object."""
-    return {
-        "metadata": {"name": OPERATOR_POD, "namespace": OPERATOR_NAMESPACE},
-        "spec": {"containers": [{"name": "manager", "image": "stackflow:e2e"}]},
-    }
-
-
-def elasticsearch(namespace: str, *, count: int = 1) -> dict[str, Any]:
-    """A one-node-set Elasticsearch."""
-    return {
-        "apiVersion": "elasticsearch.k8s.elastic.co/v1",
-        "kind": "Elasticsearch",
-        "metadata": {"name": "quickstart", "namespace": namespace},
-        "spec": {"version": "9.1.0", "nodeSets": [{"name": "default", "count": count}]},
-    }
-
-
-def write_config(path: Path, settings: dict[str, Any]) -> Path:
-    """Write an operator configuration file."""
-    path.write_text(yaml.safe_dump(settings))
-    return path
-
-
-def generations(es: dict[str, Any]) -> tuple[int, int | None]:
-    """(metadata.generation, status.observedGeneration) of an Elasticsearch."""
-    observed = (es.get("status") or {}).get("observedGeneration")
-    return int(es["metadata"]["generation"]), None if observed is None else int(observed)
-
-
-async def reconciled(kube: ResourceClient, namespace: str) -> bool:
-    """Whether the operator has reconciled the current spec of ``namespace``/quickstart."""
-    generation, observed = generations(await kube.get(ES, namespace=namespace, name="quickstart"))
-    return observed == generation
 
 
 async def invalid_license_events(kube: ResourceClient, namespace: str | None) -> list[str]:

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from tests.clusters import ClusterTarget, kubectl
-from tests.e2e.harness import ES, SECRETS, Stack, create_namespace
-from tests.e2e.test_autoops import (
+from tests.e2e.autoops_stack import (
     OPERATOR_NAMESPACE,
     POLICY,
     agents,
@@ -26,6 +25,7 @@ from tests.e2e.test_autoops import (
     key_name,
     policy,
 )
+from tests.e2e.harness import ES, SECRETS, Stack, create_namespace
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.polling import eventually
 

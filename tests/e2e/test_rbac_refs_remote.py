@@ -14,7 +14,7 @@ import pytest
 from stackflow.models.kinds import EVENTS
 from tests.clusters import ClusterTarget, kubectl
 from tests.e2e.harness import ES, Stack, create_namespace
-from tests.e2e.test_remote_clusters import NS_A, NS_B, copies, elasticsearch, remote_stack, to_b
+from tests.e2e.remote_stack import NS_A, NS_B, copies, elasticsearch, remote_stack, to_b
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.polling import eventually
 

@@ -15,91 +15,31 @@ Kubernetes API; the fake's state shows what the clusters were told.
 from __future__ import annotations
 
 import base64
-import contextlib
-from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import EVENTS, SECRETS
 from tests.clusters import ClusterTarget
-from tests.e2e.harness import (
-    ES,
-    Operator,
-    Stack,
-    accept_trial,
-    create_namespace,
-    get_or_none,
-    set_in_scope,
-    temporal_server,
-    write_operator_config,
+from tests.e2e.harness import ES, accept_trial, create_namespace, get_or_none, set_in_scope
+from tests.e2e.remote_stack import (
+    NS_A,
+    NS_B,
+    OPERATOR_NAMESPACE,
+    copies,
+    elasticsearch,
+    remote_stack,
+    to_b,
 )
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.polling import eventually
 
 pytestmark = [pytest.mark.timeout(400)]
 
-OPERATOR_NAMESPACE = "elastic-system"
-NS_A, NS_B = "rc-client", "rc-server"
-ACCESS = {"search": [{"names": ["logs-*"]}]}
 #: Long enough for a loaded 2-core machine to start an operator and reconcile.
 WITHIN = 120.0
-
-
-@contextlib.asynccontextmanager
-async def remote_stack(
-    directory: Path,
-    target: ClusterTarget,
-    *,
-    licensed: bool,
-    settings: Mapping[str, Any] | None = None,
-) -> AsyncIterator[tuple[Stack, FakeElasticsearch]]:
-    """The cluster, Temporal, a fake Elasticsearch on 127.0.0.1 and the operator dialling it;
-    ``settings`` are more configuration keys."""
-    async with (
-        target.open(directory) as cluster,
-        temporal_server() as temporal,
-        FakeElasticsearch(any_credentials=True) as fake,
-    ):
-        if licensed:
-            await accept_trial(cluster.kube, operator_namespace=OPERATOR_NAMESPACE)
-        path = write_operator_config(
-            directory / "operator.yaml", temporal=temporal, settings=settings
-        )
-        config = yaml.safe_load(path.read_text())
-        path.write_text(yaml.safe_dump({**config, "elasticsearch-url": fake.url}))
-        operator = Operator(
-            config=path, kubeconfig=cluster.operator_kubeconfig, log=directory / "operator.log"
-        )
-        await operator.start()
-        try:
-            yield Stack(cluster, temporal, operator), fake
-        finally:
-            status = await operator.stop()
-            if status != 0:
-                raise AssertionError(f"operator exited {status}:\n{operator.tail()}")
-
-
-def elasticsearch(namespace: str, name: str, remotes: list[dict[str, Any]] | None = None) -> Any:
-    spec: dict[str, Any] = {"version": "8.15.0", "nodeSets": [{"name": "default", "count": 1}]}
-    if remotes:
-        spec["remoteClusters"] = remotes
-    return {
-        "apiVersion": ES.api_version,
-        "kind": "Elasticsearch",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    }
-
-
-def to_b(*, api_key: bool) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": "to-b", "elasticsearchRef": {"name": "b", "namespace": NS_B}}
-    if api_key:
-        entry["apiKey"] = {"access": ACCESS}
-    return entry
 
 
 async def ca_of(kube: ResourceClient, namespace: str, name: str) -> str | None:
@@ -108,15 +48,6 @@ async def ca_of(kube: ResourceClient, namespace: str, name: str) -> str | None:
     if secret is None:
         return None
     return base64.b64decode((secret.get("data") or {}).get("ca.crt", "")).decode()
-
-
-async def copies(kube: ResourceClient) -> set[str]:
-    """Which halves of the a-b CA exchange exist."""
-    found = set()
-    for namespace, name in ((NS_A, f"a-{NS_B}-b-es-remote-ca"), (NS_B, f"b-{NS_A}-a-es-remote-ca")):
-        if await get_or_none(kube, SECRETS, namespace=namespace, name=name) is not None:
-            found.add(name)
-    return found
 
 
 def seeds(fake: FakeElasticsearch) -> Any:

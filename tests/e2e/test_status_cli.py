@@ -24,7 +24,7 @@ from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import PODS, SECRETS
 from tests.clusters import ClusterTarget, KubeCluster, ensure_namespace
 from tests.e2e.harness import ES, temporal_server
-from tests.e2e.test_license_gate import (
+from tests.e2e.license_setup import (
     LICENSE_SECRET,
     OPERATOR_NAMESPACE,
     PROMPTLY,
