@@ -19,7 +19,7 @@ from stackflow.api.kinds import KINDS, kind_info
 from stackflow.api.schema import INT_OR_STRING, PRESERVE, structural_problems
 from stackflow.cli import crds as crds_cli
 from tests.conftest import core_api, custom_api
-from tests.unit.test_api_models import ECK_MANIFESTS
+from tests.unit.eck_manifests import ECK_MANIFESTS
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED_CRDS = REPO / "deploy" / "crds"
