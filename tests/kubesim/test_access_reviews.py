@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.testing import KubeSim
-from tests.kubesim.test_http_verbs import call
-from tests.kubesim.test_protobuf import KUBECTL_ACCEPT, PROTOBUF, require_catalog
-from tests.kubesim.test_protobuf import call as raw_call
+from tests.kubesim.http_calls import call
+from tests.kubesim.protobuf_calls import KUBECTL_ACCEPT, PROTOBUF, require_catalog
+from tests.kubesim.protobuf_calls import call as raw_call
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"

@@ -14,53 +14,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from kubesim import protobuf
 from kubesim.proto_json import Catalog, go_duration, parse_go_duration
 from kubesim.testing import KubeSim
 from tests.conftest import Kubectl
-
-PROTOBUF = "application/vnd.kubernetes.protobuf"
-# What kubectl's typed clients send.
-KUBECTL_ACCEPT = f"{PROTOBUF},application/json"
-
-
-def require_catalog() -> Catalog:
-    """The generated classes, or a skip saying how to get them."""
-    try:
-        return protobuf.catalog()
-    except protobuf.UnavailableError:
-        pytest.skip("kubesim protobuf classes not generated: run make proto")
+from tests.kubesim.protobuf_calls import KUBECTL_ACCEPT, PROTOBUF, call, require_catalog
 
 
 @pytest.fixture
 def catalog() -> Catalog:
     """The loaded protobuf catalog (skips without the generated classes)."""
     return require_catalog()
-
-
-async def call(
-    sim: KubeSim,
-    method: str,
-    path: str,
-    *,
-    data: bytes | None = None,
-    content_type: str | None = None,
-    accept: str | None = None,
-) -> tuple[int, str, bytes]:
-    """One raw HTTP request: ``(status, Content-Type, body bytes)``."""
-    headers = {}
-    if content_type:
-        headers["Content-Type"] = content_type
-    if accept:
-        headers["Accept"] = accept
-    async with (
-        aiohttp.ClientSession() as session,
-        session.request(method, sim.url + path, data=data, headers=headers) as response,
-    ):
-        return response.status, response.headers.get("Content-Type", ""), await response.read()
 
 
 def stored(sim: KubeSim, plural: str, namespace: str | None, name: str, group: str = "") -> Any:

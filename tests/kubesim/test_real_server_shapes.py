@@ -15,7 +15,7 @@ from kubesim.controllers import Controllers
 from kubesim.errors import StatusError
 from kubesim.resources import Registry, ResourceType
 from kubesim.store import Store
-from tests.kubesim.test_store import Sim, crd_body, raises
+from tests.kubesim.store_sim import Sim, crd_body, raises
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 CREATED = "2026-01-01T11:58:00Z"
