@@ -47,26 +47,31 @@ class Sim:
     """A store over the built-in registry plus shortcuts for the kinds the tests use."""
 
     def __init__(self, *, history_window: int = 1000) -> None:
+        """An empty store keeping ``history_window`` events for watches, recording every event."""
         self.registry = Registry.builtin()
         self.store = Store(self.registry, history_window=history_window)
         self.events: list[Event] = []
         self.store.subscribe(self.events.append)
 
     def rt(self, group: str, plural: str, version: str = "v1") -> ResourceType:
+        """The served type of ``group/version`` ``plural``."""
         found = self.registry.lookup(group, version, plural)
         assert found is not None, (group, version, plural)
         return found
 
     @property
     def cm(self) -> ResourceType:
+        """ConfigMaps."""
         return self.rt("", "configmaps")
 
     @property
     def ns(self) -> ResourceType:
+        """Namespaces."""
         return self.rt("", "namespaces")
 
     @property
     def crd(self) -> ResourceType:
+        """CustomResourceDefinitions."""
         return self.rt("apiextensions.k8s.io", "customresourcedefinitions")
 
     def widgets(self) -> ResourceType:
@@ -76,6 +81,7 @@ class Sim:
         return self.rt("example.com", "widgets")
 
     def make_cm(self, name: str = "c", **metadata: Any) -> dict[str, Any]:
+        """Create a ConfigMap ``name`` in ``default`` with ``metadata``."""
         body = {"metadata": {"name": name, **metadata}, "data": {"a": "1"}}
         return self.store.create(self.cm, body, namespace="default")
 

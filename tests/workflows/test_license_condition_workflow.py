@@ -9,7 +9,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from stackflow.models.engine import Phase, Trigger, TriggerReason
 from tests.workflows.fakes import FakeEngine, invalid_spec, make_ref
-from tests.workflows.test_resource_workflow import (
+from tests.workflows.resource_driver import (
     RECONCILE,
     start,
     stop,
