@@ -121,19 +121,11 @@ async def license_check(
     return LicenseCheckResult(licensed=verdict.licensed, reason=verdict.reason)
 
 
-async def _read_or_none(context: ControllerContext, ref: ResourceRef) -> dict[str, Any] | None:
-    try:
-        return await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
-        return None
-
-
 async def _operator_pod(context: ControllerContext) -> InvolvedObject:
-    try:
-        pod = await context.scoped.get(
-            PODS, namespace=context.operator_namespace, name=context.pod_name
-        )
-    except errors.NotFound:
+    pod = await context.scoped.get_or_none(
+        PODS, namespace=context.operator_namespace, name=context.pod_name
+    )
+    if pod is None:
         # Outside a cluster (dev) there is no Pod object: the event still names it, without uid.
         pod = {"metadata": {"namespace": context.operator_namespace, "name": context.pod_name}}
     return InvolvedObject.of({"apiVersion": "v1", "kind": "Pod", "metadata": pod["metadata"]})
@@ -187,7 +179,7 @@ async def _write_unlicensed_status(
 ) -> None:
     """Give the waiting resource its controller's unlicensed conditions (a conflict: read again)."""
     for attempt in range(1, STATUS_CONFLICT_ATTEMPTS + 1):
-        obj = await _read_or_none(context, ref)
+        obj = await context.scoped.get_or_none(ref.resource, namespace=ref.namespace, name=ref.name)
         if obj is None:
             return
         patch = unlicensed_status_patch(obj, conditions, now=context.clock())
@@ -224,7 +216,9 @@ async def license_wait_notice(
             action=EVENT_ACTION_LICENSE_CHECK,
         )
         recorded += 1
-    obj = await _read_or_none(context, request.ref)
+    obj = await context.scoped.get_or_none(
+        request.ref.resource, namespace=request.ref.namespace, name=request.ref.name
+    )
     if obj is not None:
         await context.events.warning(
             InvolvedObject.of(involved_reference(request.ref, obj)),
@@ -278,7 +272,7 @@ async def invalid_spec_notice(
 ) -> InvalidSpecNoticeResult:
     """Phase ``Invalid``, a failed ``ReconciliationComplete`` condition and a Warning event."""
     ref = request.ref
-    obj = await _read_or_none(context, ref)
+    obj = await context.scoped.get_or_none(ref.resource, namespace=ref.namespace, name=ref.name)
     if obj is None:
         return InvalidSpecNoticeResult(recorded=False)
     await context.events.warning(
