@@ -4,18 +4,15 @@ server, stand-in workflows that record the triggers they receive, and a controll
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
 from temporalio import workflow
 from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
@@ -29,7 +26,6 @@ from stackflow.kube.writes import OwnWrites
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
     SA_PHASE,
-    SEARCH_ATTRIBUTES,
     TRIGGERS_SIGNAL,
     NamespaceFlipInput,
     NamespaceFlipResult,
@@ -42,12 +38,12 @@ from stackflow.models.engine import (
 from stackflow.models.kinds import CONFIGMAPS, NAMESPACES, SECRETS, Kind
 from stackflow.models.objects import view
 from stackflow.scope import LabelSelector, NamespaceMatcher, ScopeConfig
-from tests.polling import DEV_SERVER_STARTUP, eventually
+from tests.e2e.harness import temporal_server
+from tests.polling import eventually
 from watchers.informers import InformerSet
 from watchers.signals import Signaller
 from watchers.sources import Watchers
 
-TEMPORAL = Path(sys.executable).parent / "temporal"
 WIDGETS = Kind("example.com", "v1", "Widget", "widgets")
 OWNER_LABEL = "example.com/widget"
 
@@ -232,16 +228,8 @@ def widget(
 @pytest.fixture
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     """A real Temporal dev server on 127.0.0.1, free port, with Stackflow's search attributes."""
-    env = await WorkflowEnvironment.start_local(
-        dev_server_startup_timeout=DEV_SERVER_STARTUP,
-        data_converter=pydantic_data_converter,
-        dev_server_existing_path=str(TEMPORAL),
-        search_attributes=SEARCH_ATTRIBUTES,
-    )
-    try:
+    async with temporal_server() as env:
         yield env
-    finally:
-        await env.shutdown()
 
 
 @pytest.fixture
