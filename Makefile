@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev test lint bench fmt clean venv tools test-apiserver test-reliability proto
+.PHONY: dev test lint bench fmt clean venv tools go-tools elasticsearch test-apiserver test-reliability proto
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,9 +35,9 @@ $(PROTO_STAMP): kubesim/proto_build.py kubesim/proto_json.py $(STAMP)
 
 proto: $(PROTO_STAMP)
 
-# `make dev CLUSTER=apiserver` runs it on the real control plane (built first by `make tools`).
+# `make dev CLUSTER=apiserver` runs it on the real control plane (built first by `make go-tools`).
 CLUSTER ?= kubesim
-dev: $(STAMP) proto $(if $(filter apiserver,$(CLUSTER)),tools)
+dev: $(STAMP) proto $(if $(filter apiserver,$(CLUSTER)),go-tools)
 	$(BIN)/stackflow dev --cluster $(CLUSTER)
 
 test: $(STAMP) proto
@@ -58,11 +58,23 @@ bench: $(BENCH_STAMP)
 
 # The real control plane (kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok) and
 # helm, built from the Go modules under tools/ into .tools/bin; only what a pin change made stale.
-tools:
+go-tools:
 	@python3 tools/build.py
 
+# The Elasticsearch distributions pinned in tools/elasticsearch/versions.txt, fetched with mvn and
+# unpacked into .tools/elasticsearch/<version>; only what a pin change made stale.
+elasticsearch:
+	@python3 tools/elasticsearch.py
+
+# Both; each runs even when the other fails (no go, no mvn), and the target fails if either did.
+tools:
+	@status=0; \
+	$(MAKE) --no-print-directory go-tools || status=1; \
+	$(MAKE) --no-print-directory elasticsearch || status=1; \
+	exit $$status
+
 # The end-to-end scenarios and the conformance comparison on the real control plane only.
-test-apiserver: tools $(STAMP)
+test-apiserver: go-tools $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m apiserver -rs $(PYTEST_ARGS)
 
 # The fault-injection suite under load alone (it also runs in `make test`), its figures printed;

@@ -1,0 +1,1 @@
+"""A kubelet for Elasticsearch Pods: runs them as real Elasticsearch nodes."""
