@@ -9,6 +9,7 @@ from typing import Any
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.config import (
+    CONFIG_DIR,
     CONFIG_MOUNT_DIR,
     DATA_DIR,
     FILE_REALM_MOUNT_DIR,
@@ -42,6 +43,7 @@ from stackflow.stack.pods import content_hash, field_env, merge_containers
 from stackflow.stack.policies.stack_config.secrets import file_settings_secret_name
 
 ES_CONTAINER = "elasticsearch"
+INIT_FILESYSTEM_CONTAINER = "elastic-internal-init-filesystem"
 DATA_VOLUME = "elasticsearch-data"
 DEFAULT_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch"
 DEFAULT_MEMORY = "2Gi"
@@ -102,7 +104,10 @@ def _volumes(
             names.config_secret_name(es, node_set),
             CONFIG_MOUNT_DIR,
         ),
-        empty("elastic-internal-elasticsearch-config-local", CONFIG_LOCAL_DIR),
+        # The node reads its config from this emptyDir, which prepare-fs fills (in the init
+        # container, where it is mounted at CONFIG_LOCAL_DIR) from the image's config dir and
+        # the operator's files; ECK mounts it the same way.
+        empty("elastic-internal-elasticsearch-config-local", CONFIG_DIR),
         secret(
             "elastic-internal-transport-certificates",
             names.node_transport_certs_secret_name(es, node_set),
@@ -186,6 +191,19 @@ def _default_container(
     }
 
 
+def init_filesystem_mounts(mounts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The init container's mounts: the config emptyDir at CONFIG_LOCAL_DIR (so prepare-fs can
+    copy the image's own config dir into it), and nothing mounted inside the image's config dir."""
+    inside_config = f"{CONFIG_DIR}/"
+    result = []
+    for mount in mounts:
+        if mount["mountPath"] == CONFIG_DIR:
+            result.append({**mount, "mountPath": CONFIG_LOCAL_DIR})
+        elif not str(mount["mountPath"]).startswith(inside_config):
+            result.append(copy.deepcopy(mount))
+    return result
+
+
 def pod_labels(
     context: BuildContext, node_set: Mapping[str, Any], statefulset: str
 ) -> dict[str, str]:
@@ -216,11 +234,11 @@ def pod_template(
     user_containers = list(user_spec.get("containers") or [])
     containers = merge_containers(container, user_containers)
     init = {
-        "name": "elastic-internal-init-filesystem",
+        "name": INIT_FILESYSTEM_CONTAINER,
         "image": container["image"],
         "command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/prepare-fs.sh"],
         "env": _env(context, statefulset),
-        "volumeMounts": container["volumeMounts"],
+        "volumeMounts": init_filesystem_mounts(container["volumeMounts"]),
         "resources": {
             "requests": {"cpu": "100m", "memory": "50Mi"},
             "limits": {"cpu": "100m", "memory": "50Mi"},
