@@ -115,12 +115,12 @@ def unpack(archive: Path, destination: Path) -> None:
                 continue
             with zipped.open(entry) as source, target.open("wb") as out:
                 shutil.copyfileobj(source, out, 1 << 20)
-            if mode & 0o777:
-                target.chmod(mode & 0o777)
+            # Readable by everyone: the runner's nodes run as their own user, not as the one
+            # who fetched the distribution (the archive keeps config/ at 0660).
+            target.chmod((mode & 0o777 or 0o644) | 0o444)
         # Directories last, in case one is read-only.
         for directory, mode in reversed(directories):
-            if mode & 0o777:
-                directory.chmod(mode & 0o777 | stat.S_IWUSR | stat.S_IXUSR)
+            directory.chmod((mode & 0o777 or 0o755) | 0o555 | stat.S_IWUSR)
 
 
 def install(archive: Path, root: Path, version: str) -> Path:
