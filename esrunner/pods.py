@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import shutil
 import time
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from esrunner import containers
+from esrunner import adapt, containers
 from esrunner.distributions import DistributionUnavailable, distribution
 from esrunner.kubeapi import KubeApi, KubeError
 from esrunner.plan import IMAGE_HOME, Container, PlanError, PodPlan, heap_options, pod_plan
@@ -247,6 +248,7 @@ class PodWorker:
                     self.pod,
                     uid=containers.NODE_UID,
                     gid=containers.NODE_GID,
+                    adapters=self._adapters(),
                 )
             except PlanError as error:
                 self._waiting_all("ContainerCreating", str(error))
@@ -531,9 +533,26 @@ class PodWorker:
                     await self._sources(),
                     uid=containers.NODE_UID,
                     gid=containers.NODE_GID,
+                    adapters=self._adapters(),
                 )
             except (KubeError, OSError, PlanError) as error:
                 logger.info("volumes of %s/%s not refreshed: %s", self.namespace, self.name, error)
+
+    def _adapters(self) -> dict[str, Callable[[dict[str, bytes]], dict[str, bytes]]]:
+        """The volume whose files the distribution cannot take as they are (see adapt.py)."""
+        assert self.plan is not None
+        container = self.plan.containers[0]
+        if container.image_version is None:
+            return {}
+        try:
+            missing = adapt.missing_sections(distribution(container.image_version).home)
+        except DistributionUnavailable:
+            return {}
+        return {
+            mount.volume: functools.partial(adapt.file_settings, missing=missing)
+            for mount in container.mounts
+            if mount.path == adapt.FILE_SETTINGS_DIR
+        }
 
     def _pid_file(self) -> Path:
         return self.settings.state_dir / "pids" / f"{self.namespace}_{self.name}_{self.uid}"
@@ -547,15 +566,19 @@ class PodWorker:
 
     # -- the end ----------------------------------------------------------------------------
 
-    async def terminate(self, grace_seconds: float, *, finalise: bool) -> None:
+    async def terminate(
+        self, grace_seconds: float, *, finalise: bool, pre_stop: bool = True
+    ) -> None:
         """Stop the Pod as a kubelet does: the pre-stop hook, SIGTERM, SIGKILL at the end of the
-        grace period; then (``finalise``) confirm the deletion to the API server."""
+        grace period; then (``finalise``) confirm the deletion to the API server. The runner's
+        own shutdown (``pre_stop=False``) stops the nodes without the hook, as a machine going
+        down does."""
         self.stopping.set()
         began = time.monotonic()
         process = self.process
         if process is not None and process.returncode is None and self.plan is not None:
             container = self.plan.containers[0]
-            if container.pre_stop_exec:
+            if container.pre_stop_exec and pre_stop:
                 await self._pre_stop(container, grace_seconds)
             left = grace_seconds - (time.monotonic() - began)
             await containers.stop(process, grace_seconds=max(left, 1.0))

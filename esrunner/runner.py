@@ -153,7 +153,7 @@ class Runner:
                 await task
         await asyncio.gather(
             *(
-                worker.terminate(worker_grace(worker), finalise=False)
+                worker.terminate(worker_grace(worker), finalise=False, pre_stop=False)
                 for worker in self.workers.values()
             ),
             return_exceptions=True,

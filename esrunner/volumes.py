@@ -7,7 +7,7 @@ import base64
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ def write_files(
     *,
     uid: int,
     gid: int,
+    adapt: Callable[[dict[str, bytes]], dict[str, bytes]] | None = None,
 ) -> None:
     """Write a Secret's or ConfigMap's keys (or the picked items) into ``target`` as a kubelet
     does: the files live in a timestamped directory behind the ``..data`` symlink, each key is a
@@ -66,6 +67,8 @@ def write_files(
             return
         raise PlanError(f"volume {volume.name}: {volume.kind} {volume.reference} not found")
     content = _decoded(source, volume.kind)
+    if adapt is not None:
+        content = adapt(content)
     wanted: list[tuple[str, bytes, int]] = []
     if volume.items:
         for key, path, mode in volume.items:
@@ -146,6 +149,7 @@ def materialise(
     *,
     uid: int,
     gid: int,
+    adapters: Mapping[str, Callable[[dict[str, bytes]], dict[str, bytes]]] | None = None,
 ) -> dict[str, Path]:
     """Make every volume of ``plan`` a directory; ``sources`` maps (kind, name) to the Secret or
     ConfigMap read from the API (None when absent). Returns volume name → directory."""
@@ -185,6 +189,7 @@ def refresh(
     *,
     uid: int,
     gid: int,
+    adapters: Mapping[str, Callable[[dict[str, bytes]], dict[str, bytes]]] | None = None,
 ) -> None:
     """Rewrite the Secret and ConfigMap volumes of a running Pod, as a kubelet's periodic sync
     does (the node sees updated certificates, users and file settings)."""
@@ -195,4 +200,11 @@ def refresh(
         source = sources.get((volume.kind, volume.reference))
         if source is None and not volume.optional:
             continue
-        write_files(directory / volume.kind / volume.name, volume, source, uid=uid, gid=gid)
+        write_files(
+            directory / volume.kind / volume.name,
+            volume,
+            source,
+            uid=uid,
+            gid=gid,
+            adapt=(adapters or {}).get(volume.name),
+        )
