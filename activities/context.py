@@ -6,25 +6,34 @@ check and the license check read from it when it has a synced informer, else cal
 the namespace matcher, the operator configuration, the event recorder, the license reader, the
 Elasticsearch client factory and the access reviewer (``enforce-rbac-on-refs``). It holds no
 state of its own: whatever must be the same on every replica lives in Kubernetes or in Temporal.
+
+Where a cluster's HTTP API is dialled follows the configuration (`elasticsearch_factory`): the one
+``elasticsearch-url``; else, with ``elasticsearch-dial: endpoints``, the ready addresses of the
+cluster's internal HTTP Service, which `ControllerContext.elasticsearch_session` reads from its
+EndpointSlices through the scoped client before building the client; else the Service's name, when
+in-cluster networking is on, and nothing when it is off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from temporalio.client import Client
 
 from activities.licenses import OperatorLicenseReader
-from stackflow.config import OperatorConfig
+from stackflow.config import ElasticsearchDial, OperatorConfig
 from stackflow.controllers import ControllerTable
 from stackflow.elastic import (
     AiohttpElasticsearchClient,
     ElasticsearchApi,
+    NotDialledElasticsearch,
     OutOfClusterElasticsearch,
 )
 from stackflow.kube.access import AccessReviewer, PermissiveAccessReviewer
@@ -32,7 +41,10 @@ from stackflow.kube.events import EventRecorder
 from stackflow.kube.reader import ObjectReader
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import TASK_QUEUE
-from stackflow.scope import NamespaceMatcher
+from stackflow.models.kinds import ENDPOINTSLICES
+from stackflow.scope import NamespaceMatcher, equality_selector_string
+from stackflow.stack.elasticsearch import names
+from stackflow.stack.elasticsearch.dial import SERVICE_NAME_LABEL, DialPlan, dial_plan
 
 __all__ = [
     "ControllerContext",
@@ -41,9 +53,11 @@ __all__ = [
     "ElasticsearchEndpoint",
     "ObjectReader",
     "aiohttp_elasticsearch",
+    "dials_ready_addresses",
     "elasticsearch_factory",
     "operator_pod_name",
     "out_of_cluster_elasticsearch",
+    "ready_address_elasticsearch",
     "runs_in_cluster",
 ]
 
@@ -67,6 +81,10 @@ class ElasticsearchEndpoint:
     #: An encoded API key (``base64(id:key)``) to authenticate with instead of the user: the
     #: AutoOps clean-up lets a key invalidate itself when its cluster may not be read.
     api_key: str | None = None
+    #: With ``elasticsearch-dial: endpoints``: the ready addresses of the cluster's internal HTTP
+    #: Service and the name its certificate must carry, read when a session opens; None: the
+    #: client dials ``url``.
+    dial: DialPlan | None = None
 
 
 #: Builds a client for one cluster; tests point it at the fake Elasticsearch server.
@@ -89,6 +107,28 @@ def out_of_cluster_elasticsearch(endpoint: ElasticsearchEndpoint) -> Elasticsear
     return OutOfClusterElasticsearch(endpoint.url)
 
 
+def ready_address_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
+    """The factory with ``elasticsearch-dial: endpoints``: an aiohttp client dialling the
+    cluster's ready addresses in turn (``endpoint.dial``), trusting only the cluster's CA and
+    checking that the certificate names its internal HTTP Service. Without a ready address, a
+    client that reports the cluster not reachable, as when it does not answer."""
+    service = f"{endpoint.namespace}/{names.internal_http_service_name(endpoint.name)}"
+    plan = endpoint.dial
+    if plan is None:
+        return NotDialledElasticsearch(f"the ready addresses of Service {service} were not read")
+    if not plan.urls:
+        return NotDialledElasticsearch(f"Service {service} has no ready address")
+    return AiohttpElasticsearchClient(
+        url=plan.urls[0],
+        alternate_urls=plan.urls[1:],
+        server_hostname=plan.server_hostname,
+        username=endpoint.username,
+        password=endpoint.password,
+        ca_pem=endpoint.ca_pem,
+        api_key=endpoint.api_key,
+    )
+
+
 def runs_in_cluster(environ: Mapping[str, str] | None = None) -> bool:
     """Whether this process runs in a Pod: the kubelet sets ``KUBERNETES_SERVICE_HOST`` there."""
     env = os.environ if environ is None else environ
@@ -99,15 +139,28 @@ def elasticsearch_factory(
     config: OperatorConfig, environ: Mapping[str, str] | None = None
 ) -> ElasticsearchApiFactory:
     """The Elasticsearch client factory for ``config``: every cluster at ``elasticsearch-url``
-    when it is set; else in-cluster networking (the
+    when it is set; else, with ``elasticsearch-dial: endpoints``, at its Service's ready
+    addresses; else in-cluster networking (the
     ``in-cluster-networking`` key; unset, on exactly when the operator runs in a Pod) dials the
     clusters' Services, else nothing is dialled (their names resolve only inside the cluster)."""
     if config.elasticsearch_url is not None:
         return redirected_elasticsearch(str(config.elasticsearch_url).rstrip("/"))
+    if dials_ready_addresses(config):
+        return ready_address_elasticsearch
     dial = config.in_cluster_networking
     if dial is None:
         dial = runs_in_cluster(environ)
     return aiohttp_elasticsearch if dial else out_of_cluster_elasticsearch
+
+
+def dials_ready_addresses(config: OperatorConfig) -> bool:
+    """Whether clusters are dialled at their Service's ready addresses, which each session then
+    reads first: ``elasticsearch-dial: endpoints``, unless ``elasticsearch-url`` redirects every
+    cluster (it keeps precedence, for the fault-injection tests' one fake Elasticsearch)."""
+    return (
+        config.elasticsearch_url is None
+        and config.elasticsearch_dial is ElasticsearchDial.ENDPOINTS
+    )
 
 
 def redirected_elasticsearch(url: str) -> ElasticsearchApiFactory:
@@ -166,7 +219,10 @@ class ControllerContext:
     ) -> AsyncIterator[ElasticsearchApi]:
         """The client of one cluster for the span of a block, closed after it, whatever happens
         (its HTTP session would otherwise outlive the activity). A port without ``close``, such
-        as the out-of-cluster stub, holds nothing to close."""
+        as the out-of-cluster stub, holds nothing to close. With ``elasticsearch-dial:
+        endpoints`` the cluster's ready addresses are read first (`with_ready_addresses`)."""
+        if dials_ready_addresses(self.config):
+            endpoint = await self.with_ready_addresses(endpoint)
         api = self.elasticsearch(endpoint)
         try:
             yield api
@@ -174,3 +230,21 @@ class ControllerContext:
             close = getattr(api, "close", None)
             if close is not None:
                 await close()
+
+    async def with_ready_addresses(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchEndpoint:
+        """``endpoint`` with where to dial it: the ready addresses of its internal HTTP Service,
+        from the Service's EndpointSlices read through the scoped client (a cluster out of scope
+        has none), and the Service name its certificate must carry."""
+        service = names.internal_http_service_name(endpoint.name)
+        listed = await self.scoped.list(
+            ENDPOINTSLICES,
+            namespace=endpoint.namespace,
+            label_selector=equality_selector_string({SERVICE_NAME_LABEL: service}),
+        )
+        plan = dial_plan(
+            namespace=endpoint.namespace,
+            name=endpoint.name,
+            scheme=urlsplit(endpoint.url).scheme,
+            slices=listed["items"],
+        )
+        return dataclasses.replace(endpoint, dial=plan)

@@ -220,4 +220,6 @@ BUILTIN_RESOURCE_TYPES: tuple[ResourceType, ...] = (
     ),
     # coordination.k8s.io/v1
     _grouped("coordination.k8s.io", "leases", "Lease"),
+    # discovery.k8s.io/v1: kept by the EndpointSlice controller (controllers/endpointslices.py)
+    _grouped("discovery.k8s.io", "endpointslices", "EndpointSlice"),
 )

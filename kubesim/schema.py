@@ -323,6 +323,7 @@ BUILTIN_TOP_LEVEL_FIELDS: dict[tuple[str, str], frozenset[str]] = {
     ("", "Event"): _EVENT_V1_FIELDS,
     ("events.k8s.io", "Event"): _EVENTS_K8S_IO_FIELDS,
     ("coordination.k8s.io", "Lease"): frozenset({"spec"}),
+    ("discovery.k8s.io", "EndpointSlice"): frozenset({"addressType", "endpoints", "ports"}),
     ("rbac.authorization.k8s.io", "Role"): frozenset({"rules"}),
     ("rbac.authorization.k8s.io", "ClusterRole"): frozenset({"rules", "aggregationRule"}),
     ("rbac.authorization.k8s.io", "RoleBinding"): frozenset({"subjects", "roleRef"}),
@@ -724,6 +725,16 @@ def default_builtin(rt: ResourceTypeLike, obj: dict[str, Any], *, creating: bool
             for port in (subset.get("ports") or []) if isinstance(subset, dict) else []:
                 if isinstance(port, dict):
                     _set(port, "protocol", "TCP")
+    elif kind == ("discovery.k8s.io", "EndpointSlice"):
+        # Lists without omitempty: an empty one is stored as none and read back as null.
+        for key in ("endpoints", "ports"):
+            if not obj.get(key):
+                obj[key] = None
+        # SetDefaults_EndpointPort.
+        for port in obj.get("ports") or []:
+            if isinstance(port, dict):
+                _set(port, "name", "")
+                _set(port, "protocol", "TCP")
     elif kind == ("", "Event"):
         # Fields without omitempty: the Go types always write them.
         _set(obj, "source", {})

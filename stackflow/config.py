@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Mapping
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,17 @@ _DURATION_UNITS = {
     "m": 60e6,
     "h": 3600e6,
 }
+
+
+class ElasticsearchDial(StrEnum):
+    """How the operator reaches a cluster's HTTP API (``elasticsearch-dial``)."""
+
+    #: At the internal HTTP Service's DNS name, ``<es>-es-internal-http.<ns>.svc``, as ECK does.
+    SERVICE = "service"
+    #: At a ready address of that Service, read from its EndpointSlices, with the certificate
+    #: still checked for the Service's name: for an operator outside the cluster that can reach
+    #: the Pods' addresses but not resolve the cluster's names.
+    ENDPOINTS = "endpoints"
 
 
 class ConfigError(Exception):
@@ -234,6 +246,14 @@ class OperatorConfig(BaseModel):
     #: ``http://`` URL is dialled without TLS, an ``https://`` one trusting the cluster's CA.
     #: Set, it wins over ``in-cluster-networking``.
     elasticsearch_url: AnyHttpUrl | None = None
+    #: ``service`` (the default): dial each cluster at its internal HTTP Service's name, which
+    #: resolves only inside the cluster. ``endpoints``: dial a ready Pod address of that Service,
+    #: read from its EndpointSlices (``list`` on ``endpointslices.discovery.k8s.io``, which the
+    #: chart does not grant), trusting only the cluster's CA and checking that the certificate
+    #: names the Service; the addresses are tried in a stable order, the next on a connection
+    #: failure. With ``endpoints`` the operator dials wherever it runs (``in-cluster-networking``
+    #: may not be false). ``elasticsearch-url``, when set, wins over both.
+    elasticsearch_dial: ElasticsearchDial = ElasticsearchDial.SERVICE
 
     @field_validator(
         "temporal_tls_cert",
@@ -332,6 +352,17 @@ class OperatorConfig(BaseModel):
             raise ValueError(f"must be a positive duration, got {quote(value)}")
         return duration
 
+    @field_validator("elasticsearch_dial", mode="before")
+    @classmethod
+    def _dial_mode(cls, value: object) -> object:
+        if value == "":
+            return ElasticsearchDial.SERVICE
+        modes = [mode.value for mode in ElasticsearchDial]
+        if value not in modes:
+            shown = quote(value) if isinstance(value, str) else repr(value)
+            raise ValueError(f"must be {' or '.join(modes)}, got {shown}")
+        return value
+
     @field_validator("temporal_max_cached_workflows", mode="before")
     @classmethod
     def _empty_is_automatic(cls, value: object) -> object:
@@ -374,6 +405,14 @@ class OperatorConfig(BaseModel):
         if (self.temporal_tls_cert is None) != (self.temporal_tls_key is None):
             raise ValueError(
                 '"temporal-tls-cert" and "temporal-tls-key" must be set together (mutual TLS)'
+            )
+        if self.elasticsearch_dial is ElasticsearchDial.ENDPOINTS and (
+            self.in_cluster_networking is False
+        ):
+            # One of the two would be silently ignored: endpoints dials the Pods, false nothing.
+            raise ValueError(
+                '"elasticsearch-dial: endpoints" dials the clusters\' Pods and '
+                '"in-cluster-networking: false" dials no cluster: unset one of them'
             )
         return self
 

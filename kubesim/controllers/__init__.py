@@ -5,7 +5,8 @@ reconcilers that care, which are processed by one asyncio worker per reconciler.
 returns when every queue is empty, nothing is in flight and no kubelet timer is pending.
 
 Namespace lifecycle, CRD cleanup and the garbage collector always run (they are API-server
-semantics); ``enabled=False`` switches off the workload controllers and the kubelet only.
+semantics); ``enabled=False`` switches off the workload and EndpointSlice controllers and the
+kubelet only.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from kubesim.controllers.base import EventLike, Reconciler, WorkQueue, WorkTracker
 from kubesim.controllers.crds import CrdCleanupController
+from kubesim.controllers.endpointslices import EndpointSliceController
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.kubelet import Kubelet
 from kubesim.controllers.namespaces import NamespaceController
@@ -76,6 +78,7 @@ class Controllers:
                 DeploymentController(store, self._registry),
                 ReplicaSetController(store, self._registry),
                 DaemonSetController(store, self._registry, nodes=nodes),
+                EndpointSliceController(store, self._registry),
                 self.kubelet,
             ]
         self._reconcilers = reconcilers

@@ -11,6 +11,7 @@ from stackflow.elastic.client import (
     ElasticsearchError,
     ElasticsearchUnavailable,
     FileSettingsState,
+    NotDialledElasticsearch,
     OutOfClusterElasticsearch,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "ElasticsearchError",
     "ElasticsearchUnavailable",
     "FileSettingsState",
+    "NotDialledElasticsearch",
     "OutOfClusterElasticsearch",
 ]

@@ -137,6 +137,10 @@ ElasticsearchClient = ElasticsearchApi
 """The name ``docs/engine.md`` uses for the port."""
 
 
+class _NotConnectedError(Exception):
+    """No connection to one URL could be made (its cause says why); nothing was sent."""
+
+
 def tls_context(ca_pem: bytes | None, *, check_hostname: bool = True) -> ssl.SSLContext:
     """Return a client TLS context trusting only ``ca_pem`` (system CAs when None)."""
     if ca_pem is None:
@@ -147,7 +151,13 @@ def tls_context(ca_pem: bytes | None, *, check_hostname: bool = True) -> ssl.SSL
 
 
 class AiohttpElasticsearchClient:
-    """:class:`ElasticsearchApi` over aiohttp: basic auth, a private CA, timeouts."""
+    """:class:`ElasticsearchApi` over aiohttp: basic auth, a private CA, timeouts.
+
+    Given more than one URL (``alternate_urls``), a call that cannot connect to one (refused,
+    unreachable, TLS handshake or certificate refused) tries the next, starting from the one that
+    last answered. Only a failure to connect moves on: nothing was sent yet, so even a ``POST``
+    is safe to send elsewhere, whereas a call that failed after it was sent may have been applied.
+    """
 
     def __init__(
         self,
@@ -159,10 +169,18 @@ class AiohttpElasticsearchClient:
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         check_hostname: bool = True,
         api_key: str | None = None,
+        alternate_urls: Sequence[str] = (),
+        server_hostname: str | None = None,
     ) -> None:
         """Prepare a client for ``url`` (``https://<es>-es-internal-http.<ns>.svc:9200``);
-        with ``api_key`` (encoded) it authenticates as that key, not as the user."""
-        self._url = url.rstrip("/")
+        with ``api_key`` (encoded) it authenticates as that key, not as the user.
+
+        ``alternate_urls`` are dialled in turn when ``url`` cannot be connected to.
+        ``server_hostname`` is the name the server's certificate must carry (and the TLS server
+        name sent) when the URLs name an address rather than that name: a Pod's IP address.
+        """
+        self._urls = tuple(candidate.rstrip("/") for candidate in (url, *alternate_urls))
+        self._preferred = 0
         if api_key is not None:
             self._headers = {"Authorization": f"ApiKey {api_key}"}
         else:
@@ -171,6 +189,7 @@ class AiohttpElasticsearchClient:
         self._ssl: ssl.SSLContext | bool = (
             tls_context(ca_pem, check_hostname=check_hostname) if url.startswith("https") else False
         )
+        self._server_hostname = server_hostname if self._ssl is not False else None
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._session: aiohttp.ClientSession | None = None
 
@@ -206,9 +225,40 @@ class AiohttpElasticsearchClient:
         params: Mapping[str, str] | None = None,
         body: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
+        failures: list[str] = []
+        count = len(self._urls)
+        for offset in range(count):
+            index = (self._preferred + offset) % count
+            try:
+                payload = await self._request_at(
+                    self._urls[index], method, path, params=params, body=body
+                )
+            except _NotConnectedError as failure:
+                shown = repr(failure.__cause__)
+                failures.append(f"{self._urls[index]}: {shown}" if count > 1 else shown)
+                continue
+            self._preferred = index
+            return payload
+        raise ElasticsearchUnavailable(f"{method} {path}: {'; '.join(failures)}")
+
+    async def _request_at(
+        self,
+        url: str,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None,
+        body: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """One call at one URL; `_NotConnectedError` when no connection could be made."""
         try:
             async with self._session_for_call().request(
-                method, f"{self._url}{path}", params=params, json=body, ssl=self._ssl
+                method,
+                f"{url}{path}",
+                params=params,
+                json=body,
+                ssl=self._ssl,
+                server_hostname=self._server_hostname,
             ) as response:
                 text = await response.text()
                 if response.status in UNAVAILABLE_STATUSES:
@@ -221,6 +271,8 @@ class AiohttpElasticsearchClient:
                     payload = await response.json(content_type=None)
                 except ValueError as error:
                     raise ElasticsearchError(response.status, text) from error
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
+            raise _NotConnectedError from error
         except (TimeoutError, aiohttp.ClientError, ssl.SSLError, OSError) as error:
             raise ElasticsearchUnavailable(f"{method} {path}: {error!r}") from error
         return payload if isinstance(payload, dict) else {"value": payload}
@@ -363,19 +415,16 @@ class AiohttpElasticsearchClient:
         return [dict(key) for key in keys if isinstance(key, dict)]
 
 
-class OutOfClusterElasticsearch:
-    """:class:`ElasticsearchApi` for an operator running outside the cluster: never dials.
+class NotDialledElasticsearch:
+    """:class:`ElasticsearchApi` of a cluster the operator has nowhere to dial: never dials.
 
-    A cluster's address is its in-cluster Service name (``<es>-es-internal-http.<ns>.svc``), which
-    only the cluster's DNS resolves. Outside a Pod, asking the machine's resolver for it leaks
-    lookups to whatever name server the machine has and, where that server is slow, stalls every
-    reconcile behind the resolver's timeouts. Every call answers "unavailable" at once instead, so
-    the cluster is reported not reachable and its health is derived from its Pods.
+    Every call answers "unavailable" at once with the reason, so the cluster is reported not
+    reachable, as when it does not answer, and its health is derived from its Pods.
     """
 
-    def __init__(self, url: str) -> None:
-        """Remember the address that is not dialled (for the message)."""
-        self._reason = f"{url} is an in-cluster address and in-cluster networking is off"
+    def __init__(self, reason: str) -> None:
+        """Remember why nothing is dialled (for the message)."""
+        self._reason = reason
 
     def _unavailable(self, path: str) -> ElasticsearchUnavailable:
         return ElasticsearchUnavailable(f"{path}: {self._reason}")
@@ -446,3 +495,17 @@ class OutOfClusterElasticsearch:
     async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
         """Unavailable."""
         raise self._unavailable("GET /_security/api_key")
+
+
+class OutOfClusterElasticsearch(NotDialledElasticsearch):
+    """:class:`ElasticsearchApi` for an operator running outside the cluster: never dials.
+
+    A cluster's address is its in-cluster Service name (``<es>-es-internal-http.<ns>.svc``), which
+    only the cluster's DNS resolves. Outside a Pod, asking the machine's resolver for it leaks
+    lookups to whatever name server the machine has and, where that server is slow, stalls every
+    reconcile behind the resolver's timeouts. Every call answers "unavailable" at once instead.
+    """
+
+    def __init__(self, url: str) -> None:
+        """Remember the address that is not dialled (for the message)."""
+        super().__init__(f"{url} is an in-cluster address and in-cluster networking is off")

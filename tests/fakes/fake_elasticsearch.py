@@ -79,17 +79,20 @@ class FakeElasticsearch:
         key_pem: bytes | None = None,
         any_credentials: bool = False,
         port: int = 0,
+        host: str = "127.0.0.1",
     ) -> None:
         """Configure credentials and, with ``cert_pem``/``key_pem``, TLS.
 
         ``any_credentials`` accepts every user (one fake standing in for many clusters, each with
-        its own generated password); ``port`` binds a given port (a restart on the same address).
+        its own generated password); ``port`` binds a given port (a restart on the same address);
+        ``host`` another loopback address (a Pod's IP, ``127.0.0.x``).
         """
         self.state = FakeElasticsearchState()
         self.calls: list[RecordedCall] = []
         self._credentials = (username, password)
         self._any_credentials = any_credentials
         self.port = port
+        self.host = host
         self._tls = (cert_pem, key_pem) if cert_pem and key_pem else None
         self._runner: web.AppRunner | None = None
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
@@ -122,7 +125,7 @@ class FakeElasticsearch:
         return context
 
     async def start(self) -> None:
-        """Bind 127.0.0.1 on a free port and serve."""
+        """Bind ``host`` (127.0.0.1) on a free port, or ``port``, and serve."""
         app = web.Application(middlewares=[self._middleware])
         app.router.add_get("/_cluster/health", self._health)
         app.router.add_get("/_license", self._get_license)
@@ -146,10 +149,14 @@ class FakeElasticsearch:
         )
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=self._ssl_context())
-        await site.start()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self._ssl_context())
+        try:
+            await site.start()
+        except OSError:
+            await self.stop()  # the address is taken: leave nothing behind
+            raise
         self.port = int(self._runner.addresses[0][1])
-        self.url = f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
+        self.url = f"{'https' if self._tls else 'http'}://{self.host}:{self.port}"
 
     async def stop(self) -> None:
         """Stop serving and remove the temporary certificate files."""

@@ -60,6 +60,7 @@ def widget_crd(
         ("apps", "replicasets", "ReplicaSet", True, ("rs",)),
         ("policy", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
         ("coordination.k8s.io", "leases", "Lease", True, ()),
+        ("discovery.k8s.io", "endpointslices", "EndpointSlice", True, ()),
         ("events.k8s.io", "events", "Event", True, ("ev",)),
         ("rbac.authorization.k8s.io", "roles", "Role", True, ()),
         ("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", True, ()),
@@ -250,6 +251,7 @@ def test_builtin_group_versions_start_with_core() -> None:
         "admissionregistration.k8s.io",
         "apiextensions.k8s.io",
         "coordination.k8s.io",
+        "discovery.k8s.io",
     }
 
 

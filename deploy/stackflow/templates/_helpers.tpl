@@ -208,6 +208,10 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
 {{- with .Values.config.elasticsearchUrl }}
 {{- $_ := set $config "elasticsearch-url" . }}
 {{- end }}
+{{- /* Not a value: the chart's operator runs in a Pod, where the Services' names resolve. The
+other mode, endpoints, is for an operator outside the cluster and reads EndpointSlices, which the
+ClusterRole does not grant. */}}
+{{- $_ := set $config "elasticsearch-dial" "service" }}
 {{- with .Values.temporal.tls }}
 {{- if .enabled }}
 {{- $dir := include "stackflow.temporalTLSDir" $ }}
