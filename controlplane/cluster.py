@@ -99,15 +99,19 @@ class ControlPlane:
         audit_log: bool = False,
         keep_data: bool = False,
         progress: Callable[[str], None] | None = None,
+        scheduler_extender: str | None = None,
     ) -> None:
         """Configure; nothing runs until ``start``. ``keep_data`` keeps etcd's data directory from
-        one start to the next (``stackflow dev``); otherwise every start begins empty."""
+        one start to the next (``stackflow dev``); otherwise every start begins empty.
+        ``scheduler_extender`` is the URL prefix of a kube-scheduler extender (filter verb,
+        nodeCacheCapable, not ignorable) that kube-scheduler asks about every pod it places."""
         self._owned_directory = directory is None
         self.directory = directory or Path(tempfile.mkdtemp(prefix="stackflow-controlplane-"))
         self.bin_dir = bin_dir or tools_bin()
         self.node_count = nodes
         self.audit_log = self.directory / "audit.log" if audit_log else None
         self.keep_data = keep_data
+        self.scheduler_extender = scheduler_extender
         self.progress = progress or (lambda message: None)
         self.components: list[Component] = []
         #: Every process id this control plane ever started (a test checks none outlives it).
@@ -295,17 +299,7 @@ class ControlPlane:
         )
         self._launch(
             Component(
-                "kube-scheduler",
-                [
-                    str(self.bin_dir / "kube-scheduler"),
-                    f"--kubeconfig={self.directory / 'scheduler.kubeconfig'}",
-                    f"--authentication-kubeconfig={self.directory / 'scheduler.kubeconfig'}",
-                    f"--authorization-kubeconfig={self.directory / 'scheduler.kubeconfig'}",
-                    "--bind-address=127.0.0.1",
-                    f"--secure-port={scheduler_port}",
-                    "--leader-elect=false",
-                ],
-                logs / "kube-scheduler.log",
+                "kube-scheduler", self._scheduler_argv(scheduler_port), logs / "kube-scheduler.log"
             ),
             ready=lambda: insecure_probe(scheduler_port),
         )
@@ -410,6 +404,46 @@ class ControlPlane:
             "--node-monitor-grace-period=6h",
             "--v=1",
         ]
+
+    def _scheduler_argv(self, port: int) -> list[str]:
+        kubeconfig = self.directory / "scheduler.kubeconfig"
+        argv = [str(self.bin_dir / "kube-scheduler")]
+        if self.scheduler_extender is None:
+            argv.append(f"--kubeconfig={kubeconfig}")
+        else:
+            # With --config, kube-scheduler ignores --kubeconfig (and the other deprecated
+            # flags) without a word: the kubeconfig goes into the file's clientConnection.
+            argv.append(f"--config={self._write_scheduler_config(kubeconfig)}")
+        return [
+            *argv,
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+            # Honoured with --config too (the leader-election flags override the file).
+            "--leader-elect=false",
+        ]
+
+    def _write_scheduler_config(self, kubeconfig: Path) -> Path:
+        """The KubeSchedulerConfiguration naming the scheduler extender."""
+        path = self.directory / "scheduler-config.yaml"
+        configuration = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(kubeconfig)},
+            "leaderElection": {"leaderElect": False},
+            "extenders": [
+                {
+                    "urlPrefix": self.scheduler_extender,
+                    "filterVerb": "filter",
+                    "nodeCacheCapable": True,
+                    "ignorable": False,
+                    "weight": 1,
+                }
+            ],
+        }
+        path.write_text(yaml.safe_dump(configuration))
+        return path
 
     def _write_kubeconfigs(self) -> None:
         keys = self.pki

@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="watch events retained for resourceVersion starts",
     )
+    parser.add_argument(
+        "--scheduler-extender",
+        metavar="URL",
+        help="a kube-scheduler extender (filter verb, nodeCacheCapable): the simulated scheduler "
+        "POSTs URL/filter and places each pod only on a node it keeps",
+    )
     return parser
 
 
@@ -105,6 +111,7 @@ async def serve(args: argparse.Namespace) -> int:
         pod_ready_delay=args.pod_ready_delay,
         history_window=args.history_window,
         state_file=args.state_file,
+        scheduler_extender=args.scheduler_extender,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

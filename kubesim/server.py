@@ -24,6 +24,7 @@ from kubesim.controllers import Controllers
 from kubesim.errors import StatusError
 from kubesim.resources import Registry
 from kubesim.responses import json_response, status_response
+from kubesim.scheduler_extender import HttpExtender
 from kubesim.store import Store
 
 log = logging.getLogger("kubesim.server")
@@ -44,6 +45,8 @@ class ServerOptions:
     watch_timeout_seconds: float = 1800.0
     # The real server sends a bookmark about every minute on an idle watch.
     bookmark_interval_seconds: float = 60.0
+    # The URL prefix of a kube-scheduler extender whose `filter` verb the fake scheduler asks.
+    scheduler_extender: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,8 @@ class KubeSimServer:
     server_address: str = field(default="127.0.0.1:0", init=False)
     admission: Admission = field(init=False)
     controllers: Controllers = field(init=False)
+    # The scheduler extender the fake scheduler calls (None: no extender).
+    extender: HttpExtender | None = field(default=None, init=False)
     # What the resource handlers serve from: the state above plus apply memory and watch streams.
     backend: Backend = field(init=False)
 
@@ -84,11 +89,14 @@ class KubeSimServer:
         self.registry = Registry.builtin()
         self.store = Store(self.registry, history_window=self.options.history_window)
         self.admission = Admission(list_configurations=self._webhook_configurations)
+        if self.options.scheduler_extender:
+            self.extender = HttpExtender(self.options.scheduler_extender)
         self.controllers = Controllers(
             self.store,
             enabled=self.options.controllers,
             pod_ready_delay=self.options.pod_ready_delay,
             registry=self.registry,
+            scheduler_extender=self.extender,
         )
         self.backend = Backend(
             registry=self.registry,
@@ -140,10 +148,12 @@ class KubeSimServer:
         self.controllers.start()
 
     async def stop(self) -> None:
-        """End open watches, stop the controllers and close the webhook client."""
+        """End open watches, stop the controllers and close the webhook and extender clients."""
         self.closing.set()
         await self.controllers.stop()
         await self.admission.close()
+        if self.extender is not None:
+            await self.extender.close()
 
     async def settle(self) -> None:
         """Wait until the simulated controllers have nothing left to do."""

@@ -316,10 +316,9 @@ class Store:
                 else:
                     new["metadata"].pop("annotations", None)
         elif subresource == "binding" and key == store_kinds.PODS_KEY:
-            # The scheduler's Binding: only spec.nodeName changes (no generation bump).
+            # The scheduler's Binding: spec.nodeName and PodScheduled=True (no generation bump).
             new = json_copy(old)
-            node = (body.get("spec") or {}).get("nodeName")
-            new.setdefault("spec", {})["nodeName"] = node
+            store_kinds.bind_pod(new, (body.get("spec") or {}).get("nodeName"))
         elif subresource == "finalize" and key == NAMESPACES_KEY:
             new = json_copy(old)
             finalizers = (body.get("spec") or {}).get("finalizers") or []

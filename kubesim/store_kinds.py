@@ -293,3 +293,39 @@ def stamp_daemonset_generation(daemonset: dict[str, Any], old: Mapping[str, Any]
         annotations[DAEMONSET_GENERATION_ANNOTATION] = str(meta.get("generation") or 1)
     else:
         annotations[DAEMONSET_GENERATION_ANNOTATION] = kept
+
+
+def bind_pod(pod: dict[str, Any], node: Any) -> None:
+    """The pod Binding: ``spec.nodeName`` set and condition ``PodScheduled=True`` (its transition
+    time kept when it was True already; reason and message cleared), as ``BindingREST`` does."""
+    pod.setdefault("spec", {})["nodeName"] = node
+    status = pod.get("status")
+    if not isinstance(status, dict):
+        status = pod["status"] = {}
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        conditions = status["conditions"] = []
+    index = next(
+        (
+            i
+            for i, c in enumerate(conditions)
+            if isinstance(c, dict) and c.get("type") == "PodScheduled"
+        ),
+        None,
+    )
+    previous = conditions[index] if index is not None else None
+    stamp = (
+        previous.get("lastTransitionTime")
+        if previous and previous.get("status") == "True"
+        else None
+    )
+    scheduled = {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": stamp or now_rfc3339(),
+    }
+    if index is None:
+        conditions.append(scheduled)
+    else:
+        conditions[index] = scheduled

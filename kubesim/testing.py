@@ -64,8 +64,13 @@ class KubeSim:
         watch_timeout_seconds: float = 1800.0,
         bookmark_interval_seconds: float = 60.0,
         state_file: str | os.PathLike[str] | None = None,
+        scheduler_extender: str | None = None,
     ) -> None:
-        """Configure the simulated cluster; nothing runs until ``start()`` / ``async with``."""
+        """Configure the simulated cluster; nothing runs until ``start()`` / ``async with``.
+
+        ``scheduler_extender`` is the URL prefix of a kube-scheduler extender: the fake scheduler
+        POSTs ``<URL>/filter`` for every pod it places and picks a node among those it keeps.
+        """
         self.server = KubeSimServer(
             options=ServerOptions(
                 controllers=controllers,
@@ -73,6 +78,7 @@ class KubeSim:
                 history_window=history_window,
                 watch_timeout_seconds=watch_timeout_seconds,
                 bookmark_interval_seconds=bookmark_interval_seconds,
+                scheduler_extender=scheduler_extender,
             )
         )
         self._bind_host = host

@@ -2,7 +2,8 @@
 
 The facade subscribes to the store; each store event is mapped synchronously to keys of the
 reconcilers that care, which are processed by one asyncio worker per reconciler. ``settle()``
-returns when every queue is empty, nothing is in flight and no kubelet timer is pending.
+returns when every queue is empty, nothing is in flight and no kubelet timer or scheduler extender
+call is pending (a pod waiting out the backoff after a failed extender call is not work).
 
 Namespace lifecycle, CRD cleanup and the garbage collector always run (they are API-server
 semantics); ``enabled=False`` switches off the workload and EndpointSlice controllers and the
@@ -24,6 +25,7 @@ from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.kubelet import Kubelet
 from kubesim.controllers.namespaces import NamespaceController
 from kubesim.controllers.rbac import ClusterRoleAggregationController
+from kubesim.controllers.scheduling import NodeFilter
 from kubesim.controllers.services import ServiceController
 from kubesim.controllers.store_access import list_objects, storable_types
 from kubesim.controllers.workloads import (
@@ -53,8 +55,10 @@ class Controllers:
         pod_ready_delay: float = 0.0,
         nodes: int = 1,
         registry: Registry | None = None,
+        scheduler_extender: NodeFilter | None = None,
     ) -> None:
-        """Wire the controllers to ``store`` (``registry`` defaults to the store's own)."""
+        """Wire the controllers to ``store`` (``registry`` defaults to the store's own); the fake
+        scheduler asks ``scheduler_extender`` (when given) which nodes may take a pod."""
         self._store = store
         # The store keeps its registry private; callers that hold it should pass it explicitly.
         self._registry: Registry = registry if registry is not None else store._registry  # type: ignore[assignment]
@@ -62,7 +66,12 @@ class Controllers:
         self._nodes = nodes
         self._tracker = WorkTracker()
         self.kubelet = Kubelet(
-            store, self._registry, tracker=self._tracker, ready_delay=pod_ready_delay, nodes=nodes
+            store,
+            self._registry,
+            tracker=self._tracker,
+            ready_delay=pod_ready_delay,
+            nodes=nodes,
+            extender=scheduler_extender,
         )
         self.gc = GarbageCollector(store, self._registry)
         reconcilers: list[Reconciler] = [
@@ -102,7 +111,7 @@ class Controllers:
             self._tasks.append(asyncio.create_task(self._work(reconciler, queue), name=name))
 
     async def stop(self) -> None:
-        """Stop the workers and timers; queued work is dropped."""
+        """Stop the workers, timers and extender calls; queued work is dropped."""
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()
@@ -114,7 +123,8 @@ class Controllers:
         self.kubelet.cancel_timers()
 
     async def settle(self) -> None:
-        """Return once every queue is empty, nothing is in flight and no timer is pending."""
+        """Return once every queue is empty, nothing is in flight and no timer or extender call is
+        pending."""
         await self._tracker.wait_idle()
 
     def set_pod_ready(self, namespace: str, name: str, ready: bool) -> None:

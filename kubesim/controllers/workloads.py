@@ -23,7 +23,8 @@ from kubesim.controllers.base import (
     owner_reference,
     template_hash,
 )
-from kubesim.controllers.kubelet import node_name, selector_matches
+from kubesim.controllers.kubelet import node_name
+from kubesim.controllers.scheduling import selector_matches
 from kubesim.controllers.store_access import get_or_none, list_objects, type_for
 from kubesim.controllers.workload_rules import (
     REVISION_ANNOTATION,
