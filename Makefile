@@ -36,9 +36,11 @@ $(PROTO_STAMP): kubesim/proto_build.py kubesim/proto_json.py $(STAMP)
 proto: $(PROTO_STAMP)
 
 # `make dev CLUSTER=apiserver` runs it on the real control plane (built first by `make go-tools`).
+# `make dev ES=real` runs every Elasticsearch Pod as a real node (the distributions come first).
 CLUSTER ?= kubesim
-dev: $(STAMP) proto $(if $(filter apiserver,$(CLUSTER)),go-tools)
-	$(BIN)/stackflow dev --cluster $(CLUSTER)
+ES ?= simulated
+dev: $(STAMP) proto $(if $(filter apiserver,$(CLUSTER)),go-tools) $(if $(filter real,$(ES)),elasticsearch)
+	$(BIN)/stackflow dev --cluster $(CLUSTER) --elasticsearch $(ES)
 
 test: $(STAMP) proto
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)

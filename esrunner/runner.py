@@ -217,13 +217,19 @@ class Runner:
 
     async def _filter(self, request: web.Request) -> web.Response:
         args = await request.json()
-        pod = args.get("pod") or args.get("Pod") or {}
-        names = list(args.get("nodenames") or args.get("NodeNames") or [])
-        if not names and args.get("nodes"):
-            names = [n["metadata"]["name"] for n in args["nodes"].get("items") or []]
+        # kube-scheduler's ExtenderArgs: Go field names, read case-insensitively as Go does.
+        fields = {str(key).lower(): value for key, value in args.items()}
+        pod = fields.get("pod") or {}
+        names = list(fields.get("nodenames") or [])
+        if not names and fields.get("nodes"):
+            names = [n["metadata"]["name"] for n in fields["nodes"].get("items") or []]
         kept = filter_nodes(pod, names, {self.settings.node_name})
-        failed = {name: "not this kind of Pod's node" for name in names if name not in kept}
-        return web.json_response({"nodenames": kept, "failedNodes": failed, "error": ""})
+        failed = {
+            name: "Elasticsearch Pods run only on the runner's Node, other Pods never"
+            for name in names
+            if name not in kept
+        }
+        return web.json_response({"NodeNames": kept, "FailedNodes": failed, "Error": ""})
 
     # -- Pods -------------------------------------------------------------------------------
 

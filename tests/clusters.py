@@ -217,12 +217,16 @@ async def kube_cluster(
     pod_ready_delay: float = 0.2,
     chart_values: Mapping[str, str] | None = None,
     namespaces: Sequence[str] = (),
+    scheduler_extender: str | None = None,
 ) -> AsyncIterator[KubeCluster]:
     """The cluster ``name`` with the ECK CRDs and the operator namespace (and, on the real API
     server, the chart installed with ``chart_values`` and the operator's token; ``namespaces`` are
-    created before, for a chart that makes objects in them); cleaned up after."""
+    created before, for a chart that makes objects in them); cleaned up after. kubesim's
+    scheduler asks ``scheduler_extender`` (the real one is configured on ``plane``)."""
     if name == KUBESIM:
-        async with KubeSim(pod_ready_delay=pod_ready_delay) as sim:
+        async with KubeSim(
+            pod_ready_delay=pod_ready_delay, scheduler_extender=scheduler_extender
+        ) as sim:
             apply_crds(sim, CRDS)
             await sim.settle()
             kubeconfig = sim.write_kubeconfig(directory / "kubeconfig")

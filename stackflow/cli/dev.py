@@ -21,6 +21,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import yaml
 from controlplane import ControlPlane, ControlPlaneError, tools_missing
 from kubesim.cli import apply_crds
 from kubesim.testing import KubeSim
+from stackflow.cli.dev_elasticsearch import RealNodes
 from stackflow.cli.dev_temporal import TemporalDevServer
 
 DEMO_NAMESPACE = "demo"
@@ -76,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run only kubesim and Temporal (start the operator yourself with `stackflow run`)",
     )
+    parser.add_argument(
+        "--elasticsearch",
+        choices=("simulated", "real"),
+        default="simulated",
+        help="simulated (default: Pods faked, Elasticsearch not called), or real: every "
+        "Elasticsearch Pod runs a real node (fetched by `make tools`; needs root and a Java)",
+    )
     return parser
 
 
@@ -101,17 +110,32 @@ def ensure_demo_namespace(sim: KubeSim) -> None:
     )
 
 
-def demo_elasticsearch(namespace: str) -> dict[str, Any]:
-    """A one-node Elasticsearch, as a newcomer would write it."""
+DEMO_VERSION = "9.1.0"
+
+
+def demo_elasticsearch(
+    namespace: str, *, nodes: int = 1, version: str = DEMO_VERSION
+) -> dict[str, Any]:
+    """An Elasticsearch of ``nodes`` nodes, as a newcomer would write it."""
     return {
         "apiVersion": "elasticsearch.k8s.elastic.co/v1",
         "kind": "Elasticsearch",
         "metadata": {"name": "quickstart", "namespace": namespace},
-        "spec": {"version": "9.1.0", "nodeSets": [{"name": "default", "count": 1}]},
+        "spec": {"version": version, "nodeSets": [{"name": "default", "count": nodes}]},
     }
 
 
-def ensure_demo(sim: KubeSim) -> None:
+@dataclass(frozen=True)
+class Demo:
+    """What the demo creates: its clusters' size and version (three real nodes with
+    ``--elasticsearch real``, on the newest version that can run here)."""
+
+    create: bool = True
+    nodes: int = 1
+    version: str = DEMO_VERSION
+
+
+def ensure_demo(sim: KubeSim, demo: Demo = Demo()) -> None:
     """The demo: two namespaces (one visible), an Elasticsearch in each, a trial license."""
     namespaces = ("", "v1", "namespaces")
     ensure_demo_namespace(sim)
@@ -133,11 +157,11 @@ def ensure_demo(sim: KubeSim) -> None:
         _ensure(
             sim,
             ("elasticsearch.k8s.elastic.co", "v1", "elasticsearches"),
-            demo_elasticsearch(namespace),
+            demo_elasticsearch(namespace, nodes=demo.nodes, version=demo.version),
         )
 
 
-def demo_manifests(*, demo: bool) -> list[dict[str, Any]]:
+def demo_manifests(demo: Demo) -> list[dict[str, Any]]:
     """The demo as manifests (what ``ensure_demo`` creates in kubesim), for a real API server."""
     objects: list[dict[str, Any]] = [
         {
@@ -146,7 +170,7 @@ def demo_manifests(*, demo: bool) -> list[dict[str, Any]]:
             "metadata": {"name": DEMO_NAMESPACE, "labels": dict(DEMO_LABELS)},
         }
     ]
-    if demo:
+    if demo.create:
         objects += [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": HIDDEN_NAMESPACE}},
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}},
@@ -160,8 +184,8 @@ def demo_manifests(*, demo: bool) -> list[dict[str, Any]]:
                     "annotations": {"elastic.co/eula": "accepted"},
                 },
             },
-            demo_elasticsearch(DEMO_NAMESPACE),
-            demo_elasticsearch(HIDDEN_NAMESPACE),
+            demo_elasticsearch(DEMO_NAMESPACE, nodes=demo.nodes, version=demo.version),
+            demo_elasticsearch(HIDDEN_NAMESPACE, nodes=demo.nodes, version=demo.version),
         ]
     return objects
 
@@ -225,16 +249,25 @@ class DevCluster:
 
     label = "kubesim listening on"
 
-    def __init__(self, args: argparse.Namespace, *, state_dir: Path) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        *,
+        state_dir: Path,
+        demo: Demo,
+        scheduler_extender: str | None = None,
+    ) -> None:
         """Configure; nothing runs until ``start``."""
         self.args = args
         self.state_dir = state_dir
+        self.demo = demo
         self.kubeconfig = state_dir / "kubeconfig"
         self.sim = KubeSim(
             host=args.host,
             port=args.port,
             pod_ready_delay=1.0,
             state_file=state_dir / "kubesim-state.json",
+            scheduler_extender=scheduler_extender,
         )
 
     @property
@@ -255,8 +288,8 @@ class DevCluster:
         if self.args.crds.is_dir():
             apply_crds(self.sim, self.args.crds)
         ensure_demo_namespace(self.sim)
-        if not self.args.no_demo:
-            ensure_demo(self.sim)
+        if self.demo.create:
+            ensure_demo(self.sim, self.demo)
         await self.sim.settle()
         self.sim.write_kubeconfig(self.kubeconfig)
         served = self.sim.server.registry.lookup(
@@ -270,15 +303,24 @@ class DevControlPlane(DevCluster):
 
     label = "kube-apiserver listening on"
 
-    def __init__(self, args: argparse.Namespace, *, state_dir: Path) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        *,
+        state_dir: Path,
+        demo: Demo,
+        scheduler_extender: str | None = None,
+    ) -> None:
         """Configure; nothing runs until ``start``."""
         self.args = args
         self.state_dir = state_dir
+        self.demo = demo
         self.kubeconfig = state_dir / "kubeconfig"
         self.plane = ControlPlane(
             state_dir / "controlplane",
             keep_data=True,
             progress=lambda line: print(line, flush=True),
+            scheduler_extender=scheduler_extender,
         )
 
     @property
@@ -311,7 +353,7 @@ class DevControlPlane(DevCluster):
         if self.args.crds.is_dir():
             await _run(*kubectl, "apply", "--server-side", f"--filename={self.args.crds}")
             await _run(*kubectl, "wait", "--for=condition=Established", "crd", "--all")
-        demo = yaml.safe_dump_all(demo_manifests(demo=not self.args.no_demo))
+        demo = yaml.safe_dump_all(demo_manifests(self.demo))
         await _run(*kubectl, "apply", "--filename=-", stdin=demo)
         return bool(self.args.crds.is_dir())
 
@@ -331,8 +373,16 @@ async def _run(*argv: str, stdin: str | None = None) -> None:
 
 async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
     """Run the environment until SIGINT or SIGTERM."""
+    real = args.elasticsearch == "real"
+    nodes = RealNodes(state_dir / "esrunner", preferred_version=DEMO_VERSION) if real else None
+    demo = Demo(create=not args.no_demo)
+    if nodes is not None:
+        demo = Demo(create=demo.create, nodes=3, version=nodes.version)
     cluster = (DevControlPlane if args.cluster == "apiserver" else DevCluster)(
-        args, state_dir=state_dir
+        args,
+        state_dir=state_dir,
+        demo=demo,
+        scheduler_extender=nodes.extender_url if nodes is not None else None,
     )
     temporal = TemporalDevServer(state_dir=state_dir, host=args.host)
     stop = asyncio.Event()
@@ -344,6 +394,8 @@ async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
     try:
         await temporal.start()
         served = await cluster.prepare()
+        if nodes is not None:
+            await nodes.start(cluster.kubeconfig)
         operator_log = None
         # Without the CRDs (``--crds`` elsewhere) the operator could never sync: leave it out.
         if served and not args.no_operator:
@@ -353,6 +405,7 @@ async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
                 temporal_address=temporal.address,
                 log_file=operator_log,
                 stop=stop,
+                dial_endpoints=real,
             )
         print(
             instructions(
@@ -365,11 +418,16 @@ async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
             ),
             flush=True,
         )
+        if nodes is not None:
+            print(nodes.instructions(cluster.kubeconfig), flush=True)
         await stop.wait()
     finally:
         stop.set()
         if operator is not None:
             await operator
+        if nodes is not None:
+            print("stopping every Elasticsearch node", flush=True)
+            await nodes.stop()
         await temporal.stop()
         await cluster.stop()
     print("stopped; state saved to", state_dir, flush=True)
@@ -377,7 +435,12 @@ async def serve(args: argparse.Namespace, *, state_dir: Path) -> int:
 
 
 async def _start_operator(
-    *, kubeconfig: Path, temporal_address: str, log_file: Path, stop: asyncio.Event
+    *,
+    kubeconfig: Path,
+    temporal_address: str,
+    log_file: Path,
+    stop: asyncio.Event,
+    dial_endpoints: bool = False,
 ) -> asyncio.Task[int]:
     """Start the operator in this process and wait until it serves (it stops with ``stop``)."""
     from stackflow.cli.operator import OperatorOptions, run_operator
@@ -389,6 +452,9 @@ async def _start_operator(
             "operator-namespace": OPERATOR_NAMESPACE,
             "namespace-selector": {"matchLabels": {VISIBLE_LABEL[0]: VISIBLE_LABEL[1]}},
             "temporal-address": temporal_address,
+            # Out of the cluster, a Service's DNS name does not resolve: the operator dials the
+            # ready Pod addresses the Service lists (each a real node with --elasticsearch real).
+            "elasticsearch-dial": "endpoints" if dial_endpoints else "service",
         }
     )
     options = OperatorOptions(
