@@ -12,9 +12,11 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import socket
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -32,6 +34,8 @@ NODE_LABEL = "stackflow.dev/elasticsearch-runner"
 HEARTBEAT_SECONDS = 20.0
 #: How often the hosts file is rebuilt from the Pods and Services.
 HOSTS_SECONDS = 2.0
+#: How often the directories of deleted claims are looked for.
+VOLUME_RELEASE_SECONDS = 30.0
 
 
 def node_manifest(name: str) -> dict[str, Any]:
@@ -139,6 +143,7 @@ class Runner:
             asyncio.create_task(self._heartbeat(), name="esrunner-heartbeat"),
             asyncio.create_task(self._watch_pods(), name="esrunner-pods"),
             asyncio.create_task(self._keep_hosts(), name="esrunner-hosts"),
+            asyncio.create_task(self._release_volumes(), name="esrunner-volumes"),
         ]
         logger.info(
             "runner node %s ready (state in %s)", self.settings.node_name, self.settings.state_dir
@@ -347,6 +352,23 @@ class Runner:
 
         self.tasks.append(asyncio.create_task(confirm()))
 
+    # -- volumes ----------------------------------------------------------------------------
+
+    async def _release_volumes(self) -> None:
+        """A claim's directory goes once the claim is gone, as a Delete reclaim policy frees its
+        volume: a new claim of the same name (a cluster made again) starts empty."""
+        while True:
+            await asyncio.sleep(VOLUME_RELEASE_SECONDS)
+            try:
+                claims = await self.api.request("GET", "/api/v1/persistentvolumeclaims")
+            except (KubeError, OSError) as error:
+                logger.info("claims not listed: %s", error)
+                continue
+            live = {str(c["metadata"]["uid"]) for c in claims.get("items") or []}
+            for directory in released_claim_directories(self.settings.state_dir / "volumes", live):
+                logger.info("claim gone: removing %s", directory)
+                shutil.rmtree(directory, ignore_errors=True)
+
     # -- names ------------------------------------------------------------------------------
 
     async def _keep_hosts(self) -> None:
@@ -386,6 +408,19 @@ class Runner:
             listing = await self.api.request("GET", f"/api/v1/namespaces/{namespace}/services")
             services += listing.get("items") or []
         return hosts_file(pods, services)
+
+
+def released_claim_directories(root: Path, live_uids: set[str]) -> list[Path]:
+    """The claim directories (``<root>/<ns>/<claim>-<uid>``) whose claim no longer exists."""
+    if not root.is_dir():
+        return []
+    return sorted(
+        directory
+        for namespace in root.iterdir()
+        if namespace.is_dir()
+        for directory in namespace.iterdir()
+        if directory.is_dir() and directory.name[-36:] not in live_uids
+    )
 
 
 def worker_grace(worker: PodWorker) -> float:
