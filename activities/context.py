@@ -9,9 +9,9 @@ state of its own: whatever must be the same on every replica lives in Kubernetes
 
 Where a cluster's HTTP API is dialled follows the configuration (`elasticsearch_factory`): the one
 ``elasticsearch-url``; else, with ``elasticsearch-dial: endpoints``, the ready addresses of the
-cluster's internal HTTP Service, which `ControllerContext.elasticsearch_session` reads from its
-EndpointSlices through the scoped client before building the client; else the Service's name, when
-in-cluster networking is on, and nothing when it is off.
+cluster's internal HTTP Service, which `ControllerContext.elasticsearch_session` computes from the
+Service and its Pods, read through the scoped client, before building the client; else the
+Service's name, when in-cluster networking is on, and nothing when it is off.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from temporalio.client import Client
@@ -41,10 +42,10 @@ from stackflow.kube.events import EventRecorder
 from stackflow.kube.reader import ObjectReader
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import TASK_QUEUE
-from stackflow.models.kinds import ENDPOINTSLICES
+from stackflow.models.kinds import PODS, SERVICES
 from stackflow.scope import NamespaceMatcher, equality_selector_string
 from stackflow.stack.elasticsearch import names
-from stackflow.stack.elasticsearch.dial import SERVICE_NAME_LABEL, DialPlan, dial_plan
+from stackflow.stack.elasticsearch.dial import DialPlan, dial_plan, pod_selector
 
 __all__ = [
     "ControllerContext",
@@ -233,18 +234,30 @@ class ControllerContext:
 
     async def with_ready_addresses(self, endpoint: ElasticsearchEndpoint) -> ElasticsearchEndpoint:
         """``endpoint`` with where to dial it: the ready addresses of its internal HTTP Service,
-        from the Service's EndpointSlices read through the scoped client (a cluster out of scope
-        has none), and the Service name its certificate must carry."""
-        service = names.internal_http_service_name(endpoint.name)
-        listed = await self.scoped.list(
-            ENDPOINTSLICES,
+        computed from the Service and the Pods it selects, both read through the scoped client
+        (a cluster out of scope has neither), and the Service name its certificate must carry.
+        Not read from the Service's EndpointSlices: the API server refuses loopback addresses
+        there, which the Pods of nodes run on this machine have."""
+        service = await self.scoped.get_or_none(
+            SERVICES,
             namespace=endpoint.namespace,
-            label_selector=equality_selector_string({SERVICE_NAME_LABEL: service}),
+            name=names.internal_http_service_name(endpoint.name),
         )
+        selector = pod_selector(service)
+        pods: list[dict[str, Any]] = []
+        # Without a selector nothing is listed: an empty label selector would list every Pod.
+        if selector is not None:
+            listed = await self.scoped.list(
+                PODS,
+                namespace=endpoint.namespace,
+                label_selector=equality_selector_string(selector),
+            )
+            pods = listed["items"]
         plan = dial_plan(
             namespace=endpoint.namespace,
             name=endpoint.name,
             scheme=urlsplit(endpoint.url).scheme,
-            slices=listed["items"],
+            service=service,
+            pods=pods,
         )
         return dataclasses.replace(endpoint, dial=plan)

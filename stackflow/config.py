@@ -86,9 +86,9 @@ class ElasticsearchDial(StrEnum):
 
     #: At the internal HTTP Service's DNS name, ``<es>-es-internal-http.<ns>.svc``, as ECK does.
     SERVICE = "service"
-    #: At a ready address of that Service, read from its EndpointSlices, with the certificate
-    #: still checked for the Service's name: for an operator outside the cluster that can reach
-    #: the Pods' addresses but not resolve the cluster's names.
+    #: At a ready address of that Service, computed from it and the Pods it selects, with the
+    #: certificate still checked for the Service's name: for an operator outside the cluster
+    #: that can reach the Pods' addresses but not resolve the cluster's names.
     ENDPOINTS = "endpoints"
 
 
@@ -248,11 +248,12 @@ class OperatorConfig(BaseModel):
     elasticsearch_url: AnyHttpUrl | None = None
     #: ``service`` (the default): dial each cluster at its internal HTTP Service's name, which
     #: resolves only inside the cluster. ``endpoints``: dial a ready Pod address of that Service,
-    #: read from its EndpointSlices (``list`` on ``endpointslices.discovery.k8s.io``, which the
-    #: chart does not grant), trusting only the cluster's CA and checking that the certificate
-    #: names the Service; the addresses are tried in a stable order, the next on a connection
-    #: failure. With ``endpoints`` the operator dials wherever it runs (``in-cluster-networking``
-    #: may not be false). ``elasticsearch-url``, when set, wins over both.
+    #: computed from the Service and its Pods as the EndpointSlice controller would (the API
+    #: server refuses the loopback Pod addresses of locally run nodes in EndpointSlices),
+    #: trusting only the cluster's CA and checking that the certificate names the Service; the
+    #: addresses are tried in a stable order, the next on a connection failure. With
+    #: ``endpoints`` the operator dials wherever it runs (``in-cluster-networking`` may not be
+    #: false). ``elasticsearch-url``, when set, wins over both.
     elasticsearch_dial: ElasticsearchDial = ElasticsearchDial.SERVICE
 
     @field_validator(

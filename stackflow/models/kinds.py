@@ -16,7 +16,6 @@ __all__ = [
     "CONFIGMAPS",
     "DAEMONSETS",
     "DEPLOYMENTS",
-    "ENDPOINTSLICES",
     "EVENTS",
     "LEASES",
     "NAMESPACES",
@@ -76,8 +75,6 @@ STATEFULSETS = Kind("apps", "v1", "StatefulSet", "statefulsets")
 DEPLOYMENTS = Kind("apps", "v1", "Deployment", "deployments")
 DAEMONSETS = Kind("apps", "v1", "DaemonSet", "daemonsets")
 PODDISRUPTIONBUDGETS = Kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")
-#: Read only with ``elasticsearch-dial: endpoints``: a cluster's ready Pod addresses.
-ENDPOINTSLICES = Kind("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices")
 #: Create-only and cluster-scoped: the API server answers whether a user may do something.
 SUBJECTACCESSREVIEWS = Kind(
     "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False

@@ -13,7 +13,13 @@ import pytest
 import yaml
 
 from stackflow.cli.run import build_parser
-from stackflow.config import OperatorConfig, config_keys, env_var_name, load_config
+from stackflow.config import (
+    ElasticsearchDial,
+    OperatorConfig,
+    config_keys,
+    env_var_name,
+    load_config,
+)
 from stackflow.scope.matcher import ScopeMode
 from tests.clusters import CHART
 from tests.helm.chart import Rendered, grants, materialize, run_helm, template
@@ -88,7 +94,12 @@ CASES = [
             ("Deployment/elastic-system/stackflow", "spec.replicas"): 1,
             ("ClusterRoleBinding//stackflow", "subjects.0.namespace"): "elastic-system",
         },
-        config={"namespaces": None, "namespace-selector": None, "enforce-rbac-on-refs": False},
+        config={
+            "namespaces": None,
+            "namespace-selector": None,
+            "enforce-rbac-on-refs": False,
+            "elasticsearch-dial": "service",
+        },
     ),
     Case(
         "static-list",
@@ -193,6 +204,22 @@ CASES = [
             ): [{"name": "health", "containerPort": 8081, "protocol": "TCP"}],
         },
         config={"enable-webhook": False, "webhook-secret": None, "webhook-name": None},
+    ),
+    Case(
+        # Dialling ready Pod addresses reads the internal HTTP Service and its Pods, which the
+        # role grants anyway: no EndpointSlice grant (their loopback addresses are refused there).
+        "elasticsearch-dial-endpoints",
+        {"config": {"elasticsearchDial": "endpoints"}},
+        BASE,
+        grants={
+            "ClusterRole//stackflow": WHOLE
+            | {
+                "/pods": ("get", "list", "watch"),
+                "/services": ("create", "get", "list", "update", "watch"),
+                "discovery.k8s.io/endpointslices": None,
+            }
+        },
+        config={"elasticsearch-dial": "endpoints"},
     ),
     Case(
         "no-cluster-scoped-resources",
@@ -614,6 +641,10 @@ def test_the_default_config_is_the_operator_default(tmp_path: Path) -> None:
         ({}, {"scope_mode": ScopeMode.ALL_NAMESPACES, "operator_namespace": "elastic-system"}),
         ({"replicaCount": 3}, {"enable_leader_election": True}),
         (
+            {"config": {"elasticsearchDial": "endpoints"}},
+            {"elasticsearch_dial": ElasticsearchDial.ENDPOINTS},
+        ),
+        (
             EVERY_KEY,
             {
                 "operator_namespace": "ops",
@@ -651,6 +682,7 @@ def test_the_default_config_is_the_operator_default(tmp_path: Path) -> None:
         "typed-by-set",
         "defaults",
         "replicas",
+        "elasticsearch-dial",
         "every-key",
     ],
 )

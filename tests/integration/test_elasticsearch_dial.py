@@ -1,7 +1,8 @@
-"""``elasticsearch-dial: endpoints`` on kubesim: the operator, outside the cluster, finds a cluster's
-ready Pods in its internal HTTP Service's EndpointSlices (kept by kubesim's EndpointSlice
-controller, read through the scoped client), dials their ``127.0.0.x`` addresses and checks the
-certificate for the Service's name, trusting only the cluster's CA.
+"""``elasticsearch-dial: endpoints`` on kubesim: the operator, outside the cluster, computes a
+cluster's ready Pod addresses from its internal HTTP Service and the Pods it selects (both read
+through the scoped client, as the EndpointSlice controller would list them: the real API server
+refuses the loopback addresses these Pods have in EndpointSlices), dials their ``127.0.0.x``
+addresses and checks the certificate for the Service's name, trusting only the cluster's CA.
 
 The Pods run on a node kubesim does not simulate, so its kubelet leaves them alone: the test is
 their kubelet and reports each one Running with its own loopback address, where a fake
@@ -152,16 +153,12 @@ def endpoints_context(
     )
 
 
-async def until_dialled(
-    context: ControllerContext, endpoint: ElasticsearchEndpoint, urls: tuple[str, ...]
-) -> None:
-    """Wait until the cluster's slices list exactly ``urls`` as its ready addresses."""
-
-    async def listed() -> bool:
-        dial = (await context.with_ready_addresses(endpoint)).dial
-        return dial is not None and dial.urls == urls and dial.server_hostname == HOST
-
-    await eventually(listed, within=30, what=f"the EndpointSlices to list {urls}")
+async def dialled(context: ControllerContext, endpoint: ElasticsearchEndpoint) -> tuple[str, ...]:
+    """The URLs the operator would dial the cluster at now, checking the name it expects."""
+    dial = (await context.with_ready_addresses(endpoint)).dial
+    assert dial is not None
+    assert dial.server_hostname == HOST
+    return dial.urls
 
 
 async def test_a_ready_pod_is_reached_at_its_address_with_the_service_certificate(
@@ -170,7 +167,7 @@ async def test_a_ready_pod_is_reached_at_its_address_with_the_service_certificat
     async with es_pod(built, built.certificate, "127.0.0.71") as node:
         await serve(cluster, port=node.port, pods={"quickstart-es-default-0": ("127.0.0.71", True)})
         context = endpoints_context(cluster)
-        await until_dialled(context, built.endpoint, (f"https://127.0.0.71:{node.port}",))
+        assert await dialled(context, built.endpoint) == (f"https://127.0.0.71:{node.port}",)
         async with context.elasticsearch_session(built.endpoint) as api:
             health = await api.cluster_health()
     assert health.status == "green"
@@ -190,7 +187,7 @@ async def test_a_certificate_for_another_name_is_refused(cluster: Cluster, built
     async with es_pod(built, other, "127.0.0.74") as node:
         await serve(cluster, port=node.port, pods={"quickstart-es-default-0": ("127.0.0.74", True)})
         context = endpoints_context(cluster)
-        await until_dialled(context, built.endpoint, (f"https://127.0.0.74:{node.port}",))
+        assert await dialled(context, built.endpoint) == (f"https://127.0.0.74:{node.port}",)
         async with context.elasticsearch_session(built.endpoint) as api:
             with pytest.raises(ElasticsearchUnavailable) as raised:
                 await api.cluster_health()
@@ -211,7 +208,7 @@ async def test_an_address_that_refuses_is_passed_for_the_next(
         await serve(cluster, port=node.port, pods=pods)
         context = endpoints_context(cluster)
         urls = (f"https://127.0.0.72:{node.port}", f"https://127.0.0.73:{node.port}")
-        await until_dialled(context, built.endpoint, urls)
+        assert await dialled(context, built.endpoint) == urls
         async with context.elasticsearch_session(built.endpoint) as api:
             assert (await api.cluster_health()).status == "green"
             assert (await api.get_license())["type"] == "basic"
@@ -222,10 +219,10 @@ async def test_no_ready_pod_is_not_reachable(cluster: Cluster, built: Built) -> 
     async with es_pod(built, built.certificate, "127.0.0.75") as node:
         await serve(cluster, port=node.port, pods={"quickstart-es-default-0": ("127.0.0.75", True)})
         context = endpoints_context(cluster)
-        await until_dialled(context, built.endpoint, (f"https://127.0.0.75:{node.port}",))
+        assert await dialled(context, built.endpoint) == (f"https://127.0.0.75:{node.port}",)
 
         await set_pod(cluster, "quickstart-es-default-0", ip="127.0.0.75", ready=False)
-        await until_dialled(context, built.endpoint, ())
+        assert await dialled(context, built.endpoint) == ()
         async with context.elasticsearch_session(built.endpoint) as api:
             with pytest.raises(ElasticsearchUnavailable, match="has no ready address"):
                 await api.cluster_health()
@@ -238,10 +235,15 @@ async def test_a_cluster_out_of_scope_has_no_address_to_dial(
     async with es_pod(built, built.certificate, "127.0.0.76") as node:
         await serve(cluster, port=node.port, pods={"quickstart-es-default-0": ("127.0.0.76", True)})
         in_scope = endpoints_context(cluster, selector=SELECTOR)
-        await until_dialled(in_scope, built.endpoint, (f"https://127.0.0.76:{node.port}",))
+        assert await dialled(in_scope, built.endpoint) == (f"https://127.0.0.76:{node.port}",)
 
         await cluster.raw.merge_patch(
             NAMESPACES, {"metadata": {"labels": {"eck": None}}}, namespace=None, name=NAMESPACE
         )
-        await until_dialled(in_scope, built.endpoint, ())
+
+        # The matcher sees the Namespace's labels through an informer: wait for it.
+        async def out_of_scope() -> bool:
+            return await dialled(in_scope, built.endpoint) == ()
+
+        await eventually(out_of_scope, within=30, what="the Namespace to leave the scope")
     assert node.calls == []

@@ -23,7 +23,8 @@ from stackflow.elastic import (
     ElasticsearchUnavailable,
     NotDialledElasticsearch,
 )
-from stackflow.stack.elasticsearch.dial import DialPlan, dial_plan
+from stackflow.stack.elasticsearch.dial import DialPlan, dial_plan, pod_selector
+from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 
 HOST = "quickstart-es-internal-http.demo.svc"
@@ -34,129 +35,258 @@ ENDPOINT = ElasticsearchEndpoint(
     username="elastic-internal",
     password="not-a-secret",
 )
-HTTPS_PORT = {"name": "https", "port": 9200, "protocol": "TCP"}
+HTTPS_PORT = {"name": "https", "port": 9200, "protocol": "TCP", "targetPort": 9200}
+SELECTOR = {ES_CLUSTER_NAME_LABEL: "quickstart"}
 
 
-def endpoint(address: str, *, ready: bool | None = True, **extra: Any) -> dict[str, Any]:
-    """One Pod endpoint of a slice (``ready`` None: the condition left unset)."""
-    conditions = {} if ready is None else {"ready": ready, "serving": ready, "terminating": False}
-    return {"addresses": [address], "conditions": conditions, **extra}
-
-
-def endpoint_slice(
-    *endpoints: dict[str, Any],
-    address_type: str = "IPv4",
-    ports: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """An EndpointSlice of the internal HTTP Service, as the kube-controller-manager writes it."""
+def service(**spec: Any) -> dict[str, Any]:
+    """The internal HTTP Service as ECK's builder writes it (and the API server defaults it),
+    with ``spec`` overriding."""
     return {
-        "apiVersion": "discovery.k8s.io/v1",
-        "kind": "EndpointSlice",
-        "metadata": {"name": "quickstart-es-internal-http-x7k2p", "namespace": "demo"},
-        "addressType": address_type,
-        "endpoints": list(endpoints) or None,
-        "ports": [HTTPS_PORT] if ports is None else ports,
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "quickstart-es-internal-http", "namespace": "demo"},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": dict(SELECTOR),
+            "publishNotReadyAddresses": False,
+            "ports": [dict(HTTPS_PORT)],
+            "clusterIP": "10.96.0.12",
+            "ipFamilies": ["IPv4"],
+            **spec,
+        },
     }
 
 
-PLACEHOLDER = {**endpoint_slice(), "endpoints": None, "ports": None}
+def pod(
+    *ips: str,
+    ready: bool | None = True,
+    phase: str = "Running",
+    deleting: bool = False,
+    labels: dict[str, str] | None = None,
+    namespace: str = "demo",
+    ports: list[dict[str, Any]] | None = None,
+    init_containers: list[dict[str, Any]] | None = None,
+    pod_ip_only: bool = False,
+) -> dict[str, Any]:
+    """A Pod of the cluster at ``ips`` (none: no address yet); ``ready`` None: no condition."""
+    metadata: dict[str, Any] = {
+        "name": f"quickstart-es-default-{'-'.join(ips) or 'x'}",
+        "namespace": namespace,
+        "labels": dict(SELECTOR) if labels is None else labels,
+    }
+    if deleting:
+        metadata["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    status: dict[str, Any] = {"phase": phase}
+    if ready is not None:
+        status["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+    if ips:
+        status["podIP"] = ips[0]
+        if not pod_ip_only:
+            status["podIPs"] = [{"ip": ip} for ip in ips]
+    container = {
+        "name": "elasticsearch",
+        "ports": [{"name": "https", "containerPort": 9200, "protocol": "TCP"}]
+        if ports is None
+        else ports,
+    }
+    spec: dict[str, Any] = {"containers": [container]}
+    if init_containers is not None:
+        spec["initContainers"] = init_containers
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": status}
+
+
+def https(*hosts: str, port: int = 9200) -> tuple[str, ...]:
+    """The URLs of ``hosts`` (IPv6 ones bracketed) at ``port``."""
+    return tuple(f"https://{f'[{h}]' if ':' in h else h}:{port}" for h in hosts)
+
+
+NAMED_TARGET = {**HTTPS_PORT, "targetPort": "https"}
+#: (Service, Pods, scheme, URLs).
+CASES: dict[str, tuple[dict[str, Any] | None, list[dict[str, Any]], str, tuple[str, ...]]] = {
+    "no-service": (None, [pod("127.1.0.2")], "https", ()),
+    "no-pod": (service(), [], "https", ()),
+    "one-ready": (service(), [pod("127.1.0.2")], "https", https("127.1.0.2")),
+    "not-ready": (service(), [pod("127.1.0.2", ready=False)], "https", ()),
+    "no-ready-condition": (service(), [pod("127.1.0.2", ready=None)], "https", ()),
+    "terminating": (service(), [pod("127.1.0.2", deleting=True)], "https", ()),
+    "no-ip-yet": (service(), [pod()], "https", ()),
+    "pod-ip-without-pod-ips": (
+        service(),
+        [pod("127.1.0.2", pod_ip_only=True)],
+        "https",
+        https("127.1.0.2"),
+    ),
+    "unparsable-ip": (service(), [pod("not-an-ip")], "https", ()),
+    "finished": (
+        service(),
+        [pod("127.1.0.2", phase="Succeeded"), pod("127.1.0.3", phase="Failed")],
+        "https",
+        (),
+    ),
+    "publish-not-ready-addresses": (
+        service(publishNotReadyAddresses=True),
+        [
+            pod("127.1.0.2", ready=False),
+            pod("127.1.0.3", ready=None),
+            pod("127.1.0.4", deleting=True),
+            pod("127.1.0.5", phase="Failed"),
+            pod(),
+        ],
+        "https",
+        https("127.1.0.2", "127.1.0.3", "127.1.0.4"),
+    ),
+    "not-selected": (
+        service(),
+        [pod("127.1.0.2", labels={}), pod("127.1.0.3", labels={**SELECTOR, "extra": "x"})],
+        "https",
+        https("127.1.0.3"),
+    ),
+    "another-namespace": (service(), [pod("127.1.0.2", namespace="other")], "https", ()),
+    "no-selector": (service(selector=None), [pod("127.1.0.2")], "https", ()),
+    "empty-selector": (service(selector={}), [pod("127.1.0.2")], "https", ()),
+    "external-name": (service(type="ExternalName"), [pod("127.1.0.2")], "https", ()),
+    "numbered-target-port": (
+        service(ports=[{**HTTPS_PORT, "targetPort": 19200}]),
+        [pod("127.1.0.2")],
+        "https",
+        https("127.1.0.2", port=19200),
+    ),
+    "target-port-unset-is-the-port": (
+        service(ports=[{"name": "https", "port": 9200}]),
+        [pod("127.1.0.2")],
+        "https",
+        https("127.1.0.2"),
+    ),
+    "named-target-port": (
+        service(ports=[NAMED_TARGET]),
+        [pod("127.1.0.2", ports=[{"name": "https", "containerPort": 19200}])],
+        "https",
+        https("127.1.0.2", port=19200),
+    ),
+    "named-target-port-of-a-sidecar": (
+        service(ports=[NAMED_TARGET]),
+        [
+            pod(
+                "127.1.0.2",
+                ports=[],
+                init_containers=[
+                    {
+                        "name": "proxy",
+                        "restartPolicy": "Always",
+                        "ports": [{"name": "https", "containerPort": 19201}],
+                    },
+                    {"name": "setup", "ports": [{"name": "https", "containerPort": 1}]},
+                ],
+            )
+        ],
+        "https",
+        https("127.1.0.2", port=19201),
+    ),
+    "named-target-port-missing": (
+        service(ports=[NAMED_TARGET]),
+        [
+            pod("127.1.0.2", ports=[{"name": "transport", "containerPort": 9300}]),
+            pod("127.1.0.3", ports=[{"name": "https", "containerPort": 9200, "protocol": "UDP"}]),
+            pod("127.1.0.4"),
+        ],
+        "https",
+        https("127.1.0.4"),
+    ),
+    "port-named-after-the-scheme": (
+        service(ports=[{"name": "metrics", "port": 9100}, {**HTTPS_PORT, "targetPort": 19200}]),
+        [pod("127.1.0.2")],
+        "https",
+        https("127.1.0.2", port=19200),
+    ),
+    "the-only-port": (
+        service(ports=[{"port": 9200, "targetPort": 19200}]),
+        [pod("127.1.0.2")],
+        "https",
+        https("127.1.0.2", port=19200),
+    ),
+    "no-port-to-choose": (
+        service(ports=[{"name": "a", "port": 1}, {"name": "b", "port": 2}]),
+        [pod("127.1.0.2")],
+        "https",
+        (),
+    ),
+    "no-port": (service(ports=[]), [pod("127.1.0.2")], "https", ()),
+    "plain-http": (
+        service(ports=[{"name": "http", "port": 9200, "targetPort": 9200}]),
+        [pod("127.1.0.2")],
+        "http",
+        ("http://127.1.0.2:9200",),
+    ),
+    # Numeric order, whatever the Pods' order: every call tries them the same way.
+    "deduplicated-in-address-order": (
+        service(),
+        [pod("127.1.0.10"), pod("127.1.0.9", ready=False), pod("127.1.0.3"), pod("127.1.0.10")],
+        "https",
+        https("127.1.0.3", "127.1.0.10"),
+    ),
+    "ipv6": (
+        service(ipFamilies=["IPv6"], clusterIP="fd00:10:96::c"),
+        [pod("fd00::5")],
+        "https",
+        https("fd00::5"),
+    ),
+    "dual-stack-ipv4-before-ipv6": (
+        service(ipFamilies=["IPv6", "IPv4"]),
+        [pod("fd00::5", "10.244.0.7"), pod("10.244.0.3", "fd00::3")],
+        "https",
+        https("10.244.0.3", "10.244.0.7", "fd00::3", "fd00::5"),
+    ),
+    "only-the-service-families": (
+        service(),
+        [pod("fd00::5"), pod("10.244.0.7", "fd00::7")],
+        "https",
+        https("10.244.0.7"),
+    ),
+    "no-families-the-cluster-ip-family": (
+        service(ipFamilies=None),
+        [pod("fd00::5"), pod("10.244.0.7")],
+        "https",
+        https("10.244.0.7"),
+    ),
+    "no-families-headless-both": (
+        service(ipFamilies=None, clusterIP="None"),
+        [pod("fd00::5"), pod("10.244.0.7")],
+        "https",
+        https("10.244.0.7", "fd00::5"),
+    ),
+}
 
 
 @pytest.mark.parametrize(
-    ("slices", "scheme", "urls"),
-    [
-        ([], "https", ()),
-        ([PLACEHOLDER], "https", ()),
-        ([endpoint_slice(endpoint("127.0.0.2"))], "https", ("https://127.0.0.2:9200",)),
-        ([endpoint_slice(endpoint("127.0.0.2", ready=False))], "https", ()),
-        ([endpoint_slice(endpoint("127.0.0.2", ready=None))], "https", ("https://127.0.0.2:9200",)),
-        (
-            # Numeric order, whatever the slices' order: every call tries them the same way.
-            [
-                endpoint_slice(endpoint("127.0.0.10"), endpoint("127.0.0.9", ready=False)),
-                endpoint_slice(endpoint("127.0.0.3"), endpoint("127.0.0.10")),
-            ],
-            "https",
-            ("https://127.0.0.3:9200", "https://127.0.0.10:9200"),
-        ),
-        (
-            [
-                endpoint_slice(endpoint("fd00::5"), address_type="IPv6"),
-                endpoint_slice(endpoint("10.244.0.7")),
-            ],
-            "https",
-            ("https://10.244.0.7:9200", "https://[fd00::5]:9200"),
-        ),
-        ([endpoint_slice(endpoint("es-0.example"), address_type="FQDN")], "https", ()),
-        ([endpoint_slice(endpoint("not-an-ip"))], "https", ()),
-        ([endpoint_slice({"addresses": [], "conditions": {"ready": True}})], "https", ()),
-        (
-            [
-                endpoint_slice(
-                    endpoint("127.0.0.2"),
-                    ports=[{"name": "metrics", "port": 9100}, {"name": "https", "port": 19200}],
-                )
-            ],
-            "https",
-            ("https://127.0.0.2:19200",),
-        ),
-        (
-            [endpoint_slice(endpoint("127.0.0.2"), ports=[{"name": "", "port": 19200}])],
-            "https",
-            ("https://127.0.0.2:19200",),
-        ),
-        (
-            [
-                endpoint_slice(
-                    endpoint("127.0.0.2"),
-                    ports=[{"name": "a", "port": 1}, {"name": "b", "port": 2}],
-                )
-            ],
-            "https",
-            (),
-        ),
-        (
-            [endpoint_slice(endpoint("127.0.0.2"), ports=[])],
-            "https",
-            (),
-        ),
-        (
-            [{**endpoint_slice(endpoint("127.0.0.2")), "ports": None}],
-            "https",
-            ("https://127.0.0.2:9200",),
-        ),
-        (
-            [
-                endpoint_slice(
-                    endpoint("127.0.0.2"), ports=[{"name": "http", "port": 9200, "protocol": "TCP"}]
-                )
-            ],
-            "http",
-            ("http://127.0.0.2:9200",),
-        ),
-    ],
-    ids=[
-        "no-slice",
-        "placeholder",
-        "one-ready",
-        "not-ready",
-        "ready-unset-means-ready",
-        "deduplicated-in-address-order",
-        "ipv4-before-ipv6",
-        "fqdn-ignored",
-        "unparsable-address",
-        "no-address",
-        "port-named-after-the-scheme",
-        "the-only-port",
-        "no-port-to-choose",
-        "no-port",
-        "every-port",
-        "plain-http",
-    ],
+    ("service_", "pods", "scheme", "urls"), list(CASES.values()), ids=list(CASES)
 )
-def test_dial_plan(slices: list[dict[str, Any]], scheme: str, urls: tuple[str, ...]) -> None:
-    plan = dial_plan(namespace="demo", name="quickstart", scheme=scheme, slices=slices)
+def test_dial_plan(
+    service_: dict[str, Any] | None,
+    pods: list[dict[str, Any]],
+    scheme: str,
+    urls: tuple[str, ...],
+) -> None:
+    plan = dial_plan(
+        namespace="demo", name="quickstart", scheme=scheme, service=service_, pods=pods
+    )
     assert plan == DialPlan(urls=urls, server_hostname=HOST)
+
+
+@pytest.mark.parametrize(
+    ("service_", "selector"),
+    [
+        (None, None),
+        (service(), SELECTOR),
+        (service(selector=None), None),
+        (service(selector={}), None),
+        (service(type="ExternalName"), None),
+        (service(selector={"a": "1", "b": ""}), {"a": "1", "b": ""}),
+    ],
+    ids=["no-service", "the-cluster", "no-selector", "empty", "external-name", "as-given"],
+)
+def test_pod_selector(service_: dict[str, Any] | None, selector: dict[str, str] | None) -> None:
+    assert pod_selector(service_) == selector
 
 
 # --------------------------------------------------------------------------- the key

@@ -89,7 +89,8 @@ rules:
     resources: ["statefulsets", "deployments", "daemonsets"]
     verbs: ["get", "list", "watch", "create", "update", "delete"]
     namespaced: true
-  # Pods are only read (readiness, unicast hosts).
+  # Pods are only read (readiness, unicast hosts; with elasticsearch-dial endpoints, the ready
+  # addresses of each cluster's internal HTTP Service, computed from it and its Pods).
   - {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], namespaced: true}
   - {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"], namespaced: true}
   # The stack resources: read, given a status, and owners of their children (whose blocking
@@ -208,10 +209,10 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
 {{- with .Values.config.elasticsearchUrl }}
 {{- $_ := set $config "elasticsearch-url" . }}
 {{- end }}
-{{- /* Not a value: the chart's operator runs in a Pod, where the Services' names resolve. The
-other mode, endpoints, is for an operator outside the cluster and reads EndpointSlices, which the
-ClusterRole does not grant. */}}
-{{- $_ := set $config "elasticsearch-dial" "service" }}
+{{- /* service: the chart's operator runs in a Pod, where the Services' names resolve. endpoints
+is for an operator run outside the cluster with the chart's RBAC (the tests of real nodes); it
+reads only Services and Pods, which the role grants anyway. */}}
+{{- $_ := set $config "elasticsearch-dial" (default "service" .Values.config.elasticsearchDial) }}
 {{- with .Values.temporal.tls }}
 {{- if .enabled }}
 {{- $dir := include "stackflow.temporalTLSDir" $ }}
