@@ -129,7 +129,7 @@ async def real_stack(
         target,
         plane=plane,
         scheduler_extender=extender if target == KUBESIM else None,
-        # The operator runs outside the cluster: the chart grants it the EndpointSlices it dials.
+        # The operator runs outside the cluster: it dials the ready Pods of each cluster's Service.
         chart_values={"config.elasticsearchDial": "endpoints"},
     ) as cluster:
         settings = RunnerSettings(
