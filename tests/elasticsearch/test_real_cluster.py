@@ -254,6 +254,8 @@ async def test_a_node_whose_pod_is_deleted_comes_back_with_its_data(es_stack: Re
 
 async def test_a_flip_out_of_scope_leaves_the_running_cluster_serving(es_stack: RealStack) -> None:
     es = await _ensure_cluster(es_stack)
+    await es.call("PUT", "/kept", {"settings": {"number_of_replicas": 1}})
+    await es.call("POST", "/kept/_doc?refresh=wait_for", {"kept": True}, expect=201)
     pods_before = {
         p["metadata"]["name"]: p["metadata"]["uid"]
         for p in (await es_stack.kube.list(PODS, namespace=NS))["items"]
@@ -270,8 +272,8 @@ async def test_a_flip_out_of_scope_leaves_the_running_cluster_serving(es_stack: 
 
     await eventually(out_of_scope, within=120, what="the cluster's workflow OutOfScope")
     await green_with(es, 3)
-    _, count = await es.call("GET", "/pinned/_count")
-    assert count["count"] == 25
+    _, count = await es.call("GET", "/kept/_count")
+    assert count["count"] == 1
     pods_after = {
         p["metadata"]["name"]: p["metadata"]["uid"]
         for p in (await es_stack.kube.list(PODS, namespace=NS))["items"]
