@@ -237,6 +237,7 @@ async def delete_collection(
                 propagation=options.get("propagationPolicy"),
                 preconditions=None,
                 dry_run=options["dryRun"],
+                grace_period=options.get("gracePeriodSeconds"),
             )
         except errors.StatusError as err:
             if err.code == 404:  # removed meanwhile by a controller

@@ -50,8 +50,9 @@ def parse_bool(value: str | None, *, name: str, default: bool = False) -> bool:
     )
 
 
-def parse_int(value: str | None, *, name: str) -> int | None:
-    """A non-negative query integer (``limit``, ``timeoutSeconds``); a bad one is a 400."""
+def parse_int(value: str | None, *, name: str, signed: bool = False) -> int | None:
+    """A query integer, non-negative unless ``signed`` (``limit``, ``timeoutSeconds``,
+    ``gracePeriodSeconds``); a bad one is a 400."""
     if value is None or value == "":
         return None
     try:
@@ -60,7 +61,7 @@ def parse_int(value: str | None, *, name: str) -> int | None:
         raise errors.bad_request(
             f'invalid value for {name}: strconv.ParseInt: parsing "{value}": invalid syntax'
         ) from None
-    return max(number, 0)
+    return number if signed else max(number, 0)
 
 
 def media_type(content_type: str | None) -> str:

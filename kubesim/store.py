@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from kubesim import errors, schema, store_kinds
@@ -363,14 +364,23 @@ class Store:
         propagation: str | None = None,
         preconditions: dict[str, Any] | None = None,
         dry_run: bool = False,
+        grace_period: int | None = None,
     ) -> dict[str, Any] | None:
-        """Delete (§4.7): the object when kept by finalizers or the kind returns it, else None."""
+        """Delete (§4.7): the object when kept by finalizers or the kind returns it, else None.
+
+        ``grace_period`` is DeleteOptions ``gracePeriodSeconds``; only a pod run by an external
+        kubelet reads it (see :meth:`_delete_pod_gracefully`).
+        """
         key = storage_key(rt)
         ns = (namespace or "") if rt.namespaced else ""
         old = self._require(rt, ns, name)
         failed = precondition_error(rt, name, old["metadata"], preconditions or {})
         if failed is not None:
             raise failed
+        if key == store_kinds.PODS_KEY and self._deleted_gracefully(old):
+            return self._delete_pod_gracefully(
+                rt, old, propagation=propagation, grace_period=grace_period, dry_run=dry_run
+            )
         if key == NAMESPACES_KEY:
             kept = self._delete_namespace(rt, old, dry_run=dry_run)
             if kept is not None:
@@ -383,14 +393,77 @@ class Store:
         if not meta["finalizers"]:
             meta.pop("finalizers")
             if key == store_kinds.PODS_KEY:
-                # Pods are deleted gracefully; kubesim always deletes at once, as for a grace
-                # period of 0, and the last state says so.
+                # Pods are deleted gracefully; kubesim's own kubelet stops a pod at once, so
+                # kubesim deletes its pods as for a grace period of 0, and the last state says
+                # so. Pods of an external kubelet are deleted gracefully (above).
                 mark_deleting(meta)
             if key != NAMESPACES_KEY or store_kinds.namespace_is_finalized(new):
                 return self._remove(rt, key, new, old, dry_run=dry_run)
         mark_deleting(meta)
         # Finalizers are pending here, so the write marks the object and never removes it.
         return with_type_meta(rt, self._write(rt, key, new, old, dry_run=dry_run))
+
+    def _deleted_gracefully(self, pod: dict[str, Any]) -> bool:
+        """Whether a DELETE of ``pod`` goes through its grace period, as on the real server.
+
+        kubesim's own kubelet stops a pod the moment it is deleted, so kubesim deletes its pods at
+        once (as for a grace period of 0). A pod bound to a node run by an external kubelet gets
+        the real server's graceful deletion, and so does one already in its grace period.
+        """
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp"):
+            return bool(meta.get("deletionGracePeriodSeconds"))
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if not node_name:
+            return False
+        node = self._storage.bucket(store_kinds.NODES_KEY).get(("", str(node_name)))
+        return node is not None and store_kinds.has_external_kubelet(node)
+
+    def _delete_pod_gracefully(
+        self,
+        rt: ResourceTypeLike,
+        old: dict[str, Any],
+        *,
+        propagation: str | None,
+        grace_period: int | None,
+        dry_run: bool,
+    ) -> dict[str, Any] | None:
+        """The real server's DELETE of a pod (``rest.BeforeDelete``, the generic registry).
+
+        A first DELETE marks the pod (``deletionTimestamp`` = now + the grace period,
+        ``deletionGracePeriodSeconds``: a MODIFIED event) and keeps it until its kubelet confirms
+        with a grace period of 0; a DELETE that shortens a pending grace period moves the mark, one
+        that does not leaves the pod as it is. A grace period of 0 (asked for, or the pod's because
+        it is unscheduled or has terminated) marks the pod and removes it: MODIFIED then DELETED.
+        Finalizers keep it after that, as any object.
+        """
+        key = store_kinds.PODS_KEY
+        decision = store_kinds.graceful_pod_deletion(old, grace_period, now=datetime.now(UTC))
+        if decision.pending:
+            return with_type_meta(rt, old)
+        new = json_copy(old)
+        meta = new["metadata"]
+        finalizers = gc_finalizers(list(meta.get("finalizers") or []), propagation)
+        if finalizers:
+            meta["finalizers"] = finalizers
+        else:
+            meta.pop("finalizers", None)
+        if not decision.graceful:
+            # Marked before with no grace period left: removed now, unless finalizers hold it.
+            if finalizers:
+                return with_type_meta(rt, self._write(rt, key, new, old, dry_run=dry_run))
+            return self._remove(rt, key, new, old, dry_run=dry_run)
+        if not meta.get("deletionTimestamp") and int(meta.get("generation") or 0) > 0:
+            meta["generation"] = int(meta["generation"]) + 1
+        meta["deletionTimestamp"] = decision.deletion_timestamp
+        meta["deletionGracePeriodSeconds"] = decision.grace_seconds
+        meta["resourceVersion"] = rv_of(old)
+        if dry_run:
+            return with_type_meta(rt, new)
+        marked = self._storage.commit(rt, key, new, old, "MODIFIED")
+        if finalizers or decision.grace_seconds:
+            return with_type_meta(rt, marked)
+        return self._remove(rt, key, json_copy(marked), marked, dry_run=False)
 
     def finalize_namespace(self, name: str) -> dict[str, Any] | None:
         """Namespace controller: drop ``kubernetes`` from spec.finalizers; purge when unheld.
@@ -635,7 +708,13 @@ class Store:
         if new == old:
             return old
         meta = new["metadata"]
-        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+        # Released by its last finalizer: gone, unless it is in a grace period (a pod whose
+        # kubelet has not confirmed yet), as ShouldDeleteDuringUpdate decides.
+        if (
+            meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and not old["metadata"].get("deletionGracePeriodSeconds")
+        ):
             meta.pop("finalizers", None)
             if key != NAMESPACES_KEY or store_kinds.namespace_is_finalized(new):
                 self._remove(rt, key, new, old, dry_run=dry_run)

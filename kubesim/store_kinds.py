@@ -1,5 +1,6 @@
-"""Kind-specific store rules: namespaces (reference §6), CustomResourceDefinitions (§7), and the
-API server's own allocations and stamps for Services and DaemonSets.
+"""Kind-specific store rules: namespaces (reference §6), CustomResourceDefinitions (§7), the
+API server's own allocations and stamps for Services and DaemonSets, and the graceful deletion of
+Pods run by an external kubelet.
 
 Pure functions over plain dicts; the store calls them while preparing a write.
 """
@@ -10,6 +11,7 @@ import copy
 import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesim.meta import now_rfc3339
@@ -26,9 +28,17 @@ PODS_KEY = ("", "pods")
 EVENTS_KEY = ("", "events")
 DEPLOYMENTS_KEY = ("apps", "deployments")
 DAEMONSETS_KEY = ("apps", "daemonsets")
+NODES_KEY = ("", "nodes")
 SERVICE_RANGE = ipaddress.ip_network("10.96.0.0/12")
 NODE_PORTS = range(30000, 32768)
 DAEMONSET_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
+#: A Node annotated ``EXTERNAL_KUBELET_ANNOTATION: EXTERNAL_KUBELET`` is run by another kubelet
+#: (the Elasticsearch Pod runner): kubesim's kubelet neither runs nor reports its pods, and the
+#: store deletes them gracefully (see :func:`graceful_pod_deletion`).
+EXTERNAL_KUBELET_ANNOTATION = "stackflow.dev/kubelet"
+EXTERNAL_KUBELET = "external"
+#: Pods in these phases have terminated: the API server deletes them at once.
+TERMINATED_POD_PHASES = frozenset({"Succeeded", "Failed"})
 
 
 @dataclass(frozen=True)
@@ -329,3 +339,92 @@ def bind_pod(pod: dict[str, Any], node: Any) -> None:
         conditions.append(scheduled)
     else:
         conditions[index] = scheduled
+
+
+def has_external_kubelet(node: Mapping[str, Any]) -> bool:
+    """Whether another kubelet runs the pods of ``node`` (annotation ``stackflow.dev/kubelet``)."""
+    annotations = _mapping(_mapping(node.get("metadata")).get("annotations"))
+    return annotations.get(EXTERNAL_KUBELET_ANNOTATION) == EXTERNAL_KUBELET
+
+
+@dataclass(frozen=True)
+class GracefulDeletion:
+    """What a DELETE does to a pod, as ``rest.BeforeDelete`` decides with the pod strategy.
+
+    ``pending``: a graceful deletion is under way and the request does not shorten it (nothing is
+    written; the pod is answered as it is). ``graceful``: the pod gets ``deletion_timestamp`` and
+    ``grace_seconds``; it stays while the grace period is positive (its kubelet confirms with a
+    DELETE of grace period 0), or goes right after that write when it is 0. Neither: an ordinary
+    deletion (the pod was marked already with no grace period left).
+    """
+
+    graceful: bool
+    pending: bool = False
+    deletion_timestamp: str | None = None
+    grace_seconds: int | None = None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_rfc3339(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def graceful_pod_deletion(
+    pod: Mapping[str, Any], requested: int | None, *, now: datetime
+) -> GracefulDeletion:
+    """A DELETE of ``pod`` with DeleteOptions ``gracePeriodSeconds`` ``requested`` (None: not sent).
+
+    As the real server decides (``rest.BeforeDelete`` and ``podStrategy.CheckGracefulDelete``): a
+    negative period counts as 1. A pod not yet being deleted gets the requested period, else its
+    ``spec.terminationGracePeriodSeconds`` (0 when unset), and 0 when it is unscheduled or has
+    terminated (``Succeeded`` / ``Failed``); its ``deletionTimestamp`` is now plus that period. A pod
+    being deleted with a positive period may only have it shortened: the timestamp moves back by
+    the difference (never into the past; a positive period that would has 1 s left), while an
+    equal or longer period, or none, leaves the deletion pending.
+    """
+    metadata = _mapping(pod.get("metadata"))
+    if requested is not None and requested < 0:
+        requested = 1
+    stamp = metadata.get("deletionTimestamp")
+    if stamp:
+        current = metadata.get("deletionGracePeriodSeconds")
+        if not isinstance(current, int) or current == 0:
+            return GracefulDeletion(graceful=False)
+        current = max(current, 1)
+        if requested is None or requested >= current:
+            return GracefulDeletion(graceful=False, pending=True)
+        marked = _parse_rfc3339(str(stamp)) or now
+        moved = marked - timedelta(seconds=current) + timedelta(seconds=requested)
+        period = requested
+        if moved < now:
+            moved = now
+            if period != 0:
+                period = 1
+        return GracefulDeletion(
+            graceful=True, deletion_timestamp=_rfc3339(moved), grace_seconds=period
+        )
+    spec, status = _mapping(pod.get("spec")), _mapping(pod.get("status"))
+    if requested is not None:
+        period = requested
+    else:
+        own = spec.get("terminationGracePeriodSeconds")
+        period = own if isinstance(own, int) else 0
+    if not spec.get("nodeName") or status.get("phase") in TERMINATED_POD_PHASES:
+        period = 0
+    if period < 0:
+        period = 1
+    return GracefulDeletion(
+        graceful=True,
+        deletion_timestamp=_rfc3339(now + timedelta(seconds=period)),
+        grace_seconds=period,
+    )

@@ -258,7 +258,13 @@ def delete_options(query: Any, raw: bytes) -> dict[str, Any]:
         options["dryRun"] = query.getall("dryRun")
     if "gracePeriodSeconds" not in options and query.get("gracePeriodSeconds"):
         options["gracePeriodSeconds"] = request.parse_int(
-            query.get("gracePeriodSeconds"), name="gracePeriodSeconds"
+            query.get("gracePeriodSeconds"), name="gracePeriodSeconds", signed=True
+        )
+    grace = options.get("gracePeriodSeconds")
+    if grace is not None and (isinstance(grace, bool) or not isinstance(grace, int)):
+        raise errors.bad_request(
+            f"json: cannot unmarshal {_go_json_kind(grace)} into Go struct field "
+            "DeleteOptions.gracePeriodSeconds of type int64"
         )
     if options.get("orphanDependents") is not None and "propagationPolicy" not in options:
         options["propagationPolicy"] = "Orphan" if options["orphanDependents"] else "Background"

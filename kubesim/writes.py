@@ -241,6 +241,7 @@ async def delete(
         propagation=options.get("propagationPolicy"),
         preconditions=options.get("preconditions"),
         dry_run=options["dryRun"],
+        grace_period=options.get("gracePeriodSeconds"),
     )
     if result is not None:
         return object_response(req, rt, obj=result, warnings=admission_warnings)

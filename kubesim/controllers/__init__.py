@@ -5,9 +5,9 @@ reconcilers that care, which are processed by one asyncio worker per reconciler.
 returns when every queue is empty, nothing is in flight and no kubelet timer or scheduler extender
 call is pending (a pod waiting out the backoff after a failed extender call is not work).
 
-Namespace lifecycle, CRD cleanup and the garbage collector always run (they are API-server
-semantics); ``enabled=False`` switches off the workload and EndpointSlice controllers and the
-kubelet only.
+Namespace lifecycle, CRD cleanup, the garbage collector and PVC protection always run (API-server
+semantics, or kube-controller-manager's that deleting anything depends on); ``enabled=False``
+switches off the workload and EndpointSlice controllers and the kubelet only.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from kubesim.controllers.endpointslices import EndpointSliceController
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.kubelet import Kubelet
 from kubesim.controllers.namespaces import NamespaceController
+from kubesim.controllers.pvc_protection import PvcProtectionController
 from kubesim.controllers.rbac import ClusterRoleAggregationController
 from kubesim.controllers.scheduling import NodeFilter
 from kubesim.controllers.services import ServiceController
@@ -78,6 +79,7 @@ class Controllers:
             NamespaceController(store, self._registry),
             CrdCleanupController(store, self._registry),
             self.gc,
+            PvcProtectionController(store, self._registry),
             ServiceController(store, self._registry),
             ClusterRoleAggregationController(store, self._registry),
         ]

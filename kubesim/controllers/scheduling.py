@@ -10,7 +10,8 @@
   ``Lt`` / ``Gt`` tolerate nothing: v1.37 keeps them behind an alpha feature gate, off by default.
 - Which nodes kubesim's kubelet leaves alone: a node annotated ``stackflow.dev/kubelet: external``
   has a kubelet of its own (the Elasticsearch Pod runner), so kubesim neither starts nor reports the
-  pods bound to it.
+  pods bound to it (the annotation and ``has_external_kubelet`` are defined in
+  ``kubesim/store_kinds.py``, whose store deletes such pods gracefully, and re-exported here).
 - What a scheduler extender answered (:class:`ExtenderVerdict`; the HTTP call is the server's, see
   ``kubesim/scheduler_extender.py``, handed in as a :class:`NodeFilter`).
 - The ``PodScheduled=False`` message: ``0/N nodes are available: …`` with the reasons counted and
@@ -24,12 +25,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+# The external-kubelet annotation is the store's too (it deletes such a node's pods gracefully):
+# defined with the store's kind rules, re-exported here with the scheduler's decisions.
+from kubesim.store_kinds import EXTERNAL_KUBELET as EXTERNAL_KUBELET
+from kubesim.store_kinds import EXTERNAL_KUBELET_ANNOTATION as EXTERNAL_KUBELET_ANNOTATION
+from kubesim.store_kinds import has_external_kubelet as has_external_kubelet
+
 #: The scheduler a pod gets when it names none (the API server defaults ``spec.schedulerName``).
 DEFAULT_SCHEDULER = "default-scheduler"
-#: A Node annotated ``EXTERNAL_KUBELET_ANNOTATION: EXTERNAL_KUBELET`` is run by another kubelet
-#: (the Elasticsearch Pod runner): kubesim's kubelet neither runs nor reports its pods.
-EXTERNAL_KUBELET_ANNOTATION = "stackflow.dev/kubelet"
-EXTERNAL_KUBELET = "external"
 #: The taint effects that keep a pod that does not tolerate them off a node.
 FILTERING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
@@ -65,12 +68,6 @@ def _dicts(value: Any) -> list[Mapping[str, Any]]:
 def scheduled_by_default_scheduler(spec: Mapping[str, Any]) -> bool:
     """Whether the default scheduler (kubesim's) is the one to schedule a pod with this spec."""
     return str(spec.get("schedulerName") or "") in ("", DEFAULT_SCHEDULER)
-
-
-def has_external_kubelet(node: Mapping[str, Any]) -> bool:
-    """Whether another kubelet runs the pods of ``node`` (annotation ``stackflow.dev/kubelet``)."""
-    annotations = _dict(_dict(node.get("metadata")).get("annotations"))
-    return annotations.get(EXTERNAL_KUBELET_ANNOTATION) == EXTERNAL_KUBELET
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

@@ -169,7 +169,11 @@ def statefulset_plan(
 def statefulset_status(
     sts: Mapping[str, Any], pods: list[dict[str, Any]], *, revision: str
 ) -> dict[str, Any]:
-    """StatefulSet status; ``currentRevision`` catches up once every pod is updated and ready."""
+    """StatefulSet status; ``currentRevision`` catches up once every pod is updated and ready.
+
+    ``replicas`` counts every pod the controller created, terminating ones too (as
+    ``computeReplicaStatus`` does); the other counts only pods that are not being deleted.
+    """
     live = [p for p in pods if not is_deleting(p)]
     previous = sts.get("status") if isinstance(sts.get("status"), dict) else {}
     assert isinstance(previous, dict)
@@ -183,7 +187,7 @@ def statefulset_status(
     ]
     return {
         "observedGeneration": int(meta(sts).get("generation") or 0),
-        "replicas": len(live),
+        "replicas": len(pods),
         "readyReplicas": len(ready),
         "currentReplicas": len(current),
         "updatedReplicas": len(updated),

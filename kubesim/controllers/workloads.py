@@ -151,10 +151,32 @@ class _OwnerController:
 
 
 class StatefulSetController(_OwnerController):
-    """Pods ``<sts>-<n>`` in order, their PVCs, rolling updates and status."""
+    """Pods ``<sts>-<n>`` in order, their PVCs, rolling updates and status.
+
+    A pod that is being deleted still holds its name: it is recreated only once it is gone (its
+    DELETED event brings the StatefulSet back here). A pod whose claim is being deleted is not
+    created until the claim is gone (and then made anew), as the real controller's
+    ``pvc … is being deleted`` error holds it back.
+    """
 
     plural = "statefulsets"
     kind = "StatefulSet"
+
+    def __init__(self, store: Store, registry: Registry) -> None:
+        super().__init__(store, registry)
+        # Claims being deleted that held back a pod: (namespace, claim) → the StatefulSet's key.
+        self._held_by_claims: dict[Key, Key] = {}
+
+    def observe(self, event: EventLike) -> Iterable[Hashable]:
+        """As any owner controller, plus the StatefulSet a claim being deleted held back, once
+        that claim is gone."""
+        if (event.rt.group, event.rt.plural) == ("", "persistentvolumeclaims"):
+            if event.type != "DELETED":
+                return []
+            claim = (namespace_of(event.obj) or "", name_of(event.obj))
+            held = self._held_by_claims.pop(claim, None)
+            return [held] if held is not None else []
+        return super().observe(event)
 
     def reconcile(self, key: Hashable) -> None:
         """Create / delete pods and claims one step, then refresh the status."""
@@ -170,7 +192,8 @@ class StatefulSetController(_OwnerController):
         for name in delete:
             self._delete(pods_rt, namespace_of(sts), name)
         for ordinal in create:
-            self._ensure_claims(sts, ordinal)
+            if not self._ensure_claims(sts, ordinal):
+                continue
             self._create(
                 pods_rt, statefulset_pod(sts, ordinal, revision=revision, owner_ref=self._ref(sts))
             )
@@ -178,12 +201,19 @@ class StatefulSetController(_OwnerController):
             _, pods = self._children(sts)
         self._write_status(rt, sts, statefulset_status(sts, pods, revision=revision))
 
-    def _ensure_claims(self, sts: dict[str, Any], ordinal: int) -> None:
+    def _ensure_claims(self, sts: dict[str, Any], ordinal: int) -> bool:
+        """Create the pod's missing claims; False while one of them is being deleted."""
         claims_rt = type_for(self._registry, "", "persistentvolumeclaims")
         if claims_rt is None:
-            return
+            return True
+        usable = True
         for claim in statefulset_claims(sts, ordinal):
-            if get_or_none(self._store, claims_rt, namespace_of(claim), name_of(claim)) is not None:
+            claim_key = (namespace_of(claim) or "", name_of(claim))
+            existing = get_or_none(self._store, claims_rt, *claim_key)
+            if existing is not None:
+                if is_deleting(existing):
+                    self._held_by_claims[claim_key] = (namespace_of(sts) or "", name_of(sts))
+                    usable = False
                 continue
             try:
                 created = self._store.create(claims_rt, claim, namespace=namespace_of(claim))
@@ -199,6 +229,7 @@ class StatefulSetController(_OwnerController):
                 name=name_of(created),
                 subresource="status",
             )
+        return usable
 
 
 class ReplicaSetController(_OwnerController):

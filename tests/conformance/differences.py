@@ -384,6 +384,15 @@ FIXED: dict[str, str] = {
     "rbac-aggregated-clusterrole": "An aggregated ClusterRole gets the rules of the ClusterRoles "
     "its selectors match, as the controller manager's aggregation controller writes them "
     "(kubesim/controllers/rbac.py).",
+    "pod-graceful-deletion": "A Pod on a Node with an external kubelet is deleted gracefully: "
+    "marked for its grace period (a MODIFIED event), shortened but never lengthened by a later "
+    "DELETE, removed by a DELETE with grace 0 (MODIFIED, then DELETED); before, every Pod went "
+    "at once (kubesim/store.py, kubesim/store_kinds.py).",
+    "pvc-protection": "A deleted claim keeps kubernetes.io/pvc-protection while a scheduled Pod "
+    "names it and loses it, and goes, once none does; before, no controller removed the "
+    "finalizer and a deleted claim stayed forever (kubesim/controllers/pvc_protection.py).",
+    "pvc-namespace-statefulset": "A namespace holding claims goes once its Pods are gone (the "
+    "claims held it Terminating for ever before).",
 }
 
 

@@ -44,6 +44,7 @@ def all_checks() -> dict[str, Check]:
     """Every check, in definition order (importing the check modules registers them)."""
     from tests.conformance import (  # noqa: F401  (imported for their registrations)
         checks_crd,
+        checks_deletion,
         checks_errors,
         checks_gc,
         checks_kubectl,
