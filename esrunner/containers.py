@@ -39,10 +39,15 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def launcher_script(binds: Sequence[Bind], *, uid: int, gid: int, workdir: str) -> str:
-    """The shell run inside the new mount namespace: bind everything, parents before children,
-    make the read-only ones read-only, then become the node's user and exec the command."""
+def launcher_script(
+    binds: Sequence[Bind], *, uid: int, gid: int, workdir: str, hostname: str = ""
+) -> str:
+    """The shell run inside the new mount and UTS namespaces: the Pod's hostname, every bind,
+    parents before children, the read-only ones made read-only, then the node's user execs the
+    command."""
     lines = ["set -eu", "mount --make-rprivate /"]
+    if hostname:
+        lines.append(f"hostname {shlex.quote(hostname)}")
     ordered = sorted(binds, key=lambda bind: (bind.target.count("/"), bind.target))
     for bind in ordered:
         target = shlex.quote(bind.target)
@@ -69,14 +74,17 @@ async def start(
     workdir: str = "/",
     uid: int = NODE_UID,
     gid: int = NODE_GID,
+    hostname: str = "",
 ) -> asyncio.subprocess.Process:
-    """Start ``command`` in its own mount namespace and session, its output appended to ``log``."""
-    script = launcher_script(binds, uid=uid, gid=gid, workdir=workdir)
+    """Start ``command`` in its own mount and UTS namespaces and session, named ``hostname`` (a
+    Pod's name, as in Kubernetes), its output appended to ``log``."""
+    script = launcher_script(binds, uid=uid, gid=gid, workdir=workdir, hostname=hostname)
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         return await asyncio.create_subprocess_exec(
             "unshare",
             "--mount",
+            "--uts",
             "--propagation",
             "private",
             "--",
@@ -118,9 +126,12 @@ async def run_to_end(
     log: Path,
     limit_seconds: float,
     workdir: str = "/",
+    hostname: str = "",
 ) -> int:
     """Run a command to completion (an init container, a hook); its exit code, or -1 when it outlives ``limit_seconds``."""
-    process = await start(command, env=env, binds=binds, log=log, workdir=workdir)
+    process = await start(
+        command, env=env, binds=binds, log=log, workdir=workdir, hostname=hostname
+    )
     try:
         return await asyncio.wait_for(process.wait(), timeout=limit_seconds)
     except TimeoutError:

@@ -44,6 +44,7 @@ class RunnerSettings:
     state_dir: Path
     heap_ceiling_mb: int = 512
     hosts_file: Path = field(default_factory=lambda: Path("/nonexistent"))
+    resolv_conf: Path = field(default_factory=lambda: Path("/nonexistent"))
 
     def log_dir(self, plan: PodPlan) -> Path:
         """Where a Pod's container logs go."""
@@ -103,6 +104,11 @@ class PodWorker:
         self._paths: dict[str, Path] | None = None
         self.task: asyncio.Task[None] | None = None
         self._reported: dict[str, Any] | None = None
+
+    @property
+    def hostname(self) -> str:
+        """The Pod's hostname (``spec.hostname``, else its name), as Kubernetes sets it."""
+        return self.plan.hostname if self.plan is not None else self.name
 
     @property
     def path(self) -> str:
@@ -292,6 +298,10 @@ class PodWorker:
         binds = [containers.Bind(dist.home, IMAGE_HOME, read_only=True)]
         if self.settings.hosts_file.exists():
             binds.append(containers.Bind(self.settings.hosts_file, "/etc/hosts", read_only=True))
+        if self.settings.resolv_conf.exists():
+            binds.append(
+                containers.Bind(self.settings.resolv_conf, "/etc/resolv.conf", read_only=True)
+            )
         volume_paths = dict(paths)
         for mount in container.mounts:
             source = volume_paths[mount.volume]
@@ -345,6 +355,7 @@ class PodWorker:
                     binds=binds,
                     log=logs / f"{container.name}.log",
                     limit_seconds=600.0,
+                    hostname=self.hostname,
                 )
                 state = ContainerState(
                     container.name,
@@ -424,6 +435,7 @@ class PodWorker:
                 binds=binds,
                 log=logs / f"{container.name}.log",
                 workdir=IMAGE_HOME,
+                hostname=self.hostname,
             )
             self._write_pid()
             self.ready = False
@@ -618,5 +630,6 @@ class PodWorker:
             binds=binds,
             log=self.settings.log_dir(self.plan) / f"{container.name}-pre-stop.log",
             limit_seconds=grace_seconds,
+            hostname=self.hostname,
         )
         logger.info("pre-stop hook of %s/%s exited %s", self.namespace, self.name, code)

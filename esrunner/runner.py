@@ -32,6 +32,9 @@ logger = logging.getLogger("esrunner")
 EXTERNAL_KUBELET_ANNOTATION = "stackflow.dev/kubelet"
 NODE_LABEL = "stackflow.dev/elasticsearch-runner"
 HEARTBEAT_SECONDS = 20.0
+#: The containers' resolver: names the hosts file lacks fail at once, on the loopback; the
+#: machine's own nameserver is never asked (no traffic leaves 127.0.0.0/8).
+RESOLV_CONF = "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n"
 #: How often the hosts file is rebuilt from the Pods and Services.
 HOSTS_SECONDS = 2.0
 #: How often the directories of deleted claims are looked for.
@@ -127,6 +130,7 @@ class Runner:
         self._web: web.AppRunner | None = None
         self._hosts_dirty = asyncio.Event()
         settings.hosts_file = settings.state_dir / "hosts"
+        settings.resolv_conf = settings.state_dir / "resolv.conf"
 
     # -- start and stop ---------------------------------------------------------------------
 
@@ -136,6 +140,8 @@ class Runner:
         self._kill_leftovers()
         self.settings.hosts_file.write_text(hosts_file([], []))
         self.settings.hosts_file.chmod(0o644)
+        self.settings.resolv_conf.write_text(RESOLV_CONF)
+        self.settings.resolv_conf.chmod(0o644)
         await self._register()
         if self.extender_port:
             await self._serve_extender()

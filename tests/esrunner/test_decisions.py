@@ -331,3 +331,12 @@ def test_only_the_directories_of_deleted_claims_are_released(tmp_path: Path) -> 
     (tmp_path / "ns" / f"data-es-1-{gone}").mkdir(parents=True)
     assert released_claim_directories(tmp_path, {live}) == [tmp_path / "ns" / f"data-es-1-{gone}"]
     assert released_claim_directories(tmp_path / "absent", set()) == []
+
+
+def test_the_launcher_names_the_pod_s_host_before_anything_else() -> None:
+    script = launcher_script([], uid=1000, gid=1000, workdir="/", hostname="es-0").splitlines()
+    assert script[:3] == ["set -eu", "mount --make-rprivate /", "hostname es-0"]
+    assert not any(
+        line.startswith("hostname")
+        for line in launcher_script([], uid=1, gid=1, workdir="/").splitlines()
+    )
