@@ -31,6 +31,7 @@ from stackflow.stack.elasticsearch.orchestration.rolling import (
     plan_rolling_restart,
     pods_to_upgrade,
     prepare_restarts,
+    remove_transient_settings,
     sort_candidates,
 )
 from stackflow.stack.elasticsearch.orchestration.snapshot import (
@@ -51,6 +52,7 @@ from stackflow.stack.elasticsearch.orchestration.steps import (
     EnableAllocation,
     Flush,
     PutNodeShutdown,
+    RemoveTransientAllocationSettings,
 )
 from stackflow.stack.labels import ES_STATEFULSET_NAME_LABEL
 from tests.unit.orchestration.fixtures import Node, Topology, node, shard
@@ -1212,3 +1214,25 @@ def test_forced_upgrade(nodes: list[Node], deleted: list[str], attempted: bool) 
     result = forced_upgrade(topology.statefulsets, topology.pods)
     assert result.steps == tuple(DeletePod(name, FORCED_DELETE_MESSAGE) for name in deleted)
     assert result.attempted is attempted
+
+
+@pytest.mark.parametrize(
+    ("node_shutdown", "hint", "reconciled", "expected"),
+    [
+        pytest.param(
+            True, False, True, (RemoveTransientAllocationSettings(),), id="once, when reconciled"
+        ),
+        pytest.param(True, True, True, (), id="already done (hint set)"),
+        pytest.param(True, False, False, (), id="not reconciled yet"),
+        pytest.param(False, False, True, (), id="before 7.15.2 the settings are still in use"),
+    ],
+)
+def test_remove_transient_settings(
+    node_shutdown: bool, hint: bool, reconciled: bool, expected: tuple[object, ...]
+) -> None:
+    assert (
+        remove_transient_settings(
+            node_shutdown=node_shutdown, no_transient_settings=hint, reconciled=reconciled
+        )
+        == expected
+    )

@@ -16,6 +16,7 @@ from stackflow.stack.elasticsearch.orchestration.steps import (
     ExcludeFromAllocation,
     Flush,
     PutNodeShutdown,
+    RemoveTransientAllocationSettings,
     ScaleStatefulSet,
     Step,
     describe_step,
@@ -35,6 +36,10 @@ from stackflow.stack.elasticsearch.orchestration.steps import (
         ),
         (DeleteNodeShutdown("id0"), "delete the shutdown record of node id id0"),
         (ExcludeFromAllocation(NONE_EXCLUDED), "exclude from shard allocation: none_excluded"),
+        (
+            RemoveTransientAllocationSettings(),
+            "remove the transient allocation settings (exclude._name, enable)",
+        ),
         (AddVotingExclusions(("m-1", "m-2")), "exclude from voting: m-1, m-2"),
         (ClearVotingExclusions(), "clear the voting exclusions"),
         (

@@ -47,6 +47,7 @@ from stackflow.stack.elasticsearch.orchestration.steps import (
     EnableAllocation,
     Flush,
     PutNodeShutdown,
+    RemoveTransientAllocationSettings,
     Step,
 )
 from stackflow.stack.elasticsearch.orchestration.versions import (
@@ -307,6 +308,20 @@ def complete_restarts(
         if record.node_id not in in_cluster_ids
     ]
     return AfterRestarts(tuple(steps))
+
+
+def remove_transient_settings(
+    *, node_shutdown: bool, no_transient_settings: bool, reconciled: bool
+) -> tuple[Step, ...]:
+    """ECK's one-off clean-up once the cluster has the node shutdown API.
+
+    The transient ``exclude._name`` and ``enable`` settings of the older way are removed once the
+    node specs are fully reconciled; the caller then records the ``no_transient_settings``
+    orchestration hint (``eck.k8s.elastic.co/orchestration-hints``) so it is done only once.
+    """
+    if node_shutdown and reconciled and not no_transient_settings:
+        return (RemoveTransientAllocationSettings(),)
+    return ()
 
 
 def _after_steps(cluster: ClusterView, steps: Sequence[Step]) -> ClusterView:

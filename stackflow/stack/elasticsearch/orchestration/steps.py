@@ -56,6 +56,11 @@ class ExcludeFromAllocation:
 
 
 @dataclass(frozen=True)
+class RemoveTransientAllocationSettings:
+    """``PUT _cluster/settings`` transient ``exclude._name`` and ``enable`` set to ``null``."""
+
+
+@dataclass(frozen=True)
 class AddVotingExclusions:
     """``POST _cluster/voting_config_exclusions?node_names=<names>`` (7.8.0 and later)."""
 
@@ -97,6 +102,7 @@ Step = (
     | PutNodeShutdown
     | DeleteNodeShutdown
     | ExcludeFromAllocation
+    | RemoveTransientAllocationSettings
     | AddVotingExclusions
     | ClearVotingExclusions
     | DeletePod
@@ -120,6 +126,8 @@ def describe_step(step: Step) -> str:
             return f"delete the shutdown record of node id {node_id}"
         case ExcludeFromAllocation(value=value):
             return f"exclude from shard allocation: {value}"
+        case RemoveTransientAllocationSettings():
+            return "remove the transient allocation settings (exclude._name, enable)"
         case AddVotingExclusions(nodes=nodes):
             return f"exclude from voting: {', '.join(nodes)}"
         case ClearVotingExclusions():
