@@ -26,7 +26,6 @@ from stackflow.stack.elasticsearch.orchestration.snapshot import (
     ClusterView,
     ExpectedStatefulSet,
     PodState,
-    Shard,
     SnapshotError,
     StatefulSetState,
     ordinal_pod_name,
@@ -289,11 +288,6 @@ def migration_status(
     if record is None:
         raise SnapshotError(f"while checking shutdown status: no shutdown in progress for {node}")
     return LeavingNode(node, record.status, record.explanation)
-
-
-def shards_still_on(node: str, cluster: ClusterView) -> tuple[Shard, ...]:
-    """The shard copies still on a leaving node (for messages saying what still moves)."""
-    return cluster.shards_on(node)
 
 
 @dataclass(frozen=True)
