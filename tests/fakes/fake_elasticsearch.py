@@ -3,18 +3,26 @@
 Binds 127.0.0.1 on a free port, optionally serves TLS with a given certificate, checks basic auth, and
 records every call so tests can assert on what the client sent. ``unreachable_elasticsearch`` is a
 client factory for tests that do not care about the cluster's API: its clusters never answer.
+
+Its answers are checked against a real node's by ``tests/elasticsearch/test_fake_matches_real.py``:
+status codes and body shapes agree, Elasticsearch's error shape included, except for the
+differences ``FAKE_ELASTICSEARCH_DIFFERENCES.md`` (next to this module) lists with their reasons.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import fnmatch
 import json
 import ssl
 import tempfile
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -29,6 +37,100 @@ REQUEST_BODY = web.RequestKey("request_body", dict[str, Any])
 #: The caller's Authorization header: with ``any_credentials`` one fake stands for many clusters,
 #: each calling with its own internal user, so the keys a cluster lists are its own.
 REQUEST_CALLER = web.RequestKey("request_caller", str)
+
+#: The cluster name in the fake's answers (health, and a self-generated license's ``issued_to``).
+CLUSTER_NAME = "fake"
+#: What Elasticsearch names in ``WWW-Authenticate`` when it refuses a request's credentials (the
+#: token service, hence ``Bearer``, is on with HTTPS, as the operator's clusters serve).
+AUTHENTICATE_CHALLENGES = (
+    'Basic realm="security", charset="UTF-8"',
+    'Bearer realm="security"',
+    "ApiKey",
+)
+#: The dynamic cluster settings the fake accepts (fnmatch patterns; ``*`` spans dots): the
+#: families the operator and the tests write. Any other name is refused as Elasticsearch refuses
+#: a setting it does not know ("persistent setting [x], not recognized").
+KNOWN_CLUSTER_SETTINGS = (
+    "cluster.remote.*.seeds",
+    "cluster.remote.*.mode",
+    "cluster.remote.*.proxy_address",
+    "cluster.remote.*.server_name",
+    "cluster.remote.*.skip_unavailable",
+    "cluster.remote.*.proxy_socket_connections",
+    "cluster.remote.*.node_connections",
+    "cluster.remote.*.transport.*",
+    "cluster.routing.*",
+    "cluster.max_shards_per_node*",
+    "cluster.blocks.*",
+    "cluster.info.*",
+    "cluster.indices.*",
+    "action.*",
+    "indices.*",
+    "ingest.*",
+    "logger.*",
+    "search.*",
+    "snapshot.*",
+    "xpack.*",
+)
+#: A self-generated trial lasts 30 days.
+TRIAL_DAYS = 30
+_DAY_MILLIS = 24 * 3600 * 1000
+
+
+def _iso_millis(millis: int) -> str:
+    """An epoch-millisecond instant as Elasticsearch prints dates (``2026-01-05T10:00:00.123Z``)."""
+    moment = datetime.fromtimestamp(millis / 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
+
+
+def self_generated_license(type_: str) -> dict[str, Any]:
+    """A license as Elasticsearch generates it for itself: ``basic``, or a 30-day ``trial``."""
+    issued = int(time.time() * 1000)
+    license_: dict[str, Any] = {
+        "status": "active",
+        "uid": str(uuid.uuid4()),
+        "type": type_,
+        "issue_date": _iso_millis(issued),
+        "issue_date_in_millis": issued,
+    }
+    if type_ == "trial":
+        expiry = issued + TRIAL_DAYS * _DAY_MILLIS
+        license_ |= {"expiry_date": _iso_millis(expiry), "expiry_date_in_millis": expiry}
+    return license_ | {
+        "max_nodes": 1000,
+        "max_resource_units": None,
+        "issued_to": CLUSTER_NAME,
+        "issuer": "elasticsearch",
+        "start_date_in_millis": -1,
+    }
+
+
+def es_error(
+    status: int,
+    type_: str,
+    reason: str | None,
+    *,
+    details: Mapping[str, Any] | None = None,
+) -> web.Response:
+    """An error answer in Elasticsearch's shape: ``{"error": {"root_cause": [...], "type",
+    "reason", ...}, "status"}``; ``details`` are further fields of the cause (``header``)."""
+    cause = {"type": type_, "reason": reason, **dict(details or {})}
+    error: dict[str, Any] = {"root_cause": [cause], **cause}
+    return web.json_response({"error": error, "status": status}, status=status)
+
+
+def _unauthenticated(reason: str, **details: Any) -> web.Response:
+    """Elasticsearch's 401: a ``security_exception`` carrying its challenges, in the body and as
+    ``WWW-Authenticate`` headers."""
+    response = es_error(
+        401,
+        "security_exception",
+        reason,
+        details={**details, "header": {"WWW-Authenticate": list(AUTHENTICATE_CHALLENGES)}},
+    )
+    for challenge in AUTHENTICATE_CHALLENGES:
+        response.headers.add("WWW-Authenticate", challenge)
+    return response
 
 
 @dataclass(frozen=True)
@@ -47,9 +149,7 @@ class FakeElasticsearchState:
 
     health: str = "green"
     number_of_nodes: int = 3
-    license: dict[str, Any] = field(
-        default_factory=lambda: {"uid": "basic-uid", "type": "basic", "status": "active"}
-    )
+    license: dict[str, Any] = field(default_factory=lambda: self_generated_license("basic"))
     unavailable: bool = False
     #: Seconds every answer is delayed (a slow cluster).
     latency: float = 0.0
@@ -63,8 +163,11 @@ class FakeElasticsearchState:
     #: The ``GET _autoscaling/capacity`` answer's ``policies`` (tests set it); a policy that is
     #: put but absent here is answered with nothing required.
     autoscaling_capacity: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Persistent cluster settings, flat (``PUT _cluster/settings``; a null removes a setting).
+    #: Persistent cluster settings, flat (``PUT _cluster/settings``; a null removes a setting),
+    #: as sent (answers print them as Elasticsearch stores them: strings).
     persistent_settings: dict[str, Any] = field(default_factory=dict)
+    #: Transient cluster settings, likewise.
+    transient_settings: dict[str, Any] = field(default_factory=dict)
 
 
 class FakeElasticsearch:
@@ -190,12 +293,24 @@ class FakeElasticsearch:
         authorization = request.headers.get("Authorization", "")
         if authorization.startswith("ApiKey "):
             # An API key authenticates while it is valid, whatever ``any_credentials`` says.
-            if not self._valid_api_key(authorization.removeprefix("ApiKey ")):
-                return web.json_response({"error": "unauthorized", "status": 401}, status=401)
+            encoded = authorization.removeprefix("ApiKey ")
+            if not self._valid_api_key(encoded):
+                return _unauthenticated(
+                    "unable to authenticate with provided credentials and anonymous access is "
+                    "not allowed for this request",
+                    additional_unsuccessful_credentials=f"API key: {_api_key_failure(encoded)}",
+                )
         elif not self._any_credentials and authorization != expected:
-            return web.json_response({"error": "unauthorized", "status": 401}, status=401)
+            if not authorization:
+                return _unauthenticated(
+                    f"missing authentication credentials for REST request [{request.path}]"
+                )
+            user = _basic_user(authorization)
+            return _unauthenticated(
+                f"unable to authenticate user [{user}] for REST request [{request.path}]"
+            )
         if self.state.unavailable:
-            return web.json_response({"error": "master_not_discovered", "status": 503}, status=503)
+            return es_error(503, "master_not_discovered_exception", None)
         request[REQUEST_BODY] = body if isinstance(body, dict) else {}
         request[REQUEST_CALLER] = request.headers.get("Authorization", "")
         response: web.StreamResponse = await handler(request)
@@ -210,11 +325,25 @@ class FakeElasticsearch:
         return key is not None and not key["invalidated"] and secret == f"secret-{key_id}"
 
     async def _health(self, request: web.Request) -> web.Response:
+        nodes = self.state.number_of_nodes
         return web.json_response(
             {
-                "cluster_name": "fake",
+                "cluster_name": CLUSTER_NAME,
                 "status": self.state.health,
-                "number_of_nodes": self.state.number_of_nodes,
+                "timed_out": False,
+                "number_of_nodes": nodes,
+                "number_of_data_nodes": nodes,
+                "active_primary_shards": 0,
+                "active_shards": 0,
+                "relocating_shards": 0,
+                "initializing_shards": 0,
+                "unassigned_shards": 0,
+                "unassigned_primary_shards": 0,
+                "delayed_unassigned_shards": 0,
+                "number_of_pending_tasks": 0,
+                "number_of_in_flight_fetch": 0,
+                "task_max_waiting_in_queue_millis": 0,
+                "active_shards_percent_as_number": 100.0,
             }
         )
 
@@ -223,9 +352,11 @@ class FakeElasticsearch:
 
     async def _put_license(self, request: web.Request) -> web.Response:
         body = request[REQUEST_BODY]
-        licenses = (body or {}).get("licenses") or []
+        licenses = (body or {}).get("licenses")
         if not licenses:
-            return web.json_response({"error": "no license", "status": 400}, status=400)
+            return es_error(400, "parse_exception", "failed to parse licenses expected field")
+        # Any signature is accepted: the fake cannot verify Elastic's, and tests put licenses
+        # with made-up ones (a real node refuses them; see FAKE_ELASTICSEARCH_DIFFERENCES.md).
         self.state.license = {**licenses[0], "status": "active"}
         return web.json_response({"acknowledged": True, "license_status": "valid"})
 
@@ -241,7 +372,7 @@ class FakeElasticsearch:
                 status=403,
             )
         self.state.trial_activated = True
-        self.state.license = {"uid": "trial-uid", "type": "trial", "status": "active"}
+        self.state.license = self_generated_license("trial")
         return web.json_response({"acknowledged": True, "trial_was_started": True, "type": "trial"})
 
     async def _create_api_key(self, request: web.Request) -> web.Response:
@@ -292,17 +423,57 @@ class FakeElasticsearch:
         }
 
     async def _put_cluster_settings(self, request: web.Request) -> web.Response:
-        persistent = _flatten(request[REQUEST_BODY].get("persistent") or {})
-        for setting, value in persistent.items():
-            if value is None:
-                self.state.persistent_settings.pop(setting, None)
-            else:
-                self.state.persistent_settings[setting] = value
-        return web.json_response({"acknowledged": True, "persistent": persistent, "transient": {}})
+        body = request[REQUEST_BODY]
+        updates = {
+            "transient": _flatten(body.get("transient") or {}),
+            "persistent": _flatten(body.get("persistent") or {}),
+        }
+        if not any(updates.values()):
+            return es_error(
+                400,
+                "action_request_validation_exception",
+                "Validation Failed: 1: no settings to update;",
+            )
+        # Elasticsearch checks the transient settings first and names the first unknown one of
+        # a scope in sorted order.
+        for scope, settings in updates.items():
+            unknown = sorted(name for name in settings if not known_cluster_setting(name))
+            if unknown:
+                return es_error(
+                    400,
+                    "illegal_argument_exception",
+                    f"{scope} setting [{unknown[0]}], not recognized",
+                )
+        stores = {
+            "transient": self.state.transient_settings,
+            "persistent": self.state.persistent_settings,
+        }
+        for scope, settings in updates.items():
+            for setting, value in settings.items():
+                if value is None:
+                    stores[scope].pop(setting, None)
+                else:
+                    stores[scope][setting] = value
+        # The answer echoes what was set (not what was removed), nested, as strings.
+        applied = {
+            scope: _nested({name: value for name, value in settings.items() if value is not None})
+            for scope, settings in updates.items()
+        }
+        return web.json_response(
+            {
+                "acknowledged": True,
+                "persistent": applied["persistent"],
+                "transient": applied["transient"],
+            }
+        )
 
     async def _get_cluster_settings(self, request: web.Request) -> web.Response:
+        render = _stored if request.query.get("flat_settings") == "true" else _nested
         return web.json_response(
-            {"persistent": dict(self.state.persistent_settings), "transient": {}}
+            {
+                "persistent": render(self.state.persistent_settings),
+                "transient": render(self.state.transient_settings),
+            }
         )
 
     async def _create_cross_cluster_key(self, request: web.Request) -> web.Response:
@@ -327,7 +498,10 @@ class FakeElasticsearch:
     async def _update_cross_cluster_key(self, request: web.Request) -> web.Response:
         key = self.state.api_keys.get(request.match_info["key_id"])
         if key is None or key["invalidated"] or key.get("caller") != request[REQUEST_CALLER]:
-            return web.json_response({"error": "not found", "status": 404}, status=404)
+            reason = (
+                f"no API key owned by requesting user found for ID [{request.match_info['key_id']}]"
+            )
+            return es_error(404, "resource_not_found_exception", reason)
         body = request[REQUEST_BODY]
         key["access"] = body.get("access") or {}
         key["metadata"] = body.get("metadata") or {}
@@ -361,9 +535,8 @@ class FakeElasticsearch:
         file_settings: dict[str, Any] = {
             "version": self.state.file_settings_version,
             "handlers": {},
+            "errors": self.state.file_settings_errors,
         }
-        if self.state.file_settings_errors is not None:
-            file_settings["errors"] = self.state.file_settings_errors
         return web.json_response({"metadata": {"reserved_state": {"file_settings": file_settings}}})
 
     async def _put_autoscaling_policy(self, request: web.Request) -> web.Response:
@@ -407,10 +580,60 @@ class FakeElasticsearch:
 def _not_found(name: str) -> web.Response:
     """Elasticsearch's answer for an autoscaling policy that does not exist."""
     reason = f"autoscaling policy with name [{name}] does not exist"
-    return web.json_response(
-        {"error": {"type": "resource_not_found_exception", "reason": reason}, "status": 404},
-        status=404,
-    )
+    return es_error(404, "resource_not_found_exception", reason)
+
+
+def _basic_user(authorization: str) -> str:
+    """The user name of a ``Basic`` Authorization header ("" when it has none)."""
+    try:
+        decoded = base64.b64decode(authorization.removeprefix("Basic "), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return ""
+    return decoded.partition(":")[0]
+
+
+def _api_key_failure(encoded: str) -> str:
+    """Why Elasticsearch says an ``ApiKey`` credential failed (it names the key's id)."""
+    try:
+        key_id = base64.b64decode(encoded, validate=True).decode().partition(":")[0]
+    except (binascii.Error, UnicodeDecodeError):
+        return "the API key credential is malformed"
+    return f"apikey authentication for id {key_id} encountered a failure"
+
+
+def known_cluster_setting(name: str) -> bool:
+    """Whether the fake accepts a dynamic cluster setting (see ``KNOWN_CLUSTER_SETTINGS``)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in KNOWN_CLUSTER_SETTINGS)
+
+
+def _setting_text(value: Any) -> Any:
+    """A setting's value as Elasticsearch stores it: a string, or a list of strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return [_setting_text(item) for item in value]
+    return value if isinstance(value, str) else str(value)
+
+
+def _stored(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat settings as Elasticsearch prints them with ``flat_settings=true``."""
+    return {name: _setting_text(value) for name, value in sorted(settings.items())}
+
+
+def _nested(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat settings as Elasticsearch prints them by default: nested at the dots."""
+    nested: dict[str, Any] = {}
+    for name, value in sorted(settings.items()):
+        *parents, leaf = name.split(".")
+        node = nested
+        for part in parents:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                break  # a setting that is also another's prefix: the shorter one is kept
+            node = child
+        else:
+            node[leaf] = _setting_text(value)
+    return nested
 
 
 def _flatten(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
