@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Mapping
+import socket
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,15 +13,37 @@ POD_NETWORK = ipaddress.IPv4Network("127.1.0.0/16")
 CLUSTER_DOMAIN = "cluster.local"
 
 
-def allocate_ip(in_use: Iterable[str], network: ipaddress.IPv4Network = POD_NETWORK) -> str:
-    """The lowest free address of ``network`` (its first two are kept back, like a gateway)."""
+def allocate_ip(
+    in_use: Iterable[str],
+    network: ipaddress.IPv4Network = POD_NETWORK,
+    *,
+    free: Callable[[str], bool] = lambda address: True,
+) -> str:
+    """The lowest address of ``network`` that this runner does not use (``in_use``) and that
+    ``free`` says nothing else on the machine holds (another runner's node, say); its first
+    address is kept back, like a gateway."""
     taken = set(in_use)
     for index, address in enumerate(network.hosts()):
         if index < 1:
             continue
-        if str(address) not in taken:
+        if str(address) not in taken and free(str(address)):
             return str(address)
     raise RuntimeError(f"no free Pod IP left in {network}")
+
+
+#: The ports a node binds on its Pod IP: HTTP, transport, remote cluster server.
+NODE_PORTS = (9200, 9300, 9443)
+
+
+def address_unbound(address: str, ports: Iterable[int] = NODE_PORTS) -> bool:
+    """Whether no process on the machine listens on ``address`` at any of ``ports``."""
+    for port in ports:
+        with socket.socket() as probe:
+            try:
+                probe.bind((address, port))
+            except OSError:
+                return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 from aiohttp import web
 
 from esrunner.kubeapi import KubeApi, KubeError
-from esrunner.names import RunningPod, allocate_ip, hosts_file
+from esrunner.names import RunningPod, address_unbound, allocate_ip, hosts_file
 from esrunner.plan import is_elasticsearch_pod
 from esrunner.pods import PodWorker, RunnerSettings, now
 
@@ -291,7 +291,11 @@ class Runner:
         namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         in_use = {w.ip for w in self.workers.values()}
         previous = (pod.get("status") or {}).get("podIP")
-        ip = previous if previous and previous not in in_use else allocate_ip(in_use)
+        ip = (
+            previous
+            if previous and previous not in in_use
+            else allocate_ip(in_use, free=address_unbound)
+        )
         worker = PodWorker(
             self.api,
             self.settings,

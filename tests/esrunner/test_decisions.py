@@ -4,6 +4,7 @@ the extender's filter, the file-settings adaptation and the launcher script."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from esrunner.adapt import file_settings, missing_sections
 from esrunner.containers import Bind, launcher_script
-from esrunner.names import RunningPod, allocate_ip, hosts_file
+from esrunner.names import RunningPod, address_unbound, allocate_ip, hosts_file
 from esrunner.plan import PlanError, expand, heap_options, image_version, pod_plan
 from esrunner.runner import filter_nodes, released_claim_directories
 from esrunner.status import ContainerState, pod_status
@@ -182,6 +183,20 @@ def test_what_cannot_run_here_is_one_clear_message(spec: dict[str, Any], message
 )
 def test_pod_ips_are_the_lowest_free_loopback_addresses(in_use: list[str], address: str) -> None:
     assert allocate_ip(in_use) == address
+
+
+def test_an_address_another_process_holds_is_skipped() -> None:
+    held = {"127.1.0.2", "127.1.0.3"}
+    assert allocate_ip([], free=lambda address: address not in held) == "127.1.0.4"
+
+
+def test_an_address_with_a_listener_is_not_unbound() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.1.0.250", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert not address_unbound("127.1.0.250", [port])
+    assert address_unbound("127.1.0.250", [port])
 
 
 def _running(name: str, ip: str, ready: bool = True) -> RunningPod:
