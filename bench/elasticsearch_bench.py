@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tier's stack lives in tests/
 
 from controlplane import ControlPlane
+from controlplane.processes import free_port
 from stackflow.models.kinds import PODS
 from tests.clusters import APISERVER, KUBESIM, apiserver_unavailable, install_crds
 from tests.e2e.harness import ES
@@ -37,7 +38,6 @@ from tests.elasticsearch.real_stack import (
     ElasticsearchOf,
     RealStack,
     elasticsearch,
-    free_port,
     in_scope_namespace,
     real_stack,
     unavailable,

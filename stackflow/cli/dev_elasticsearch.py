@@ -3,7 +3,6 @@ Elasticsearch Pod of the environment is a real node (see docs/elasticsearch.md).
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 from esrunner.containers import unavailable_reason
@@ -12,15 +11,10 @@ from esrunner.distributions import unavailable_reason as version_unavailable
 from esrunner.kubeapi import KubeApi
 from esrunner.pods import RunnerSettings
 from esrunner.runner import Runner
+from stackflow.cli.dev_temporal import free_port
 
 #: Three nodes in one machine: each node's heap is kept small.
 DEV_HEAP_CEILING_MB = 256
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def runnable_version(preferred: str) -> str:
@@ -46,7 +40,7 @@ class RealNodes:
         """Check that nodes can run here (RuntimeError, one line, when not)."""
         self.version = runnable_version(preferred_version)
         self.state_dir = state_dir
-        self.port = _free_port()
+        self.port = free_port("127.0.0.1")
         self.runner: Runner | None = None
 
     @property

@@ -10,8 +10,9 @@ import pytest
 import pytest_asyncio
 
 from controlplane import ControlPlane
+from controlplane.processes import free_port
 from tests.clusters import APISERVER, KUBESIM, apiserver_unavailable, install_crds
-from tests.elasticsearch.real_stack import RealStack, free_port, real_stack, unavailable
+from tests.elasticsearch.real_stack import RealStack, real_stack, unavailable
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import socket
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -64,13 +63,6 @@ def unavailable() -> str | None:
     """Why the tier cannot run here (one line), or None."""
     reason = runner_unavailable() or version_unavailable(tier_version())
     return f"elasticsearch tier skipped: {reason}" if reason else None
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def elasticsearch(
