@@ -18,6 +18,26 @@ from urllib.parse import quote
 
 import aiohttp
 
+from stackflow.elastic.cluster_view import (
+    allocation_from,
+    health_from,
+    nodes_from,
+    shards_from,
+    shutdown_answer_is_nodes_info,
+    shutdown_api_missing,
+    shutdowns_from,
+    voting_exclusions_from,
+)
+from stackflow.stack.elasticsearch.orchestration.snapshot import (
+    AllocationSettings,
+    ClusterNode,
+    NodeShutdown,
+    Shard,
+)
+from stackflow.stack.elasticsearch.orchestration.snapshot import (
+    ClusterHealth as OrchestrationHealth,
+)
+
 DEFAULT_TIMEOUT_SECONDS = 10.0
 UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
 
@@ -130,6 +150,60 @@ class ElasticsearchApi(Protocol):
 
     async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
         """Return the active API keys whose name matches ``name`` (wildcards allowed)."""
+        ...
+
+    async def cluster_uuid(self) -> str:
+        """Return the cluster's UUID from ``GET /`` (``_na_`` while it has not formed)."""
+        ...
+
+    async def orchestration_health(self) -> OrchestrationHealth:
+        """Return ``GET _cluster/health`` with the shard counters the orchestration reads."""
+        ...
+
+    async def nodes(self) -> tuple[ClusterNode, ...]:
+        """Return every node of the cluster (``GET _nodes``): name, id, roles, version."""
+        ...
+
+    async def shards(self) -> tuple[Shard, ...]:
+        """Return every shard copy (``GET _cat/shards``)."""
+        ...
+
+    async def allocation_settings(self) -> AllocationSettings:
+        """Return the transient shard allocation settings."""
+        ...
+
+    async def put_transient_settings(self, settings: Mapping[str, str | None]) -> None:
+        """Update transient cluster settings (a ``None`` value removes the setting)."""
+        ...
+
+    async def flush(self) -> None:
+        """Flush every index (``POST _flush``)."""
+        ...
+
+    async def voting_exclusions(self) -> tuple[str, ...]:
+        """Return the names of the nodes excluded from the voting configuration."""
+        ...
+
+    async def add_voting_exclusions(self, node_names: Sequence[str]) -> None:
+        """Exclude ``node_names`` from the voting configuration."""
+        ...
+
+    async def clear_voting_exclusions(self) -> None:
+        """Clear the voting configuration exclusions without waiting for the nodes to leave."""
+        ...
+
+    async def node_shutdowns(self) -> tuple[NodeShutdown, ...] | None:
+        """Return the node shutdown records; None when the cluster has no node shutdown API."""
+        ...
+
+    async def put_node_shutdown(
+        self, node_id: str, *, type: str, reason: str, allocation_delay: str | None = None
+    ) -> None:
+        """Request a shutdown of node ``node_id`` (``restart`` or ``remove``)."""
+        ...
+
+    async def delete_node_shutdown(self, node_id: str) -> None:
+        """Delete the shutdown record of node ``node_id`` (none there is not an error)."""
         ...
 
 
@@ -414,6 +488,96 @@ class AiohttpElasticsearchClient:
         keys = payload.get("api_keys") or []
         return [dict(key) for key in keys if isinstance(key, dict)]
 
+    async def cluster_uuid(self) -> str:
+        """``GET /``: the cluster's UUID."""
+        payload = await self._request("GET", "/")
+        return str(payload.get("cluster_uuid", ""))
+
+    async def orchestration_health(self) -> OrchestrationHealth:
+        """``GET /_cluster/health``: status and shard counters."""
+        return health_from(await self._request("GET", "/_cluster/health"))
+
+    async def nodes(self) -> tuple[ClusterNode, ...]:
+        """``GET /_nodes``, only the names, roles and versions."""
+        payload = await self._request(
+            "GET",
+            "/_nodes",
+            params={"filter_path": "nodes.*.name,nodes.*.roles,nodes.*.version"},
+        )
+        return nodes_from(payload)
+
+    async def shards(self) -> tuple[Shard, ...]:
+        """``GET /_cat/shards?format=json``."""
+        payload = await self._request(
+            "GET", "/_cat/shards", params={"format": "json", "h": "index,shard,prirep,state,node"}
+        )
+        return shards_from(payload.get("value"))
+
+    async def allocation_settings(self) -> AllocationSettings:
+        """``GET /_cluster/settings?flat_settings=true``, the transient allocation settings."""
+        payload = await self._request("GET", "/_cluster/settings", params={"flat_settings": "true"})
+        return allocation_from(payload)
+
+    async def put_transient_settings(self, settings: Mapping[str, str | None]) -> None:
+        """``PUT /_cluster/settings`` with ``transient`` settings."""
+        await self._request("PUT", "/_cluster/settings", body={"transient": dict(settings)})
+
+    async def flush(self) -> None:
+        """``POST /_flush``."""
+        await self._request("POST", "/_flush")
+
+    async def voting_exclusions(self) -> tuple[str, ...]:
+        """``GET /_cluster/state/metadata``: the voting configuration exclusions."""
+        payload = await self._request(
+            "GET",
+            "/_cluster/state/metadata",
+            params={"filter_path": "metadata.cluster_coordination.voting_config_exclusions"},
+        )
+        return voting_exclusions_from(payload)
+
+    async def add_voting_exclusions(self, node_names: Sequence[str]) -> None:
+        """``POST /_cluster/voting_config_exclusions?node_names=...``."""
+        await self._request(
+            "POST",
+            "/_cluster/voting_config_exclusions",
+            params={"node_names": ",".join(node_names), "timeout": "30s"},
+        )
+
+    async def clear_voting_exclusions(self) -> None:
+        """``DELETE /_cluster/voting_config_exclusions?wait_for_removal=false``."""
+        await self._request(
+            "DELETE", "/_cluster/voting_config_exclusions", params={"wait_for_removal": "false"}
+        )
+
+    async def node_shutdowns(self) -> tuple[NodeShutdown, ...] | None:
+        """``GET /_nodes/shutdown``; None when the cluster has no node shutdown API."""
+        try:
+            payload = await self._request("GET", "/_nodes/shutdown")
+        except ElasticsearchError as error:
+            if shutdown_api_missing(error.status, error.body):
+                return None
+            raise
+        if shutdown_answer_is_nodes_info(payload):
+            return None
+        return shutdowns_from(payload)
+
+    async def put_node_shutdown(
+        self, node_id: str, *, type: str, reason: str, allocation_delay: str | None = None
+    ) -> None:
+        """``PUT /_nodes/<id>/shutdown``."""
+        body: dict[str, Any] = {"type": type, "reason": reason}
+        if allocation_delay is not None:
+            body["allocation_delay"] = allocation_delay
+        await self._request("PUT", f"/_nodes/{quote(node_id, safe='')}/shutdown", body=body)
+
+    async def delete_node_shutdown(self, node_id: str) -> None:
+        """``DELETE /_nodes/<id>/shutdown`` (a 404 is not an error)."""
+        try:
+            await self._request("DELETE", f"/_nodes/{quote(node_id, safe='')}/shutdown")
+        except ElasticsearchError as error:
+            if error.status != HTTPStatus.NOT_FOUND:
+                raise
+
 
 class NotDialledElasticsearch:
     """:class:`ElasticsearchApi` of a cluster the operator has nowhere to dial: never dials.
@@ -495,6 +659,60 @@ class NotDialledElasticsearch:
     async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
         """Unavailable."""
         raise self._unavailable("GET /_security/api_key")
+
+    async def cluster_uuid(self) -> str:
+        """Unavailable."""
+        raise self._unavailable("GET /")
+
+    async def orchestration_health(self) -> OrchestrationHealth:
+        """Unavailable."""
+        raise self._unavailable("GET /_cluster/health")
+
+    async def nodes(self) -> tuple[ClusterNode, ...]:
+        """Unavailable."""
+        raise self._unavailable("GET /_nodes")
+
+    async def shards(self) -> tuple[Shard, ...]:
+        """Unavailable."""
+        raise self._unavailable("GET /_cat/shards")
+
+    async def allocation_settings(self) -> AllocationSettings:
+        """Unavailable."""
+        raise self._unavailable("GET /_cluster/settings")
+
+    async def put_transient_settings(self, settings: Mapping[str, str | None]) -> None:
+        """Unavailable."""
+        raise self._unavailable("PUT /_cluster/settings")
+
+    async def flush(self) -> None:
+        """Unavailable."""
+        raise self._unavailable("POST /_flush")
+
+    async def voting_exclusions(self) -> tuple[str, ...]:
+        """Unavailable."""
+        raise self._unavailable("GET /_cluster/state/metadata")
+
+    async def add_voting_exclusions(self, node_names: Sequence[str]) -> None:
+        """Unavailable."""
+        raise self._unavailable("POST /_cluster/voting_config_exclusions")
+
+    async def clear_voting_exclusions(self) -> None:
+        """Unavailable."""
+        raise self._unavailable("DELETE /_cluster/voting_config_exclusions")
+
+    async def node_shutdowns(self) -> tuple[NodeShutdown, ...] | None:
+        """Unavailable."""
+        raise self._unavailable("GET /_nodes/shutdown")
+
+    async def put_node_shutdown(
+        self, node_id: str, *, type: str, reason: str, allocation_delay: str | None = None
+    ) -> None:
+        """Unavailable."""
+        raise self._unavailable("PUT /_nodes/<id>/shutdown")
+
+    async def delete_node_shutdown(self, node_id: str) -> None:
+        """Unavailable."""
+        raise self._unavailable("DELETE /_nodes/<id>/shutdown")
 
 
 class OutOfClusterElasticsearch(NotDialledElasticsearch):

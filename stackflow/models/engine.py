@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import SearchAttributeKey
 
+from stackflow.models.cluster_steps import ClusterStep
 from stackflow.models.kinds import Kind
 
 TASK_QUEUE = "stackflow"
@@ -244,6 +245,8 @@ ACT_LICENSE_WAIT_NOTICE = "stackflow.license_wait_notice"
 ACT_INVALID_SPEC_NOTICE = "stackflow.invalid_spec_notice"
 ACT_FLIP_TARGETS = "stackflow.flip_targets"
 ACT_SIGNAL_RESOURCES = "stackflow.signal_resources"
+#: Runs one step that changes a running Elasticsearch cluster (``ClusterStepInput``).
+ACT_CLUSTER_STEP = "stackflow.elasticsearch.cluster_step"
 
 
 def reconcile_activity(controller: str) -> str:
@@ -343,6 +346,23 @@ class ReconcileResult(Model):
     acquired: tuple[CompensationStep, ...] = ()
     released: tuple[str, ...] = ()
     referenced: tuple[ObjectKey, ...] = ()
+    #: Steps that change the running cluster, for the workflow to run one by one, in order, each
+    #: as an activity of its own (``ACT_CLUSTER_STEP``) that its history shows by name.
+    cluster_steps: tuple[ClusterStep, ...] = ()
+
+
+class ClusterStepInput(Model):
+    """Run one step that changes a running cluster (a Pod deleted, a node excluded, ...)."""
+
+    ref: ResourceRef
+    step: ClusterStep
+
+
+class ClusterStepResult(Model):
+    """What the step did (``done`` false: nothing was left to do, e.g. the Pod was already gone)."""
+
+    done: bool
+    message: str = ""
 
 
 class StepVerdict(StrEnum):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import itertools
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from stackflow.stack.elasticsearch.builder import desired_children
 from stackflow.stack.elasticsearch.tls import MissingReferenceError
 from stackflow.stack.policies.stack_config.file_settings import empty_state
 from stackflow.stack.policies.stack_config.merge import ElasticsearchMerge
+from stackflow.stack.labels import ES_CLUSTER_UUID_ANNOTATION, ES_CONFIG_HASH_LABEL
 from stackflow.stack.policies.stack_config.secrets import (
     es_policy_config_secret,
     es_secret_mount_copy_name,
@@ -179,11 +181,41 @@ def test_elasticsearch_yml_has_operator_and_user_settings(children: list[dict[st
     assert config["node.roles"] == ["data", "ingest"]
     assert config["discovery.seed_providers"] == "file"
     assert config["xpack.security.http.ssl.enabled"] == "true"
-    assert config["cluster.initial_master_nodes"] == [
+    # Only master-eligible nodes bootstrap the cluster (ECK writes the list into masters' config).
+    assert "cluster.initial_master_nodes" not in config
+    masters = by_key(children)[("Secret", "quickstart-es-masters-es-config")]
+    assert yaml.safe_load(secret_value(masters, "elasticsearch.yml"))[
+        "cluster.initial_master_nodes"
+    ] == [
         "quickstart-es-masters-0",
         "quickstart-es-masters-1",
         "quickstart-es-masters-2",
     ]
+
+
+def test_bootstrap_masters_never_change_the_config_hash() -> None:
+    """Dropping ``cluster.initial_master_nodes`` once the cluster formed restarts no node."""
+    es = make_es()
+    formed = copy.deepcopy(es)
+    formed["metadata"]["annotations"] = {ES_CLUSTER_UUID_ANNOTATION: "abc"}
+
+    def hashes(cluster: dict[str, Any]) -> dict[str, str]:
+        built = build(cluster)
+        return {
+            child["metadata"]["name"]: child["spec"]["template"]["metadata"]["labels"][
+                ES_CONFIG_HASH_LABEL
+            ]
+            for child in built
+            if child["kind"] == "StatefulSet"
+        }
+
+    assert hashes(es) == hashes(formed)
+    configs = [
+        secret_value(child, "elasticsearch.yml")
+        for child in build(formed)
+        if child["metadata"]["name"].endswith("-es-config")
+    ]
+    assert configs and all("initial_master_nodes" not in config for config in configs)
 
 
 def test_rebuilding_from_the_current_children_changes_nothing(

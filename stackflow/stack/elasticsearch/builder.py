@@ -171,24 +171,34 @@ def initial_master_nodes(context: BuildContext) -> list[str]:
 
 
 def config_secret(context: BuildContext, node_set: Mapping[str, Any]) -> tuple[Manifest, str]:
-    """Return the node set's ``elasticsearch.yml`` Secret and the hash of its content."""
-    rendered = render_elasticsearch_yml(
-        operator=operator_settings(
-            es_name=context.name,
-            version=context.version,
-            http_tls=context.http_tls_enabled,
-            initial_master_nodes=initial_master_nodes(context),
-            remote_cluster_server=remote_cluster_server_enabled(context),
-            remote_cluster_client=any(ref.uses_api_key for ref in remote_cluster_refs(context.es)),
-        ),
-        user_config=node_set.get("config"),
-        policy_config=policy_config(context).config,
-    )
+    """Return the node set's ``elasticsearch.yml`` Secret and the hash of its content.
+
+    The hash leaves ``cluster.initial_master_nodes`` out, as ECK does: the setting is written only
+    while the cluster bootstraps and dropped once it has formed, and neither may restart a node.
+    """
+
+    def render(bootstrap_masters: list[str]) -> str:
+        return render_elasticsearch_yml(
+            operator=operator_settings(
+                es_name=context.name,
+                version=context.version,
+                http_tls=context.http_tls_enabled,
+                initial_master_nodes=bootstrap_masters,
+                remote_cluster_server=remote_cluster_server_enabled(context),
+                remote_cluster_client=any(
+                    ref.uses_api_key for ref in remote_cluster_refs(context.es)
+                ),
+            ),
+            user_config=node_set.get("config"),
+            policy_config=policy_config(context).config,
+        )
+
+    bootstrap = initial_master_nodes(context) if is_master_eligible(node_set.get("config")) else []
     secret = context.secret(
         names.config_secret_name(context.name, str(node_set["name"])),
-        encode_secret_data({"elasticsearch.yml": rendered}),
+        encode_secret_data({"elasticsearch.yml": render(bootstrap)}),
     )
-    return secret, content_hash(rendered)
+    return secret, content_hash(render([]))
 
 
 def _config_map(context: BuildContext, name: str, data: Mapping[str, str]) -> Manifest:

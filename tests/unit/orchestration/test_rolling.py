@@ -561,6 +561,7 @@ def m(name: str, **fields: object) -> Node:
                     m("masters-0", outdated=True, version="7.15.2", in_cluster=False),
                 ),
                 spec_version="7.15.2",
+                shutdowns={},
             ),
             set(),
             True,

@@ -390,7 +390,9 @@ def plan_downscale(snapshot: DownscaleSnapshot) -> DownscaleDecision:
         )
 
     try:
-        node_shutdown = supports_node_shutdown(
+        # A build without the shutdown module (the minimal distribution) answers no records:
+        # it takes the older way, as a cluster before 7.15.2 does.
+        node_shutdown = snapshot.cluster.shutdowns is not None and supports_node_shutdown(
             orchestration_version(snapshot.pods, snapshot.spec_version)
         )
         migration = migration_steps(

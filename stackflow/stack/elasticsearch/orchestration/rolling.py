@@ -470,7 +470,9 @@ def plan_rolling_restart(snapshot: RollingSnapshot) -> RollingDecision:
     to_upgrade = tuple(pod.name for pod in outdated)
     masters = _expected_masters(snapshot)
     try:
-        node_shutdown = supports_node_shutdown(
+        # A build without the shutdown module (the minimal distribution) answers no records:
+        # it takes the older way, as a cluster before 7.15.2 does.
+        node_shutdown = snapshot.cluster.shutdowns is not None and supports_node_shutdown(
             orchestration_version(snapshot.pods, snapshot.spec_version)
         )
         full = full_restart_required(
