@@ -14,13 +14,15 @@ from __future__ import annotations
 import logging
 import secrets
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
+from activities.elasticsearch_nodes import NodeSpecsOutcome, reconcile_node_specs
 from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference, resource_for_kind
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, es_references
@@ -52,9 +54,21 @@ from stackflow.stack.elasticsearch.keystore import (
     aggregate_secure_settings,
     secure_settings_sources,
 )
+from stackflow.stack.elasticsearch.orchestration import (
+    expected_statefulsets,
+    in_progress_operations,
+    pod_state_from_manifest,
+    reconciliation_message,
+)
 from stackflow.stack.elasticsearch.references import referenced_objects
 from stackflow.stack.elasticsearch.remote_clusters import remote_api_keys_secret_name
-from stackflow.stack.elasticsearch.status import compute_status, is_pod_ready
+from stackflow.stack.elasticsearch.status import (
+    StatusDecision,
+    compute_status,
+    format_time,
+    is_pod_ready,
+    with_orchestration,
+)
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
 from stackflow.stack.labels import (
     ES_CLUSTER_NAME_LABEL,
@@ -300,11 +314,26 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     written = 0
     if secure_settings is None and await _delete_unused_secure_settings(context, es, existing):
         written += 1
+    current_statefulsets = [obj for (kind, _), obj in existing.items() if kind == "StatefulSet"]
+    current_pods = [obj for (kind, _), obj in existing.items() if kind == "Pod"]
     for child in children:
+        if child["kind"] == "StatefulSet":
+            continue
         applied = await apply_object(context.scoped, resource_for_kind(child), child)
         if applied.outcome is not ApplyOutcome.UNCHANGED:
             written += 1
         existing[(str(child["kind"]), str(child["metadata"]["name"]))] = applied.obj
+    any_ready = any(is_pod_ready(pod) for pod in current_pods)
+    nodes = await reconcile_node_specs(
+        context,
+        es,
+        resource=ref.resource,
+        desired_statefulsets=[child for child in children if child["kind"] == "StatefulSet"],
+        statefulsets=current_statefulsets,
+        pods=current_pods,
+        endpoint=endpoint_for(es, existing) if any_ready else None,
+    )
+    written += nodes.written
     selector = _cluster_selector(ref.name)
     statefulsets = await context.scoped.list(
         STATEFULSETS, namespace=ref.namespace, label_selector=selector
@@ -314,11 +343,17 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     health, license_outcome = await _observe_cluster(
         context, es=es, endpoint=endpoint_for(es, existing) if ready else None
     )
-    decision = compute_status(
+    decision = _with_node_specs(
         es,
-        statefulsets=statefulsets["items"],
+        compute_status(
+            es,
+            statefulsets=statefulsets["items"],
+            pods=pods["items"],
+            health=health,
+            now=context.clock(),
+        ),
+        nodes,
         pods=pods["items"],
-        health=health,
         now=context.clock(),
     )
     current_status = es.get("status") or {}
@@ -342,6 +377,49 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         requeue_after_seconds=requeue_after,
         observed_generation=view(es).generation,
         referenced=tuple(es_references(es)),
+        cluster_steps=nodes.steps,
+    )
+
+
+def _with_node_specs(
+    es: Mapping[str, Any],
+    decision: StatusDecision,
+    nodes: NodeSpecsOutcome,
+    *,
+    pods: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> StatusDecision:
+    """The status with what the node specs pass reports (operations, why a node waits)."""
+    spec: Mapping[str, Any] = es.get("spec") or {}
+    changes = nodes.changes
+    upscale = nodes.targets.upscale
+    previous: Mapping[str, Any] = (es.get("status") or {}).get("inProgressOperations") or {}
+    operations = in_progress_operations(
+        previous=previous,
+        now=format_time(now),
+        upgrade=changes.upgrade,
+        upscale=upscale,
+        downscale=changes.downscale,
+    )
+    pod_states = [pod_state_from_manifest(pod) for pod in pods]
+    message = reconciliation_message(
+        expected=expected_statefulsets(view(es).name, spec.get("nodeSets") or ()),
+        pods=pod_states,
+        upgrade=changes.upgrade,
+        upscale=upscale,
+        downscale=changes.downscale,
+        cluster=nodes.cluster,
+    )
+    reasons = [reason for reason in nodes.requeue_reasons if reason and reason not in message]
+    if changes.error:
+        reasons.append(changes.error)
+    return with_orchestration(
+        decision,
+        operations=operations,
+        message="; ".join((message, *reasons)),
+        phase=changes.downscale.phase if changes.downscale is not None else None,
+        in_progress=nodes.in_progress,
+        now=now,
     )
 
 

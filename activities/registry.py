@@ -20,6 +20,7 @@ from activities import (
     associations,
     autoops,
     autoscaler,
+    cluster_steps,
     elasticsearch,
     garbage,
     generic,
@@ -37,12 +38,15 @@ from activities.step import reconcile_step
 from stackflow.controllers import Controller, FlipStrategy
 from stackflow.kube.writes import writing_as
 from stackflow.models.engine import (
+    ACT_CLUSTER_STEP,
     ACT_FLIP_TARGETS,
     ACT_INVALID_SPEC_NOTICE,
     ACT_LICENSE_CHECK,
     ACT_LICENSE_WAIT_NOTICE,
     ACT_SCOPE_CHECK,
     ACT_SIGNAL_RESOURCES,
+    ClusterStepInput,
+    ClusterStepResult,
     CompensateInput,
     CompensateResult,
     FinalizeInput,
@@ -153,6 +157,12 @@ def _generic_activities(
         mapper = flip_mappers.get(request.controller)
         return await generic.flip_targets(context, request, mapper=mapper)
 
+    @activity.defn(name=ACT_CLUSTER_STEP)
+    @translated_errors
+    async def cluster_step(request: ClusterStepInput) -> ClusterStepResult:
+        with writing_as(request.ref.controller):
+            return await cluster_steps.run_cluster_step(context, request)
+
     @activity.defn(name=ACT_SIGNAL_RESOURCES)
     @translated_errors
     async def signal_resources(request: SignalResourcesInput) -> SignalResourcesResult:
@@ -166,6 +176,7 @@ def _generic_activities(
         ACT_LICENSE_CONDITION: license_wait_condition,
         ACT_FLIP_TARGETS: flip_targets,
         ACT_SIGNAL_RESOURCES: signal_resources,
+        ACT_CLUSTER_STEP: cluster_step,
     }
 
 

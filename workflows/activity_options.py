@@ -15,7 +15,13 @@ from temporalio.common import RetryPolicy
 with workflow.unsafe.imports_passed_through():
     from stackflow.models.engine import INVALID_SPEC_ERROR
 
-__all__ = ["ACTIVITY_RETRY", "ACTIVITY_TIMEOUT", "LOCAL_CHECK_TIMEOUT", "STEP_TIMEOUT"]
+__all__ = [
+    "ACTIVITY_RETRY",
+    "ACTIVITY_TIMEOUT",
+    "CLUSTER_STEP_RETRY",
+    "LOCAL_CHECK_TIMEOUT",
+    "STEP_TIMEOUT",
+]
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
 #: A local activity keeps the workflow task open while it runs, so a stuck read must give up soon;
@@ -31,4 +37,12 @@ ACTIVITY_RETRY = RetryPolicy(
     maximum_interval=timedelta(seconds=60),
     maximum_attempts=0,
     non_retryable_error_types=[INVALID_SPEC_ERROR],
+)
+#: A step that changes a running cluster is tried a few times, then given up: the next reconcile
+#: decides again from what is there, rather than repeat a step the cluster has moved past.
+CLUSTER_STEP_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=10),
+    maximum_attempts=3,
 )

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from stackflow.models.cluster_steps import AnyStep, describe_step
 from stackflow.models.engine import (
     LICENSE_RECHECK_SECONDS,
     RETRY_CEILING_SECONDS,
@@ -227,6 +228,20 @@ def deleted(state: CarriedState) -> CarriedState:
     )
 
 
+def running_cluster_step(
+    state: CarriedState, step: AnyStep, index: int, total: int
+) -> CarriedState:
+    """The state while step ``index`` (from 0) of ``total`` that change the cluster runs."""
+    return state.model_copy(
+        update={"operation": f"step {index + 1} of {total}: {describe_step(step)}"}
+    )
+
+
+def cluster_steps_done(state: CarriedState) -> CarriedState:
+    """The state once a reconcile's steps have run (or the first failed)."""
+    return state.model_copy(update={"operation": ""})
+
+
 def format_seconds(seconds: float) -> str:
     """``90s``, ``5m``, ``1h30m``: a short, readable duration for summaries."""
     whole = round(seconds)
@@ -274,6 +289,8 @@ def current_details(ref: ResourceRef, state: CarriedState) -> str:
     ]
     if state.message:
         lines.append(f"* message: {state.message}")
+    if state.operation:
+        lines.append(f"* running: {state.operation}")
     if wait.timeout_seconds is not None:
         lines.append(f"* next: {wait.summary}")
     else:

@@ -20,7 +20,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from stackflow.models.cluster_steps import ClusterStep, describe_step
     from stackflow.models.engine import (
+        ACT_CLUSTER_STEP,
         ACT_INVALID_SPEC_NOTICE,
         ACT_LICENSE_CHECK,
         ACT_LICENSE_WAIT_NOTICE,
@@ -29,6 +31,8 @@ with workflow.unsafe.imports_passed_through():
         SA_PHASE,
         TRIGGERS_SIGNAL,
         CarriedState,
+        ClusterStepInput,
+        ClusterStepResult,
         CompensateInput,
         CompensateResult,
         CompensationStep,
@@ -64,6 +68,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.activity_options import (
         ACTIVITY_RETRY,
         ACTIVITY_TIMEOUT,
+        CLUSTER_STEP_RETRY,
         LOCAL_CHECK_TIMEOUT,
         STEP_TIMEOUT,
     )
@@ -74,6 +79,8 @@ LOCAL_GATE_CHECKS_PATCH = "local-gate-checks"
 RECONCILE_STEP_PATCH = "reconcile-step"
 #: Runs started before this patch never write the license-wait condition on their resource.
 LICENSE_CONDITION_PATCH = "license-wait-condition"
+#: Runs started before this patch never ran the steps that change a running cluster.
+CLUSTER_STEPS_PATCH = "cluster-steps"
 
 
 def _invalid_spec_message(error: ActivityError) -> str | None:
@@ -207,6 +214,14 @@ class ResourceWorkflow:
         step = await self._run_step(ReconcileStepInput(ref=self._ref, triggers=triggers))
         before = self._state.phase
         gone = await self._fold_step(step)
+        reconciled = step.reconciled
+        # Asked only where there are steps, so a history recorded before them replays unchanged.
+        if (
+            reconciled is not None
+            and reconciled.cluster_steps
+            and workflow.patched(CLUSTER_STEPS_PATCH)
+        ):
+            await self._run_cluster_steps(reconciled.cluster_steps)
         change = decisions.license_condition_change(before, step.verdict)
         # `patched` is asked only where a change is due, so a history recorded before the patch
         # (no marker at that point) replays without the activity, and keeps doing so for the run.
@@ -218,6 +233,31 @@ class ResourceWorkflow:
                 summary=f"license-wait condition: {change.value.lower()}",
             )
         return gone
+
+    async def _run_cluster_steps(self, steps: tuple[ClusterStep, ...]) -> None:
+        """Run the steps that change the running cluster, in order, one activity each; stop at
+        the first that fails (the next reconcile decides again from what is there then)."""
+        for index, step in enumerate(steps):
+            self._state = decisions.running_cluster_step(self._state, step, index, len(steps))
+            self._publish()
+            try:
+                await workflow.execute_activity(
+                    ACT_CLUSTER_STEP,
+                    ClusterStepInput(ref=self._ref, step=step),
+                    result_type=ClusterStepResult,
+                    start_to_close_timeout=ACTIVITY_TIMEOUT,
+                    retry_policy=CLUSTER_STEP_RETRY,
+                    summary=describe_step(step),
+                )
+            except ActivityError as error:
+                workflow.logger.info(
+                    "%s: %s failed, the next reconcile decides again: %s",
+                    self._ref.workflow_id,
+                    describe_step(step),
+                    error.cause or error,
+                )
+                break
+        self._state = decisions.cluster_steps_done(self._state)
 
     async def _fold_step(self, step: ReconcileStepResult) -> bool:
         """Act on the step's verdict; True when the resource is deleted."""

@@ -153,7 +153,7 @@ class ElasticsearchApi(Protocol):
         ...
 
     async def cluster_uuid(self) -> str:
-        """Return the cluster's UUID from ``GET /`` (``_na_`` while it has not formed)."""
+        """Return the cluster's UUID (``_na_`` while it has not formed)."""
         ...
 
     async def orchestration_health(self) -> OrchestrationHealth:
@@ -489,9 +489,12 @@ class AiohttpElasticsearchClient:
         return [dict(key) for key in keys if isinstance(key, dict)]
 
     async def cluster_uuid(self) -> str:
-        """``GET /``: the cluster's UUID."""
-        payload = await self._request("GET", "/")
-        return str(payload.get("cluster_uuid", ""))
+        """``GET /_cluster/state/metadata``: the cluster's UUID (``GET /`` is not served by the
+        minimal distribution)."""
+        payload = await self._request(
+            "GET", "/_cluster/state/metadata", params={"filter_path": "metadata.cluster_uuid"}
+        )
+        return str((payload.get("metadata") or {}).get("cluster_uuid", ""))
 
     async def orchestration_health(self) -> OrchestrationHealth:
         """``GET /_cluster/health``: status and shard counters."""

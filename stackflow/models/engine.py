@@ -181,6 +181,8 @@ class CarriedState(Model):
     #: Consecutive reconciles that asked to be retried with the same outcome: the retry's wait
     #: doubles with each, up to ``RETRY_CEILING_SECONDS``.
     retries: int = 0
+    #: The step that changes the running cluster now being run ("" when none), for the UI.
+    operation: str = ""
 
 
 class ResourceWorkflowInput(Model):

@@ -306,7 +306,7 @@ async def downgrade(matrix: Matrix, namespace: str) -> None:
         ES, {"spec": {"version": "8.15.0"}}, namespace=namespace, name="es"
     )
     await refused(
-        matrix, namespace, "spec.version: downgrade from 9.1.0 to 8.15.0 is not supported"
+        matrix, namespace, 'spec.version: Invalid value: "8.15.0": Downgrades are not supported'
     )
     statefulset = await matrix.stack.kube.get(
         STATEFULSETS, namespace=namespace, name="es-es-default"
@@ -347,7 +347,7 @@ async def no_master_eligible_node(matrix: Matrix, namespace: str) -> None:
     """Only data nodes: refused, a cluster needs a master."""
     spec = node_sets({"name": "data", "count": 1, "config": {"node.roles": ["data"]}})
     await create_es(matrix, namespace, spec)
-    await refused(matrix, namespace, "Elasticsearch needs at least one master-eligible node")
+    await refused(matrix, namespace, "Elasticsearch needs to have at least one master node")
 
 
 async def negative_count(matrix: Matrix, namespace: str) -> None:

@@ -256,8 +256,10 @@ class ElasticsearchOf:
         secret = password if password is not None else await self.password()
         context = ssl.create_default_context(cadata=node.ca_pem)
         auth = aiohttp.BasicAuth(user, secret)
-        data = None if body is None else json.dumps(body)
-        headers = {"Content-Type": "application/json"} if data is not None else {}
+        # A string is sent as it is (NDJSON for ``_bulk``); anything else as JSON.
+        data = body if isinstance(body, str) or body is None else json.dumps(body)
+        kind = "application/x-ndjson" if isinstance(body, str) else "application/json"
+        headers = {"Content-Type": kind} if data is not None else {}
         async with (
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session,
             session.request(

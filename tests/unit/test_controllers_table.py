@@ -16,6 +16,7 @@ from stackflow.controllers.elasticsearch import (
     license_secret_owners,
 )
 from stackflow.models.engine import (
+    ACT_CLUSTER_STEP,
     ACT_FLIP_TARGETS,
     ACT_INVALID_SPEC_NOTICE,
     ACT_LICENSE_CHECK,
@@ -206,6 +207,8 @@ def test_build_activities_registers_every_contract_name() -> None:
             ACT_INVALID_SPEC_NOTICE,
             ACT_FLIP_TARGETS,
             ACT_SIGNAL_RESOURCES,
+            # A step that changes a running Elasticsearch cluster.
+            ACT_CLUSTER_STEP,
             # The license-wait condition on a waiting resource.
             ACT_LICENSE_CONDITION,
             # The leader's periodic reports (licensing usage, telemetry).

@@ -27,7 +27,6 @@ def make_es(name: str = "quickstart", **spec: Any) -> dict[str, Any]:
         make_es(version="9.1.2"),
         make_es(version="8.16.0-SNAPSHOT"),
         make_es(name="n" * 36),
-        make_es(nodeSets=[{"name": "default", "count": 0, "config": {"node.roles": []}}]),
         make_es(
             nodeSets=[
                 {"name": "masters", "count": 3, "config": {"node.roles": ["master"]}},
@@ -74,6 +73,28 @@ def test_invalid_specs_name_the_field(es: dict[str, Any], field: str) -> None:
     assert all(message for _, message in errors)
 
 
+@pytest.mark.parametrize(
+    "node_sets",
+    [
+        # ECK refuses a cluster left without a master-eligible node: every count 0, ...
+        [{"name": "default", "count": 0}],
+        [{"name": "default", "count": 0, "config": {"node.roles": []}}],
+        # ... or no master node set at all.
+        [{"name": "data", "count": 3, "config": {"node.roles": ["data"]}}],
+        [
+            {"name": "masters", "count": 0, "config": {"node.roles": ["master"]}},
+            {"name": "data", "count": 2, "config": {"node.roles": ["data"]}},
+        ],
+    ],
+)
+def test_a_cluster_without_a_master_node_is_refused_with_eck_s_message(
+    node_sets: list[dict[str, Any]],
+) -> None:
+    assert validate_elasticsearch(make_es(nodeSets=node_sets)) == [
+        ("spec.nodeSets", "Required value: Elasticsearch needs to have at least one master node")
+    ]
+
+
 def test_all_problems_are_reported_together() -> None:
     es = make_es(name="n" * 40, version="1.0", nodeSets=[{"name": "a b", "count": -2}])
 
@@ -84,7 +105,40 @@ def test_all_problems_are_reported_together() -> None:
         "spec.version",
         "spec.nodeSets[0].name",
         "spec.nodeSets[0].count",
+        "spec.nodeSets",
     }
+
+
+DOWNGRADES = "Downgrades are not supported"
+UPGRADE_PATH = (
+    "Unsupported version upgrade path. Check the Elasticsearch documentation for supported "
+    "upgrade paths."
+)
+
+
+@pytest.mark.parametrize(
+    ("proposed", "running", "refused"),
+    [
+        ("8.18.0", "8.17.0", False),
+        ("9.1.0", "8.18.0", False),
+        ("8.0.0", "7.17.0", False),
+        # 9.x only from 8.18, 8.x only from 7.17: ECK's message, the downgrade annotation or not.
+        ("9.1.0", "8.17.0", True),
+        ("8.15.0", "7.16.0", True),
+        ("8.15.0", "9.1.0", True),
+        (None, None, False),
+    ],
+)
+def test_an_unsupported_upgrade_path_is_refused_with_eck_s_message(
+    proposed: str | None, running: str | None, refused: bool
+) -> None:
+    es = make_es(version=proposed or "9.1.0")
+    es["metadata"]["annotations"] = {DISABLE_DOWNGRADE_VALIDATION_ANNOTATION: "true"}
+    if running:
+        es["status"] = {"version": running}
+    errors = validate_elasticsearch(es)
+    expected = [("spec.version", f'Invalid value: "{proposed}": {UPGRADE_PATH}')]
+    assert errors == (expected if refused else []), errors
 
 
 @pytest.mark.parametrize(
@@ -95,12 +149,12 @@ def test_all_problems_are_reported_together() -> None:
         ("9.1.0", "9.1.0", False, None),
         ("9.1.1", "9.1.0", False, None),
         ("10.0.0", "9.1.0", False, None),
-        # A pre-release of the running version is not a downgrade.
-        ("9.1.0-SNAPSHOT", "9.1.0", False, None),
+        # Versions compare as ECK's: a pre-release comes before its release.
         ("9.1.0", "9.1.0-SNAPSHOT", False, None),
-        ("8.15.0", "9.1.0", False, "downgrade from 9.1.0 to 8.15.0 is not supported"),
-        ("9.0.9", "9.1.0", False, "downgrade from 9.1.0 to 9.0.9 is not supported"),
-        ("9.1.0", "9.1.1", False, "downgrade from 9.1.1 to 9.1.0 is not supported"),
+        ("9.1.0-SNAPSHOT", "9.1.0", False, 'Invalid value: "9.1.0-SNAPSHOT": ' + DOWNGRADES),
+        ("8.15.0", "9.1.0", False, 'Invalid value: "8.15.0": ' + DOWNGRADES),
+        ("9.0.9", "9.1.0", False, 'Invalid value: "9.0.9": ' + DOWNGRADES),
+        ("9.1.0", "9.1.1", False, 'Invalid value: "9.1.0": ' + DOWNGRADES),
         # ECK's annotation lets the user through, at their own risk.
         ("8.15.0", "9.1.0", True, None),
         # Unparseable versions are the version check's business.
@@ -128,11 +182,11 @@ def test_downgrade_problem(
 def test_a_downgrade_below_the_running_version_is_refused(
     annotations: dict[str, str], status: dict[str, Any], refused: bool
 ) -> None:
-    es = make_es(version="8.15.0")
+    es = make_es(version="9.0.0")
     es["metadata"]["annotations"] = annotations
     es["status"] = status
 
     errors = validate_elasticsearch(es)
 
-    expected = [("spec.version", "downgrade from 9.1.0 to 8.15.0 is not supported")]
+    expected = [("spec.version", 'Invalid value: "9.0.0": ' + DOWNGRADES)]
     assert errors == (expected if refused else [])

@@ -10,6 +10,12 @@ def statefulset_name(es_name: str, node_set: str) -> str:
     return ES_NAMER.suffix(es_name, node_set)
 
 
+def node_set_of_statefulset(es_name: str, statefulset: str) -> str:
+    """Return the node set a StatefulSet of ``es_name`` was named after (the inverse of
+    :func:`statefulset_name` for the names validation admits)."""
+    return statefulset.removeprefix(statefulset_name(es_name, ""))
+
+
 def pod_name(es_name: str, node_set: str, ordinal: int) -> str:
     """Return the name of a node set's pod number ``ordinal``."""
     return f"{statefulset_name(es_name, node_set)}-{ordinal}"

@@ -23,6 +23,8 @@ RECONCILIATION_COMPLETE = "ReconciliationComplete"
 ELASTICSEARCH_IS_REACHABLE = "ElasticsearchIsReachable"
 RUNNING_DESIRED_VERSION = "RunningDesiredVersion"
 REQUEUE_SECONDS = 10.0
+#: How soon to look again while the cluster is being changed (data moving, a node restarting).
+ORCHESTRATION_REQUEUE_SECONDS = 5.0
 HEALTH_VALUES = frozenset({"green", "yellow", "red"})
 
 
@@ -218,3 +220,37 @@ def invalid_status(
         *others,
     ]
     return status
+
+
+def with_orchestration(
+    decision: StatusDecision,
+    *,
+    operations: Mapping[str, Any],
+    message: str,
+    phase: str | None,
+    in_progress: bool,
+    now: datetime,
+) -> StatusDecision:
+    """``decision`` with what the node specs pass reports: ``inProgressOperations``, the
+    ``ReconciliationComplete`` message while it is False (what is in progress and why a node
+    waits), the downscale's phase (``MigratingData``, ``Stalled``), and a cluster whose changes are
+    in progress is never complete nor settled."""
+    status = dict(decision.status)
+    status["inProgressOperations"] = dict(operations)
+    conditions = [dict(condition) for condition in status.get("conditions") or []]
+    complete = status.get("phase") == PHASE_READY and not in_progress
+    for condition in conditions:
+        if condition.get("type") != RECONCILIATION_COMPLETE:
+            continue
+        if not complete:
+            if condition.get("status") != "False":
+                condition["lastTransitionTime"] = format_time(now)
+            condition["status"] = "False"
+            condition["message"] = message
+    status["conditions"] = conditions
+    if not complete:
+        status["phase"] = phase or PHASE_APPLYING_CHANGES
+    requeue = decision.requeue_after_seconds
+    if in_progress:
+        requeue = min(requeue or ORCHESTRATION_REQUEUE_SECONDS, ORCHESTRATION_REQUEUE_SECONDS)
+    return StatusDecision(status=status, requeue_after_seconds=requeue)

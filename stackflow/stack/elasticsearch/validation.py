@@ -13,6 +13,12 @@ from typing import Any
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.config import is_master_eligible
+from stackflow.stack.elasticsearch.orchestration.downscale import MASTER_REQUIRED_MESSAGE
+from stackflow.stack.elasticsearch.orchestration.versions import (
+    FieldProblem,
+    downgrade_refusal,
+    upgrade_path_refusal,
+)
 from stackflow.stack.elasticsearch.version import is_supported, parse_version
 from stackflow.stack.naming import MAX_RESOURCE_NAME_LENGTH
 
@@ -55,30 +61,51 @@ def downgrade_problem(
     """ECK's ``noDowngrades``: refuse a ``spec.version`` below the lowest running version (pure).
 
     ``running`` is ``status.version`` (the lowest version the cluster's Pods run; None before the
-    first Pod). Elasticsearch cannot read data written by a newer version, so a downgrade is
-    refused unless ECK's annotation allows it. A version that does not parse is not judged here:
-    the version check reports it.
+    first Pod), which the webhook and the reconcile both read on the object: Elasticsearch cannot
+    read data written by a newer version. ECK's annotation lifts the rule. A version that does not
+    parse is the version check's business. Versions compare as ECK's: a pre-release comes before
+    its release.
     """
-    if running is None or downgrades_allowed:
+    if running is None:
         return None
     try:
-        wanted, lowest = parse_version(proposed), parse_version(running)
+        parse_version(proposed), parse_version(running)
     except ValueError:
         return None
-    # Pre-release suffixes are not ordered: 9.1.0-SNAPSHOT is no downgrade from 9.1.0.
-    if (wanted.major, wanted.minor, wanted.patch) >= (lowest.major, lowest.minor, lowest.patch):
+    return _field_error(
+        downgrade_refusal(current=running, proposed=proposed, downgrades_allowed=downgrades_allowed)
+    )
+
+
+def _field_error(problem: FieldProblem | None) -> FieldError | None:
+    """ECK's rendering of a refused field, as ``(path, "Invalid value: ...: message")``."""
+    if problem is None:
         return None
-    return ("spec.version", f"downgrade from {lowest} to {wanted} is not supported")
+    return (problem.path, str(problem).removeprefix(f"{problem.path}: "))
+
+
+def upgrade_path_problem(*, proposed: str, running: str | None) -> FieldError | None:
+    """ECK's ``validUpgradePath`` against the running version (``status.version``): 8.x only from
+    7.17, 9.x only from 8.18. None before the first Pod or when a version does not parse."""
+    if running is None:
+        return None
+    try:
+        parse_version(proposed), parse_version(running)
+    except ValueError:
+        return None
+    return _field_error(
+        upgrade_path_refusal(current_spec=proposed, current_status=running, proposed=proposed)
+    )
 
 
 def _validate_no_downgrade(es: Mapping[str, Any]) -> list[FieldError]:
     running = (es.get("status") or {}).get("version")
     allowed = view(es).annotations.get(DISABLE_DOWNGRADE_VALIDATION_ANNOTATION) == "true"
+    proposed = str((es.get("spec") or {}).get("version") or "")
+    running_version = str(running) if running else None
     problem = downgrade_problem(
-        proposed=str((es.get("spec") or {}).get("version") or ""),
-        running=str(running) if running else None,
-        downgrades_allowed=allowed,
-    )
+        proposed=proposed, running=running_version, downgrades_allowed=allowed
+    ) or upgrade_path_problem(proposed=proposed, running=running_version)
     return [problem] if problem is not None else []
 
 
@@ -137,6 +164,6 @@ def validate_elasticsearch(es: Mapping[str, Any]) -> list[FieldError]:
         and isinstance(node_set.get("config") or {}, Mapping)
         and is_master_eligible(node_set.get("config"))
     )
-    if total > 0 and masters <= 0:
-        errors.append(("spec.nodeSets", "Elasticsearch needs at least one master-eligible node"))
+    if masters <= 0:
+        errors.append(("spec.nodeSets", f"Required value: {MASTER_REQUIRED_MESSAGE}"))
     return errors

@@ -1,0 +1,141 @@
+"""Run one step that changes a running Elasticsearch cluster: one activity per step.
+
+The resource workflow runs the steps a reconcile decided (``ReconcileResult.cluster_steps``) one
+by one, so its history shows each (a node excluded, a flush, a Pod deleted) under its summary. A
+step may run twice (a worker killed after the call, before the result was recorded): each is
+written so that running it again changes nothing more — settings are set to a value, a Pod is
+deleted only if it is still the Pod the step was decided for (its UID as a precondition).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from activities.context import ControllerContext
+from activities.elasticsearch import operator_endpoint
+from stackflow.elastic import ElasticsearchApi
+from stackflow.elastic.cluster_view import ENABLE_SETTING, EXCLUDE_NAME_SETTING
+from stackflow.kube import errors
+from stackflow.models.cluster_steps import (
+    AddVotingExclusions,
+    AnyStep,
+    ClearVotingExclusions,
+    DeleteNodeShutdown,
+    DeletePod,
+    DeleteStatefulSet,
+    DisableReplicaAllocation,
+    EnableAllocation,
+    ExcludeFromAllocation,
+    Flush,
+    PutNodeShutdown,
+    RemoveTransientAllocationSettings,
+    ScaleStatefulSet,
+    describe_step,
+)
+from stackflow.models.engine import ClusterStepInput, ClusterStepResult, ResourceRef
+from stackflow.models.kinds import PODS, SECRETS, SERVICES, STATEFULSETS, Kind
+from stackflow.stack.elasticsearch import names
+
+__all__ = ["run_cluster_step"]
+
+logger = logging.getLogger("activities.cluster_steps")
+
+
+class ClusterNotReachableError(Exception):
+    """The step must call Elasticsearch and the operator has no way to reach the cluster yet."""
+
+
+async def _elasticsearch_step(api: ElasticsearchApi, step: AnyStep) -> None:
+    match step:
+        case DisableReplicaAllocation():
+            await api.put_transient_settings({ENABLE_SETTING: "primaries"})
+        case EnableAllocation():
+            await api.put_transient_settings({ENABLE_SETTING: "all"})
+        case Flush():
+            await api.flush()
+        case PutNodeShutdown(node_id=node_id, type=kind, reason=reason, allocation_delay=delay):
+            await api.put_node_shutdown(node_id, type=kind, reason=reason, allocation_delay=delay)
+        case DeleteNodeShutdown(node_id=node_id):
+            await api.delete_node_shutdown(node_id)
+        case ExcludeFromAllocation(value=value):
+            await api.put_transient_settings({EXCLUDE_NAME_SETTING: value})
+        case RemoveTransientAllocationSettings():
+            await api.put_transient_settings({EXCLUDE_NAME_SETTING: None, ENABLE_SETTING: None})
+        case AddVotingExclusions(nodes=nodes):
+            await api.add_voting_exclusions(nodes)
+        case ClearVotingExclusions():
+            await api.clear_voting_exclusions()
+        case _:
+            raise AssertionError(f"not an Elasticsearch step: {step!r}")  # pragma: no cover
+
+
+async def _delete(
+    context: ControllerContext,
+    resource: Kind,
+    *,
+    namespace: str,
+    name: str,
+    uid: str = "",
+) -> bool:
+    """Delete an object; False when it is gone already or (``uid``) was replaced since."""
+    try:
+        await context.scoped.delete(
+            resource, namespace=namespace, name=name, preconditions={"uid": uid} if uid else None
+        )
+    except (errors.NotFound, errors.Conflict):
+        return False
+    return True
+
+
+async def _kubernetes_step(context: ControllerContext, ref: ResourceRef, step: AnyStep) -> bool:
+    namespace = ref.namespace
+    match step:
+        case DeletePod(pod=pod, uid=uid):
+            return await _delete(context, PODS, namespace=namespace, name=pod, uid=uid)
+        case ScaleStatefulSet(statefulset=statefulset, replicas=replicas):
+            try:
+                await context.scoped.merge_patch(
+                    STATEFULSETS,
+                    {"spec": {"replicas": replicas}},
+                    namespace=namespace,
+                    name=statefulset,
+                )
+            except errors.NotFound:
+                return False
+            return True
+        case DeleteStatefulSet(statefulset=statefulset):
+            node_set = names.node_set_of_statefulset(ref.name, statefulset)
+            deleted = await _delete(context, STATEFULSETS, namespace=namespace, name=statefulset)
+            # ECK deletes the node set's Service, config and transport certificates with it.
+            for resource, name in (
+                (SERVICES, statefulset),
+                (SECRETS, names.config_secret_name(ref.name, node_set)),
+                (SECRETS, names.node_transport_certs_secret_name(ref.name, node_set)),
+            ):
+                await _delete(context, resource, namespace=namespace, name=name)
+            return deleted
+    raise AssertionError(f"not a Kubernetes step: {step!r}")  # pragma: no cover
+
+
+_KUBERNETES_STEPS = (DeletePod, ScaleStatefulSet, DeleteStatefulSet)
+
+
+async def run_cluster_step(
+    context: ControllerContext, request: ClusterStepInput
+) -> ClusterStepResult:
+    """Run ``request.step`` against the cluster of ``request.ref``."""
+    step = request.step
+    summary = describe_step(step)
+    if isinstance(step, _KUBERNETES_STEPS):
+        done = await _kubernetes_step(context, request.ref, step)
+        return ClusterStepResult(done=done, message=summary if done else f"{summary}: already done")
+    es = await context.scoped.get(
+        request.ref.resource, namespace=request.ref.namespace, name=request.ref.name
+    )
+    endpoint = await operator_endpoint(context, es)
+    if endpoint is None:
+        raise ClusterNotReachableError(f"{summary}: the cluster has no internal user yet")
+    async with context.elasticsearch_session(endpoint) as api:
+        await _elasticsearch_step(api, step)
+    logger.info("%s: %s", request.ref.summary, summary)
+    return ClusterStepResult(done=True, message=summary)
