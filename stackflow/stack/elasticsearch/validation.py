@@ -152,11 +152,6 @@ def validate_elasticsearch(es: Mapping[str, Any]) -> list[FieldError]:
         if name in seen:
             errors.append((f"spec.nodeSets[{index}].name", f"duplicate node set name {name!r}"))
         seen.add(name)
-    total = sum(
-        node_set.get("count", 0)
-        for node_set in node_sets
-        if isinstance(node_set.get("count", 0), int)
-    )
     masters = sum(
         node_set.get("count", 0)
         for node_set in node_sets
