@@ -334,6 +334,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         endpoint=endpoint_for(es, existing) if any_ready else None,
     )
     written += nodes.written
+    await _record_downscale_events(context, es, nodes)
     selector = _cluster_selector(ref.name)
     statefulsets = await context.scoped.list(
         STATEFULSETS, namespace=ref.namespace, label_selector=selector
@@ -379,6 +380,22 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         referenced=tuple(es_references(es)),
         cluster_steps=nodes.steps,
     )
+
+
+async def _record_downscale_events(
+    context: ControllerContext, es: Mapping[str, Any], nodes: NodeSpecsOutcome
+) -> None:
+    """ECK's events of a downscale that waits (``Delayed`` while data moves, ``Stalled``);
+    repeats are aggregated into one Event's count."""
+    downscale = nodes.changes.downscale
+    if downscale is None or not downscale.events:
+        return
+    involved = InvolvedObject.of(involved_reference(ELASTICSEARCH_CONTROLLER.ref_of(es), es))
+    for event in dict.fromkeys(downscale.events):
+        if event.type == "Warning":
+            await context.events.warning(involved, reason=event.reason, message=event.message)
+        else:
+            await context.events.normal(involved, reason=event.reason, message=event.message)
 
 
 def _with_node_specs(

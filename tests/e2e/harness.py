@@ -145,13 +145,15 @@ async def temporal_server() -> AsyncIterator[WorkflowEnvironment]:
 def write_operator_config(
     path: Path,
     *,
-    temporal: WorkflowEnvironment,
+    temporal: WorkflowEnvironment | None = None,
+    temporal_address: str | None = None,
     webhook_port: int | None = None,
     elasticsearch_url: str | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> Path:
     """An operator configuration: namespaces labelled ``SCOPE_LABEL=true`` are managed.
 
+    The Temporal server is ``temporal`` (an environment) or ``temporal_address``.
     ``webhook_port`` turns the validating webhooks on (with operator-managed certificates);
     ``elasticsearch_url`` points every cluster at one (fake) Elasticsearch; ``settings`` are
     more keys (``enforce-rbac-on-refs``…).
@@ -159,7 +161,8 @@ def write_operator_config(
     config: dict[str, Any] = {
         "operator-namespace": "elastic-system",
         "namespace-selector": {"matchLabels": {SCOPE_LABEL: "true"}},
-        "temporal-address": temporal.client.service_client.config.target_host,
+        "temporal-address": temporal_address
+        or (temporal.client.service_client.config.target_host if temporal is not None else ""),
     }
     if webhook_port is not None:
         config |= {

@@ -94,8 +94,10 @@ class _AnyNode:
                     method,
                     f"https://{ip}:9200{path}",
                     data=data,
-                    headers={"Content-Type": "application/json"},
-                    auth=aiohttp.BasicAuth("elastic", self._password),
+                    headers={
+                        "Content-Type": "application/json",
+                        "Authorization": aiohttp.encode_basic_auth("elastic", self._password),
+                    },
                     ssl=context,
                     server_hostname=server_hostname,
                 ) as response:

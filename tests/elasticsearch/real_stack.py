@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from temporalio.testing import WorkflowEnvironment
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
 
 from controlplane import ControlPlane
 from esrunner.containers import unavailable_reason as runner_unavailable
@@ -28,6 +29,7 @@ from esrunner.distributions import unavailable_reason as version_unavailable
 from esrunner.kubeapi import KubeApi
 from esrunner.pods import RunnerSettings
 from esrunner.runner import Runner
+from stackflow.cli.dev_temporal import TemporalDevServer
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import NAMESPACES, PODS, SECRETS
 from tests.clusters import KUBESIM, KubeCluster, ensure_namespace, kube_cluster
@@ -36,7 +38,6 @@ from tests.e2e.harness import (
     SCOPE_LABEL,
     Operator,
     accept_trial,
-    temporal_server,
     write_operator_config,
 )
 from tests.polling import eventually
@@ -101,7 +102,9 @@ class RealStack:
 
     cluster: KubeCluster
     runner: Runner
-    temporal: WorkflowEnvironment
+    #: A dev server on a database file: a test may kill it and start it again (state kept).
+    temporal: TemporalDevServer
+    client: Client
     operator: Operator
 
     @property
@@ -132,11 +135,13 @@ async def real_stack(
         runner = Runner(KubeApi(cluster.admin_kubeconfig), settings, extender_port=extender_port)
         await runner.start()
         try:
-            async with temporal_server() as temporal:
+            temporal = TemporalDevServer(state_dir=directory, headless=True)
+            await temporal.start()
+            try:
                 await accept_trial(cluster.kube, operator_namespace="elastic-system")
                 config = write_operator_config(
                     directory / "operator.yaml",
-                    temporal=temporal,
+                    temporal_address=temporal.address,
                     settings={"elasticsearch-dial": "endpoints"},
                 )
                 operator = Operator(
@@ -144,13 +149,18 @@ async def real_stack(
                     kubeconfig=cluster.operator_kubeconfig,
                     log=directory / "operator.log",
                 )
+                client = await Client.connect(
+                    temporal.address, data_converter=pydantic_data_converter
+                )
                 await operator.start()
                 try:
-                    yield RealStack(cluster, runner, temporal, operator)
+                    yield RealStack(cluster, runner, temporal, client, operator)
                 finally:
                     status = await operator.stop()
                     if status != 0:
                         raise AssertionError(f"operator exited {status}:\n{operator.tail()}")
+            finally:
+                await temporal.stop()
             # The real API server removes a Pod only once its kubelet confirms the stop: the
             # runner outlives the namespaces' deletion.
             await delete_namespaces(cluster.kube)
@@ -255,11 +265,12 @@ class ElasticsearchOf:
         node = await self.node(pod)
         secret = password if password is not None else await self.password()
         context = ssl.create_default_context(cadata=node.ca_pem)
-        auth = aiohttp.BasicAuth(user, secret)
         # A string is sent as it is (NDJSON for ``_bulk``); anything else as JSON.
         data = body if isinstance(body, str) or body is None else json.dumps(body)
         kind = "application/x-ndjson" if isinstance(body, str) else "application/json"
-        headers = {"Content-Type": kind} if data is not None else {}
+        headers = {"Authorization": aiohttp.encode_basic_auth(user, secret)}
+        if data is not None:
+            headers["Content-Type"] = kind
         async with (
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session,
             session.request(
@@ -267,7 +278,6 @@ class ElasticsearchOf:
                 f"https://{node.ip}:9200{path}",
                 data=data,
                 headers=headers,
-                auth=auth,
                 ssl=context,
                 server_hostname=node.server_hostname,
             ) as response,

@@ -16,41 +16,31 @@ from typing import Any
 
 import pytest
 
-from esrunner.distributions import unavailable_reason as version_unavailable
-from stackflow.models.kinds import PODS
+from stackflow.models.kinds import STATEFULSETS
 from tests.e2e.harness import ES, get_or_none
-from tests.elasticsearch.observe import Observations, observed
-from tests.elasticsearch.real_stack import (
-    ElasticsearchOf,
-    RealStack,
-    elasticsearch,
-    green_with,
-    in_scope_namespace,
+from tests.elasticsearch.changes import (
+    CHANGE_WITHIN,
+    INDEX,
+    TO_VERSION,
+    documents_there,
+    pod_uids,
+    report,
+    resource,
+    seeded_cluster,
 )
+from tests.elasticsearch.changes import reconciled as reconciled_as
+from tests.elasticsearch.observe import observed
+from tests.elasticsearch.real_stack import ElasticsearchOf, RealStack, green_with
 from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 NS = "es-o"
 NAME = "data"
-INDEX = "docs"
-#: An 8.x minor and the next one: the upgrade path the scenario takes.
-FROM_VERSION = "8.17.0"
-TO_VERSION = "8.18.0"
-DOCUMENTS = 1000
-#: A rolling change of three real nodes, each stopping, starting and recovering its shards.
-CHANGE_WITHIN = 900.0
-
-
-def _skip_without_versions() -> None:
-    for version in (FROM_VERSION, TO_VERSION):
-        reason = version_unavailable(version)
-        if reason:
-            pytest.skip(f"upgrade scenario skipped: {reason}")
 
 
 async def _es(stack: RealStack) -> dict[str, Any]:
-    return dict(await stack.kube.get(ES, namespace=NS, name=NAME))
+    return await resource(stack, NS, NAME)
 
 
 async def _patch_spec(stack: RealStack, spec: Mapping[str, Any]) -> None:
@@ -58,72 +48,15 @@ async def _patch_spec(stack: RealStack, spec: Mapping[str, Any]) -> None:
 
 
 async def _cluster(stack: RealStack) -> ElasticsearchOf:
-    """The scenario's cluster: three nodes at ``FROM_VERSION`` holding ``DOCUMENTS`` documents."""
-    _skip_without_versions()
-    es = ElasticsearchOf(stack.kube, NS, NAME)
-    if await get_or_none(stack.kube, ES, namespace=NS, name=NAME) is None:
-        await in_scope_namespace(stack.kube, NS)
-        await stack.kube.create(ES, elasticsearch(NS, NAME, version=FROM_VERSION), namespace=NS)
-        await green_with(es, 3)
-        await es.call(
-            "PUT",
-            f"/{INDEX}",
-            {"settings": {"number_of_shards": 3, "number_of_replicas": 1}},
-        )
-        lines = "".join(
-            f'{{"index":{{"_id":"seed-{n}"}}}}\n{{"n":{n}}}\n' for n in range(DOCUMENTS)
-        )
-        await es.call("POST", f"/{INDEX}/_bulk?refresh=true", lines)
-        await green_with(es, 3)
-    return es
-
-
-async def _documents_there(es: ElasticsearchOf, seen: Observations) -> int:
-    """Every acknowledged document is there; answers the index's document count."""
-    await es.call("POST", f"/{INDEX}/_refresh")
-    _, count = await es.call("GET", f"/{INDEX}/_count")
-    for start in range(0, len(seen.acknowledged), 500):
-        ids = seen.acknowledged[start : start + 500]
-        _, found = await es.call(
-            "POST",
-            f"/{INDEX}/_search",
-            {"size": 0, "track_total_hits": True, "query": {"ids": {"values": ids}}},
-        )
-        assert found["hits"]["total"]["value"] == len(ids), "an acknowledged document is missing"
-    total = int(count["count"])
-    assert total >= DOCUMENTS + len(seen.acknowledged)
-    return total
+    return await seeded_cluster(stack, NS, NAME)
 
 
 async def _reconciled(stack: RealStack, *, version: str, nodes: int) -> None:
-    async def done() -> bool:
-        status = (await _es(stack)).get("status") or {}
-        conditions = {c["type"]: c for c in status.get("conditions") or []}
-        complete = conditions.get("ReconciliationComplete", {}).get("status") == "True"
-        return (
-            complete
-            and status.get("phase") == "Ready"
-            and status.get("version") == version
-            and status.get("availableNodes") == nodes
-        )
-
-    await eventually(
-        done, within=CHANGE_WITHIN, what=f"{NS}/{NAME} Ready at {version} with {nodes} nodes"
-    )
-
-
-def _report(scenario: str, started: float, seen: Observations, documents: int) -> None:
-    print(
-        f"\n[{scenario}] {time.monotonic() - started:.0f} s, {seen.summary()}, "
-        f"documents {documents}"
-    )
+    await reconciled_as(stack, NS, NAME, version=version, nodes=nodes)
 
 
 async def _pods(stack: RealStack) -> dict[str, str]:
-    listed = await stack.kube.list(
-        PODS, namespace=NS, label_selector=f"elasticsearch.k8s.elastic.co/cluster-name={NAME}"
-    )
-    return {p["metadata"]["name"]: p["metadata"]["uid"] for p in listed["items"]}
+    return await pod_uids(stack, NS, NAME)
 
 
 async def test_a_version_upgrade_replaces_each_pod_once_one_at_a_time(es_stack: RealStack) -> None:
@@ -134,8 +67,8 @@ async def test_a_version_upgrade_replaces_each_pod_once_one_at_a_time(es_stack: 
         await _patch_spec(es_stack, {"version": TO_VERSION})
         await _reconciled(es_stack, version=TO_VERSION, nodes=3)
         await green_with(es, 3)
-    documents = await _documents_there(es, seen)
-    _report("upgrade", started, seen, documents)
+    documents = await documents_there(es, seen)
+    report("upgrade", started, seen, documents)
     assert seen.replaced() == dict.fromkeys(before, 1)
     assert seen.most_unavailable == 1
     assert seen.health["red"] == 0
@@ -160,10 +93,105 @@ async def test_a_config_change_is_a_rolling_restart(es_stack: RealStack) -> None
         await eventually(restarted, within=CHANGE_WITHIN, what="every Pod restarted")
         await _reconciled(es_stack, version=version, nodes=3)
         await green_with(es, 3)
-    documents = await _documents_there(es, seen)
-    _report("config change", started, seen, documents)
+    documents = await documents_there(es, seen)
+    report("config change", started, seen, documents)
     assert seen.replaced() == dict.fromkeys(before, 1)
     assert seen.most_unavailable == 1
     assert seen.health["red"] == 0
     _, attrs = await es.call("GET", "/_cat/nodeattrs?format=json&h=node,attr,value")
     assert {a["node"] for a in attrs if a["attr"] == "rack" and a["value"] == "r1"} == set(before)
+
+
+async def _node_set(stack: RealStack) -> list[dict[str, Any]]:
+    return list((await _es(stack))["spec"]["nodeSets"])
+
+
+async def test_a_downscale_to_one_node_moves_the_data_before_each_node_leaves(
+    es_stack: RealStack,
+) -> None:
+    es = await _cluster(es_stack)
+    version = str((await _es(es_stack))["spec"]["version"])
+    node_sets = await _node_set(es_stack)
+    node_sets[0]["count"] = 1
+    started = time.monotonic()
+    async with observed(es, index=INDEX, prefix="downscale", expected_pods=1) as seen:
+        await _patch_spec(es_stack, {"nodeSets": node_sets})
+
+        # Node 2 leaves once its copies moved. Node 1 then holds a copy of every shard that node
+        # 0 holds the other copy of: with one replica, there is nowhere to move it. The operator
+        # waits and says why (ECK's "ensure index settings allow node removal").
+        async def waiting_for_node_1() -> bool:
+            status = (await _es(es_stack)).get("status") or {}
+            leaving = (status.get("inProgressOperations") or {}).get("downscale") or {}
+            names = [node["name"] for node in leaving.get("nodes") or []]
+            return (
+                status.get("phase") == "MigratingData"
+                and f"{NAME}-es-default-1" in names
+                and set(await _pods(es_stack)) == {f"{NAME}-es-default-{i}" for i in (0, 1)}
+            )
+
+        await eventually(
+            waiting_for_node_1, within=CHANGE_WITHIN, what="node 1 held back, data to move"
+        )
+        _, health = await es.call("GET", "/_cluster/health")
+        assert health["number_of_nodes"] == 2
+        assert health["status"] == "green"
+        # The user lowers the replicas, as the event asks; the copies on node 1 can go.
+        await es.call("PUT", f"/{INDEX}/_settings", {"index": {"number_of_replicas": 0}})
+        await _reconciled(es_stack, version=version, nodes=1)
+        await green_with(es, 1)
+    documents = await documents_there(es, seen)
+    report("downscale 3 -> 1", started, seen, documents)
+    assert set(await _pods(es_stack)) == {f"{NAME}-es-default-0"}
+    assert seen.health["red"] == 0
+    _, exclusions = await es.call(
+        "GET",
+        "/_cluster/state/metadata?filter_path=metadata.cluster_coordination.voting_config_exclusions",
+    )
+    # Each leaving master was excluded from voting first; the exclusions are cleared at the end.
+    assert exclusions["metadata"]["cluster_coordination"]["voting_config_exclusions"] == []
+
+
+async def test_an_upscale_joins_the_running_cluster(es_stack: RealStack) -> None:
+    es = await _cluster(es_stack)
+    version = str((await _es(es_stack))["spec"]["version"])
+    _, before = await es.call("GET", "/_cluster/state/metadata?filter_path=metadata.cluster_uuid")
+    node_sets = await _node_set(es_stack)
+    node_sets[0]["count"] = 3
+    started = time.monotonic()
+    async with observed(es, index=INDEX, prefix="upscale", expected_pods=3) as seen:
+        await _patch_spec(es_stack, {"nodeSets": node_sets})
+        await _reconciled(es_stack, version=version, nodes=3)
+        await green_with(es, 3)
+    documents = await documents_there(es, seen)
+    report("upscale 1 -> 3", started, seen, documents)
+    for pod in (f"{NAME}-es-default-{i}" for i in range(3)):
+        _, after = await es.call(
+            "GET", "/_cluster/state/metadata?filter_path=metadata.cluster_uuid", pod=pod
+        )
+        assert after == before, f"{pod} is in another cluster"
+    assert seen.health["red"] == 0
+
+
+async def test_a_renamed_node_set_replaces_the_old_one_without_losing_data(
+    es_stack: RealStack,
+) -> None:
+    es = await _cluster(es_stack)
+    await es.call("PUT", f"/{INDEX}/_settings", {"index": {"number_of_replicas": 1}})
+    await green_with(es, 3)
+    resource = await _es(es_stack)
+    version = str(resource["spec"]["version"])
+    renamed = dict(resource["spec"]["nodeSets"][0], name="renamed", count=2)
+    started = time.monotonic()
+    async with observed(es, index=INDEX, prefix="rename", expected_pods=2) as seen:
+        await _patch_spec(es_stack, {"nodeSets": [renamed]})
+        await _reconciled(es_stack, version=version, nodes=2)
+        await green_with(es, 2)
+    documents = await documents_there(es, seen)
+    report("rename default(3) -> renamed(2)", started, seen, documents)
+    assert set(await _pods(es_stack)) == {f"{NAME}-es-renamed-{i}" for i in range(2)}
+    assert (
+        await get_or_none(es_stack.kube, STATEFULSETS, namespace=NS, name=f"{NAME}-es-default")
+        is None
+    )
+    assert seen.health["red"] == 0

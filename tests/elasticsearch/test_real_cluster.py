@@ -264,7 +264,7 @@ async def test_a_flip_out_of_scope_leaves_the_running_cluster_serving(es_stack: 
     await es_stack.kube.merge_patch(
         NAMESPACES, {"metadata": {"labels": {SCOPE_LABEL: None}}}, namespace=None, name=NS
     )
-    handle = es_stack.temporal.client.get_workflow_handle(f"elasticsearch/{NS}/{NAME}")
+    handle = es_stack.client.get_workflow_handle(f"elasticsearch/{NS}/{NAME}")
 
     async def out_of_scope() -> bool:
         described = await handle.describe()

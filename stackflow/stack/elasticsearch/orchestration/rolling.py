@@ -274,15 +274,19 @@ def complete_restarts(
     cluster: ClusterView,
     node_shutdown: bool,
     no_transient_settings: bool = False,
+    restarting: frozenset[str] = frozenset(),
 ) -> AfterRestarts:
     """ECK's ``maybeCompleteNodeUpgrades``, to run once the expectations are met.
 
     Completed ``restart`` shutdowns of nodes back in the cluster are deleted at once (never those
-    of terminating Pods). When every Pod the StatefulSets should have is in the cluster, allocation
+    of terminating Pods, nor those of ``restarting`` Pods: outdated Pods whose shutdown was
+    requested in an earlier pass and which are deleted next — ECK reads a shutdown back within
+    the pass that requested it, a pure decision only in the next one). When every Pod the StatefulSets should have is in the cluster, allocation
     is enabled again (unless the ``no_transient_settings`` hint says transient settings are gone)
     and every other completed ``restart`` shutdown of a node not terminating is deleted too.
     """
     terminating_ids = {cluster.node_id(pod.name) for pod in pods if pod.terminating} - {None}
+    restarting_ids = {cluster.node_id(name) for name in restarting} - {None}
     in_cluster_ids = {node.id for node in cluster.nodes}
     completed = [
         record
@@ -291,6 +295,7 @@ def complete_restarts(
         and record.is_type(SHUTDOWN_RESTART)
         and record.status == SHUTDOWN_COMPLETE
         and record.node_id not in terminating_ids
+        and record.node_id not in restarting_ids
     ]
     steps: list[Step] = [
         DeleteNodeShutdown(record.node_id)
@@ -489,6 +494,7 @@ def plan_rolling_restart(snapshot: RollingSnapshot) -> RollingDecision:
         cluster=snapshot.cluster,
         node_shutdown=node_shutdown,
         no_transient_settings=snapshot.no_transient_settings,
+        restarting=frozenset(pod.name for pod in outdated if not pod.terminating),
     )
     cluster = _after_steps(snapshot.cluster, after.steps)
     requeue = (after.requeue_reason,) if after.requeue_reason else ()
