@@ -22,7 +22,11 @@ from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secre
 from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
-from activities.elasticsearch_nodes import NodeSpecsOutcome, reconcile_node_specs
+from activities.elasticsearch_nodes import (
+    NodeSpecsOutcome,
+    observe_cluster,
+    reconcile_node_specs,
+)
 from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference, resource_for_kind
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, es_references
@@ -300,6 +304,16 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     if problems:
         raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
     existing = await _existing_objects(context, es)
+    current_statefulsets = [obj for (kind, _), obj in existing.items() if kind == "StatefulSet"]
+    current_pods = [obj for (kind, _), obj in existing.items() if kind == "Pod"]
+    any_ready = any(is_pod_ready(pod) for pod in current_pods)
+    cluster, observed_es = await observe_cluster(
+        context,
+        es,
+        resource=ref.resource,
+        endpoint=endpoint_for(es, existing) if any_ready else None,
+    )
+    es = dict(observed_es)
     secure_settings = await _secure_settings(context, es, existing)
     try:
         children = desired_children(
@@ -314,8 +328,6 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     written = 0
     if secure_settings is None and await _delete_unused_secure_settings(context, es, existing):
         written += 1
-    current_statefulsets = [obj for (kind, _), obj in existing.items() if kind == "StatefulSet"]
-    current_pods = [obj for (kind, _), obj in existing.items() if kind == "Pod"]
     for child in children:
         if child["kind"] == "StatefulSet":
             continue
@@ -323,7 +335,6 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         if applied.outcome is not ApplyOutcome.UNCHANGED:
             written += 1
         existing[(str(child["kind"]), str(child["metadata"]["name"]))] = applied.obj
-    any_ready = any(is_pod_ready(pod) for pod in current_pods)
     nodes = await reconcile_node_specs(
         context,
         es,
@@ -331,7 +342,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         desired_statefulsets=[child for child in children if child["kind"] == "StatefulSet"],
         statefulsets=current_statefulsets,
         pods=current_pods,
-        endpoint=endpoint_for(es, existing) if any_ready else None,
+        cluster=cluster,
     )
     written += nodes.written
     await _record_downscale_events(context, es, nodes)

@@ -43,7 +43,7 @@ from stackflow.stack.elasticsearch.orchestration.node_specs import (
 from stackflow.stack.elasticsearch.orchestration.steps import DeletePod, Step
 from stackflow.stack.labels import ES_CLUSTER_UUID_ANNOTATION
 
-__all__ = ["NodeSpecsOutcome", "read_cluster", "reconcile_node_specs"]
+__all__ = ["NodeSpecsOutcome", "observe_cluster", "read_cluster", "reconcile_node_specs"]
 
 logger = logging.getLogger("activities.elasticsearch_nodes")
 
@@ -101,6 +101,31 @@ async def read_cluster(
     return view_, (uuid if uuid and uuid != UNFORMED_CLUSTER_UUID else None)
 
 
+async def observe_cluster(
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    *,
+    resource: Kind,
+    endpoint: ElasticsearchEndpoint | None,
+) -> tuple[ClusterView | None, Mapping[str, Any]]:
+    """What Elasticsearch answers (None when it does not), and ``es`` as it is after recording
+    the cluster's UUID once it has formed (ECK's zen2 bootstrap is over: the masters' config drops
+    ``cluster.initial_master_nodes``, without a restart since the setting is outside the hash)."""
+    if endpoint is None:
+        return None, es
+    cluster, uuid = await read_cluster(context, endpoint)
+    meta = view(es)
+    if uuid is None or ES_CLUSTER_UUID_ANNOTATION in meta.annotations:
+        return cluster, es
+    patched = await context.scoped.merge_patch(
+        resource,
+        {"metadata": {"annotations": {ES_CLUSTER_UUID_ANNOTATION: uuid}}},
+        namespace=meta.namespace,
+        name=meta.name,
+    )
+    return cluster, patched
+
+
 def _with_pod_uids(
     steps: Sequence[Step], pods: Mapping[str, Mapping[str, Any]]
 ) -> tuple[Step, ...]:
@@ -137,23 +162,14 @@ async def reconcile_node_specs(
     desired_statefulsets: Sequence[Mapping[str, Any]],
     statefulsets: Sequence[Mapping[str, Any]],
     pods: Sequence[Mapping[str, Any]],
-    endpoint: ElasticsearchEndpoint | None,
+    cluster: ClusterView | None,
 ) -> NodeSpecsOutcome:
-    """Write the StatefulSets within the budget, then decide the steps for the running cluster."""
+    """Write the StatefulSets within the budget, then decide the steps for the running cluster.
+
+    ``cluster`` is what :func:`observe_cluster` read (None: Elasticsearch did not answer).
+    """
     meta = view(es)
     spec: Mapping[str, Any] = es.get("spec") or {}
-    cluster: ClusterView | None = None
-    uuid: str | None = None
-    if endpoint is not None:
-        cluster, uuid = await read_cluster(context, endpoint)
-    if uuid is not None and ES_CLUSTER_UUID_ANNOTATION not in meta.annotations:
-        # ECK's zen2 bootstrap is over: the masters' config drops cluster.initial_master_nodes.
-        await context.scoped.merge_patch(
-            resource,
-            {"metadata": {"annotations": {ES_CLUSTER_UUID_ANNOTATION: uuid}}},
-            namespace=meta.namespace,
-            name=meta.name,
-        )
     statefulset_states = tuple(statefulset_state_from_manifest(s) for s in statefulsets)
     pod_states: tuple[PodState, ...] = tuple(pod_state_from_manifest(p) for p in pods)
     snapshot = NodeSpecsSnapshot(

@@ -61,7 +61,11 @@ def launcher_script(
         if bind.read_only:
             lines.append(f"mount -o remount,bind,ro {shlex.quote(bind.target)}")
     lines.append(f"cd {shlex.quote(workdir)}")
-    lines.append(f'exec setpriv --reuid={uid} --regid={gid} --clear-groups -- "$@"')
+    # The node dies with the runner (a killed test, a crashed runner), never left listening on a
+    # Pod IP another run would be given; set after the user change, which would clear it.
+    lines.append(
+        f'exec setpriv --reuid={uid} --regid={gid} --clear-groups --pdeathsig KILL -- "$@"'
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -333,7 +333,10 @@ def test_the_launcher_binds_parents_first_then_makes_read_only_then_drops_root(
     ]
     remounts = [line.split()[-1] for line in script if "remount" in line]
     assert remounts == ["/usr/share/elasticsearch/config/certs", "/usr/share/elasticsearch"]
-    assert script[-1] == 'exec setpriv --reuid=1000 --regid=1000 --clear-groups -- "$@"'
+    assert (
+        script[-1]
+        == 'exec setpriv --reuid=1000 --regid=1000 --clear-groups --pdeathsig KILL -- "$@"'
+    )
     assert script.index(next(line for line in script if "remount" in line)) > script.index(
         binds[-1]
     )

@@ -137,6 +137,10 @@ def test_a_cluster_at_rest_costs_no_step() -> None:
     assert not plan_changes(snapshot()).in_progress
 
 
+def test_an_unreachable_cluster_with_nothing_to_change_is_at_rest() -> None:
+    assert not plan_changes(dataclasses.replace(snapshot(), cluster=None)).in_progress
+
+
 def test_an_unreachable_cluster_is_not_changed() -> None:
     plan = plan_changes(dataclasses.replace(snapshot(update_revision="r2"), cluster=None))
     assert plan.steps == ()
@@ -217,3 +221,15 @@ def test_a_statefulset_whose_pods_cannot_start_is_replaced_at_once() -> None:
     assert [step.pod for step in plan.steps if isinstance(step, DeletePod)] == [
         f"{SSET}-{i}" for i in range(3)
     ]
+
+
+def test_nodes_not_back_hold_the_pass_only_while_a_restart_is_to_complete() -> None:
+    # Nothing restarted: allocation on, no record. A Pod not (yet) in _nodes holds nothing.
+    assert not plan_changes(snapshot(view=cluster(2))).in_progress
+    # After a restart the older way (replicas off), allocation waits for every node to be back.
+    off = AllocationSettings(enable="primaries")
+    waiting = plan_changes(snapshot(view=cluster(2, allocation=off)))
+    assert waiting.steps == ()
+    assert waiting.requeue_reasons == ("Nodes upgrade: some nodes are not back in the cluster yet",)
+    back = plan_changes(snapshot(view=cluster(3, allocation=off)))
+    assert back.steps == (EnableAllocation(),)

@@ -21,6 +21,7 @@ from stackflow.stack.elasticsearch.orchestration.budget import ChangeBudget
 from stackflow.stack.elasticsearch.orchestration.downscale import (
     DownscaleDecision,
     DownscaleSnapshot,
+    calculate_downscales,
     clear_voting_exclusions,
     plan_downscale,
 )
@@ -30,6 +31,7 @@ from stackflow.stack.elasticsearch.orchestration.rolling import (
     RollingSnapshot,
     forced_upgrade,
     plan_rolling_restart,
+    pods_to_upgrade,
 )
 from stackflow.stack.elasticsearch.orchestration.snapshot import (
     ClusterView,
@@ -151,6 +153,13 @@ class ChangesPlan:
         return bool(self.steps or self.requeue_reasons or self.error)
 
 
+def _changes_pending(snapshot: NodeSpecsSnapshot) -> bool:
+    """Whether a node is to leave or to restart (what needs Elasticsearch's answers)."""
+    actual = tuple(sorted(snapshot.statefulsets, key=lambda s: s.name))
+    leaving = calculate_downscales(actual, snapshot.expected, None).leaving
+    return bool(leaving or pods_to_upgrade(snapshot.statefulsets, snapshot.pods))
+
+
 def _changes_statefulsets(steps: Sequence[Step]) -> bool:
     return any(isinstance(step, ScaleStatefulSet | DeleteStatefulSet) for step in steps)
 
@@ -172,6 +181,9 @@ def plan_changes(snapshot: NodeSpecsSnapshot) -> ChangesPlan:
         )
     cluster = snapshot.cluster
     if cluster is None:
+        # Nothing to change needs no answer; a change waits for one.
+        if not _changes_pending(snapshot):
+            return ChangesPlan()
         return ChangesPlan(requeue_reasons=(ELASTICSEARCH_NOT_REACHABLE_REASON,))
     downscale = plan_downscale(
         DownscaleSnapshot(

@@ -302,6 +302,9 @@ def complete_restarts(
         for record in completed
         if record.node_id in in_cluster_ids
     ]
+    if not completed and (no_transient_settings or cluster.allocation.replicas_enabled):
+        # Nothing to complete: no need to wait for every node to be back (ECK waits anyway).
+        return AfterRestarts(tuple(steps))
     expected_pods = [name for statefulset in statefulsets for name in statefulset.pod_names()]
     if not all(name in cluster.node_names for name in expected_pods):
         return AfterRestarts(tuple(steps), NOT_BACK_REASON)
