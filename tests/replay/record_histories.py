@@ -18,6 +18,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Interceptor, Worker
 
+from stackflow.models.cluster_steps import DeletePod, DisableReplicaAllocation, Flush
 from stackflow.models.engine import (
     ACT_LICENSE_CHECK,
     FlipDirectionName,
@@ -137,6 +138,41 @@ async def resource_retry_backoff(env: WorkflowEnvironment, engine: FakeEngine) -
     await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.CHILD_CHANGED, "pod"))
     await eventually(lambda: _reconciled(engine, 4), what="reconcile 4")
     await env.sleep(timedelta(seconds=81))
+    await until_phase(client, ref, Phase.READY)
+    history = await handle.fetch_history()
+    await handle.terminate()
+    return history
+
+
+async def resource_cluster_steps(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """After the ``cluster-steps`` patch: a reconcile's steps run one activity each, in order; a
+    step that fails ends the list and the next reconcile decides again."""
+    client, ref = env.client, make_ref("cluster-steps")
+    restart = (
+        DisableReplicaAllocation(),
+        Flush(synced=False),
+        DeletePod("es-es-default-2", "Deleting pod for rolling upgrade", uid="uid-2"),
+    )
+    engine.failing_steps.add("flush")
+    engine.outcomes.extend(
+        [
+            ReconcileResult(
+                phase=Phase.RECONCILING, requeue_after_seconds=5, cluster_steps=restart
+            ),
+            ReconcileResult(
+                phase=Phase.RECONCILING, requeue_after_seconds=5, cluster_steps=restart[2:]
+            ),
+            ReconcileResult(phase=Phase.READY, message="green"),
+        ]
+    )
+    handle = await signal_with_start(
+        client, ref=ref, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
+    )
+    await until_phase(client, ref, Phase.RETRY_SCHEDULED)
+    await env.sleep(timedelta(seconds=6))
+    await eventually(lambda: _reconciled(engine, 2), what="reconcile 2")
+    await until_phase(client, ref, Phase.RETRY_SCHEDULED)
+    await env.sleep(timedelta(seconds=6))
     await until_phase(client, ref, Phase.READY)
     history = await handle.fetch_history()
     await handle.terminate()
@@ -266,6 +302,7 @@ SCENARIOS: dict[str, Scenario] = {
     "resource_lifecycle_step_activity": resource_lifecycle_step_activity,
     "resource_lifecycle_license_condition": resource_lifecycle_license_condition,
     "resource_retry_backoff": resource_retry_backoff,
+    "resource_cluster_steps": resource_cluster_steps,
     "resource_continue_as_new": resource_continue_as_new,
     "namespace_flip": namespace_flip,
     "namespace_flip_parallel": namespace_flip_parallel,

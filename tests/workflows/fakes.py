@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.step import reconcile_step
 from stackflow.models.engine import (
+    ACT_CLUSTER_STEP,
     ACT_FLIP_TARGETS,
     ACT_INVALID_SPEC_NOTICE,
     ACT_LICENSE_CHECK,
@@ -20,6 +21,8 @@ from stackflow.models.engine import (
     ACT_SCOPE_CHECK,
     ACT_SIGNAL_RESOURCES,
     INVALID_SPEC_ERROR,
+    ClusterStepInput,
+    ClusterStepResult,
     CompensateInput,
     CompensateResult,
     CompensationStep,
@@ -87,6 +90,8 @@ class FakeEngine:
     licensed: bool = True
     #: Outcomes of the next reconciles (a ReconcileResult or an exception to raise), in order.
     outcomes: deque[ReconcileResult | Exception] = field(default_factory=deque)
+    #: Kinds of cluster steps that fail (``ClusterStep.kind``, e.g. ``"flush"``).
+    failing_steps: set[str] = field(default_factory=set)
     default_outcome: ReconcileResult = field(
         default_factory=lambda: ReconcileResult(phase=Phase.READY, message="green")
     )
@@ -175,6 +180,13 @@ class FakeEngine:
             engine.calls.append((ACT_FLIP_TARGETS, request))
             return FlipTargetsResult(refs=engine.flip_targets.get(request.controller, ()))
 
+        @activity.defn(name=ACT_CLUSTER_STEP)
+        async def cluster_step(request: ClusterStepInput) -> ClusterStepResult:
+            engine.calls.append((ACT_CLUSTER_STEP, request))
+            if request.step.kind in engine.failing_steps:
+                raise ApplicationError(f"{request.step.kind} refused", non_retryable=True)
+            return ClusterStepResult(done=True, message=request.step.kind)
+
         @activity.defn(name=ACT_SIGNAL_RESOURCES)
         async def signal_resources(request: SignalResourcesInput) -> SignalResourcesResult:
             engine.calls.append((ACT_SIGNAL_RESOURCES, request))
@@ -193,4 +205,5 @@ class FakeEngine:
             compensation(RELEASE_WATCH),
             flip_targets,
             signal_resources,
+            cluster_step,
         ]
