@@ -11,8 +11,10 @@ import time
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 
 from esrunner.distributions import unavailable_reason as version_unavailable
+from stackflow.models.engine import ACT_CLUSTER_STEP
 from stackflow.models.kinds import PODS
 from tests.e2e.harness import ES, get_or_none
 from tests.elasticsearch.observe import Observations
@@ -126,3 +128,39 @@ def report(scenario: str, started: float, seen: Observations, documents: int) ->
         f"\n[{scenario}] {time.monotonic() - started:.0f} s, {seen.summary()}, "
         f"documents {documents}"
     )
+
+
+async def deletions_in_history(stack: RealStack, namespace: str, name: str) -> dict[str, int]:
+    """How many times the workflow scheduled the deletion of each Pod (every run of it)."""
+    handle = stack.client.get_workflow_handle(f"elasticsearch/{namespace}/{name}")
+    counts: dict[str, int] = {}
+    description = await handle.describe()
+    run_id: str | None = description.run_id
+    # Continue-as-new chains runs: walk back through every run of the workflow.
+    while run_id:
+        run = stack.client.get_workflow_handle(f"elasticsearch/{namespace}/{name}", run_id=run_id)
+        first = None
+        async for event in run.fetch_history_events():
+            if first is None:
+                first = event
+            if event.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                continue
+            attributes = event.activity_task_scheduled_event_attributes
+            if attributes.activity_type.name != ACT_CLUSTER_STEP:
+                continue
+            summary = event.user_metadata.summary.data.decode()
+            if "delete Pod" in summary:
+                pod = summary.split("delete Pod ", 1)[1].split(" ", 1)[0]
+                counts[pod] = counts.get(pod, 0) + 1
+        started = first.workflow_execution_started_event_attributes if first else None
+        run_id = started.continued_execution_run_id if started is not None else None
+    return counts
+
+
+async def replaced_at_least(seen: Observations, count: int) -> None:
+    """Wait until ``count`` Pod replacements were seen."""
+
+    async def enough() -> bool:
+        return sum(seen.replaced().values()) >= count
+
+    await eventually(enough, within=CHANGE_WITHIN, what=f"{count} Pods replaced")

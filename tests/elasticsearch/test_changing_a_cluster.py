@@ -1,6 +1,6 @@
-"""Changing a running cluster with real data: a version upgrade, a ``config`` change, a downscale
-3 → 1, an upscale 1 → 3 and a node set renamed, while a writer keeps indexing and a reader asks
-``_cluster/health`` every second.
+"""Changing a running cluster with real data: a version upgrade (through an operator SIGKILL and a
+Temporal crash), a ``config`` change, a downscale 3 → 1, an upscale 1 → 3 and a node set renamed,
+while a writer keeps indexing and a reader asks ``_cluster/health`` every second.
 
 One cluster (``es-o/data``) goes through the scenarios in order. Each asserts what a user sees:
 every Pod replaced exactly once and one at a time, the cluster never red, every acknowledged
@@ -10,6 +10,7 @@ document there at the end, and the operator's status saying what it does. Each p
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -22,8 +23,10 @@ from tests.elasticsearch.changes import (
     CHANGE_WITHIN,
     INDEX,
     TO_VERSION,
+    deletions_in_history,
     documents_there,
     pod_uids,
+    replaced_at_least,
     report,
     resource,
     seeded_cluster,
@@ -59,21 +62,33 @@ async def _pods(stack: RealStack) -> dict[str, str]:
     return await pod_uids(stack, NS, NAME)
 
 
-async def test_a_version_upgrade_replaces_each_pod_once_one_at_a_time(es_stack: RealStack) -> None:
+async def test_a_version_upgrade_replaces_each_pod_once_one_at_a_time_through_faults(
+    es_stack: RealStack,
+) -> None:
+    """The reliability suite's fault kind on a real cluster: mid-upgrade the operator is
+    SIGKILLed, then the Temporal server crashes; the upgrade resumes where it stopped."""
     es = await _cluster(es_stack)
     before = await _pods(es_stack)
     started = time.monotonic()
     async with observed(es, index=INDEX, prefix="upgrade", expected_pods=3) as seen:
         await _patch_spec(es_stack, {"version": TO_VERSION})
+        await replaced_at_least(seen, 1)
+        assert await es_stack.operator.stop(signal.SIGKILL) == -signal.SIGKILL
+        await es_stack.operator.start()
+        await replaced_at_least(seen, 2)
+        await es_stack.temporal.kill()
+        await es_stack.temporal.start()
         await _reconciled(es_stack, version=TO_VERSION, nodes=3)
         await green_with(es, 3)
     documents = await documents_there(es, seen)
-    report("upgrade", started, seen, documents)
+    report("upgrade, operator SIGKILL and Temporal crash", started, seen, documents)
     assert seen.replaced() == dict.fromkeys(before, 1)
     assert seen.most_unavailable == 1
     assert seen.health["red"] == 0
     _, nodes = await es.call("GET", "/_cat/nodes?format=json&h=name,version")
     assert {node["version"] for node in nodes} == {TO_VERSION}
+    # No step repeated, none skipped: one deletion per Pod in the workflow's history.
+    assert await deletions_in_history(es_stack, NS, NAME) == dict.fromkeys(before, 1)
 
 
 async def test_a_config_change_is_a_rolling_restart(es_stack: RealStack) -> None:
