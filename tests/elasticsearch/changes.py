@@ -122,12 +122,24 @@ async def pod_uids(stack: RealStack, namespace: str, name: str) -> dict[str, str
     return {p["metadata"]["name"]: p["metadata"]["uid"] for p in listed["items"]}
 
 
-def report(scenario: str, started: float, seen: Observations, documents: int) -> None:
-    """Print the scenario's figures (pytest -s shows them; the note quotes them)."""
-    print(
-        f"\n[{scenario}] {time.monotonic() - started:.0f} s, {seen.summary()}, "
-        f"documents {documents}"
+async def document_count(es: ElasticsearchOf) -> int:
+    """How many documents the index holds now (refreshed first)."""
+    await es.call("POST", f"/{INDEX}/_refresh")
+    _, count = await es.call("GET", f"/{INDEX}/_count")
+    return int(count["count"])
+
+
+def report(
+    scenario: str, started: float, seen: Observations, documents: int, before: int | None = None
+) -> None:
+    """Print the scenario's figures (pytest -s shows them; the note quotes them): time, Pod
+    replacements, seconds of each health colour, documents before and after."""
+    counts = (
+        f"documents {before} before, {documents} after"
+        if before is not None
+        else (f"documents {documents}")
     )
+    print(f"\n[{scenario}] {time.monotonic() - started:.0f} s, {seen.summary()}, {counts}")
 
 
 async def deletions_in_history(stack: RealStack, namespace: str, name: str) -> dict[str, int]:

@@ -24,6 +24,7 @@ from tests.elasticsearch.changes import (
     INDEX,
     TO_VERSION,
     deletions_in_history,
+    document_count,
     documents_there,
     pod_uids,
     replaced_at_least,
@@ -69,6 +70,7 @@ async def test_a_version_upgrade_replaces_each_pod_once_one_at_a_time_through_fa
     SIGKILLed, then the Temporal server crashes; the upgrade resumes where it stopped."""
     es = await _cluster(es_stack)
     before = await _pods(es_stack)
+    documents_before = await document_count(es)
     started = time.monotonic()
     async with observed(es, index=INDEX, prefix="upgrade", expected_pods=3) as seen:
         await _patch_spec(es_stack, {"version": TO_VERSION})
@@ -81,7 +83,9 @@ async def test_a_version_upgrade_replaces_each_pod_once_one_at_a_time_through_fa
         await _reconciled(es_stack, version=TO_VERSION, nodes=3)
         await green_with(es, 3)
     documents = await documents_there(es, seen)
-    report("upgrade, operator SIGKILL and Temporal crash", started, seen, documents)
+    report(
+        "upgrade, operator SIGKILL and Temporal crash", started, seen, documents, documents_before
+    )
     assert seen.replaced() == dict.fromkeys(before, 1)
     assert seen.most_unavailable == 1
     assert seen.health["red"] == 0
@@ -97,6 +101,7 @@ async def test_a_config_change_is_a_rolling_restart(es_stack: RealStack) -> None
     node_sets = resource["spec"]["nodeSets"]
     node_sets[0]["config"] = {"node.attr.rack": "r1"}
     before = await _pods(es_stack)
+    documents_before = await document_count(es)
     started = time.monotonic()
     async with observed(es, index=INDEX, prefix="config", expected_pods=3) as seen:
         await _patch_spec(es_stack, {"nodeSets": node_sets})
@@ -109,7 +114,7 @@ async def test_a_config_change_is_a_rolling_restart(es_stack: RealStack) -> None
         await _reconciled(es_stack, version=version, nodes=3)
         await green_with(es, 3)
     documents = await documents_there(es, seen)
-    report("config change", started, seen, documents)
+    report("config change", started, seen, documents, documents_before)
     assert seen.replaced() == dict.fromkeys(before, 1)
     assert seen.most_unavailable == 1
     assert seen.health["red"] == 0
@@ -128,6 +133,7 @@ async def test_a_downscale_to_one_node_moves_the_data_before_each_node_leaves(
     version = str((await _es(es_stack))["spec"]["version"])
     node_sets = await _node_set(es_stack)
     node_sets[0]["count"] = 1
+    documents_before = await document_count(es)
     started = time.monotonic()
     async with observed(es, index=INDEX, prefix="downscale", expected_pods=1) as seen:
         await _patch_spec(es_stack, {"nodeSets": node_sets})
@@ -156,7 +162,7 @@ async def test_a_downscale_to_one_node_moves_the_data_before_each_node_leaves(
         await _reconciled(es_stack, version=version, nodes=1)
         await green_with(es, 1)
     documents = await documents_there(es, seen)
-    report("downscale 3 -> 1", started, seen, documents)
+    report("downscale 3 -> 1", started, seen, documents, documents_before)
     assert set(await _pods(es_stack)) == {f"{NAME}-es-default-0"}
     assert seen.health["red"] == 0
     _, exclusions = await es.call(
@@ -173,13 +179,14 @@ async def test_an_upscale_joins_the_running_cluster(es_stack: RealStack) -> None
     _, before = await es.call("GET", "/_cluster/state/metadata?filter_path=metadata.cluster_uuid")
     node_sets = await _node_set(es_stack)
     node_sets[0]["count"] = 3
+    documents_before = await document_count(es)
     started = time.monotonic()
     async with observed(es, index=INDEX, prefix="upscale", expected_pods=3) as seen:
         await _patch_spec(es_stack, {"nodeSets": node_sets})
         await _reconciled(es_stack, version=version, nodes=3)
         await green_with(es, 3)
     documents = await documents_there(es, seen)
-    report("upscale 1 -> 3", started, seen, documents)
+    report("upscale 1 -> 3", started, seen, documents, documents_before)
     for pod in (f"{NAME}-es-default-{i}" for i in range(3)):
         _, after = await es.call(
             "GET", "/_cluster/state/metadata?filter_path=metadata.cluster_uuid", pod=pod
@@ -197,13 +204,14 @@ async def test_a_renamed_node_set_replaces_the_old_one_without_losing_data(
     resource = await _es(es_stack)
     version = str(resource["spec"]["version"])
     renamed = dict(resource["spec"]["nodeSets"][0], name="renamed", count=2)
+    documents_before = await document_count(es)
     started = time.monotonic()
     async with observed(es, index=INDEX, prefix="rename", expected_pods=2) as seen:
         await _patch_spec(es_stack, {"nodeSets": [renamed]})
         await _reconciled(es_stack, version=version, nodes=2)
         await green_with(es, 2)
     documents = await documents_there(es, seen)
-    report("rename default(3) -> renamed(2)", started, seen, documents)
+    report("rename default(3) -> renamed(2)", started, seen, documents, documents_before)
     assert set(await _pods(es_stack)) == {f"{NAME}-es-renamed-{i}" for i in range(2)}
     assert (
         await get_or_none(es_stack.kube, STATEFULSETS, namespace=NS, name=f"{NAME}-es-default")
