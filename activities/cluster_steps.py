@@ -93,15 +93,19 @@ async def _kubernetes_step(context: ControllerContext, ref: ResourceRef, step: A
         case DeletePod(pod=pod, uid=uid):
             return await _delete(context, PODS, namespace=namespace, name=pod, uid=uid)
         case ScaleStatefulSet(statefulset=statefulset, replicas=replicas):
-            try:
-                await context.scoped.merge_patch(
-                    STATEFULSETS,
-                    {"spec": {"replicas": replicas}},
-                    namespace=namespace,
-                    name=statefulset,
-                )
-            except errors.NotFound:
+            # An update with the resourceVersion read (the role grants update, as ECK's): a
+            # concurrent change is a Conflict, retried from a fresh read.
+            current = await context.scoped.get_or_none(
+                STATEFULSETS, namespace=namespace, name=statefulset
+            )
+            if current is None:
                 return False
+            if (current.get("spec") or {}).get("replicas") == replicas:
+                return False
+            updated = {**current, "spec": {**current["spec"], "replicas": replicas}}
+            await context.scoped.replace(
+                STATEFULSETS, updated, namespace=namespace, name=statefulset
+            )
             return True
         case DeleteStatefulSet(statefulset=statefulset):
             node_set = names.node_set_of_statefulset(ref.name, statefulset)

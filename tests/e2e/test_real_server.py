@@ -71,6 +71,9 @@ NOT_SEEN = {
     # Warning on it; whether a reconcile waits for the trial here depends on the timing
     # (tests/e2e/test_license_gate.py shows the event on the Pod, on both backends).
     ("pods", "get"): "only when a reconcile waits for a license",
+    # A rolling restart deletes Pods once the cluster says it may; kwok runs no Elasticsearch
+    # (tests/elasticsearch/test_changing_a_cluster.py restarts real nodes on this server).
+    ("pods", "delete"): "needs a live Elasticsearch",
 }
 #: A namespace in scope whose APM Server references the documented cluster across namespaces:
 #: with enforce-rbac-on-refs on, the operator asks the API server whether the APM Server's

@@ -120,7 +120,7 @@ CASES = [
             "Role/team-a/stackflow": {
                 "/namespaces": None,
                 "/secrets": ("create", "delete", "get", "list", "patch", "update", "watch"),
-                "/pods": ("get", "list", "watch"),
+                "/pods": ("delete", "get", "list", "watch"),
                 "/events": ("create", "patch"),
                 "elasticsearch.k8s.elastic.co/elasticsearches": ("get", "list", "patch", "watch"),
                 "elasticsearch.k8s.elastic.co/elasticsearches/finalizers": ("update",),
@@ -214,7 +214,7 @@ CASES = [
         grants={
             "ClusterRole//stackflow": WHOLE
             | {
-                "/pods": ("get", "list", "watch"),
+                "/pods": ("delete", "get", "list", "watch"),
                 "/services": ("create", "get", "list", "update", "watch"),
                 "discovery.k8s.io/endpointslices": None,
             }

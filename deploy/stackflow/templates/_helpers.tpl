@@ -89,9 +89,10 @@ rules:
     resources: ["statefulsets", "deployments", "daemonsets"]
     verbs: ["get", "list", "watch", "create", "update", "delete"]
     namespaced: true
-  # Pods are only read (readiness, unicast hosts; with elasticsearch-dial endpoints, the ready
-  # addresses of each cluster's internal HTTP Service, computed from it and its Pods).
-  - {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], namespaced: true}
+  # Pods are read (readiness, unicast hosts; with elasticsearch-dial endpoints, the ready
+  # addresses of each cluster's internal HTTP Service, computed from it and its Pods) and deleted
+  # one at a time by a rolling restart (StatefulSets update OnDelete).
+  - {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"], namespaced: true}
   - {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"], namespaced: true}
   # The stack resources: read, given a status, and owners of their children (whose blocking
   # ownerReferences clusters running the OwnerReferencesPermissionEnforcement admission plugin,
