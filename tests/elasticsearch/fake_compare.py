@@ -7,7 +7,8 @@ its HTTP status and body flattened to ``{path: value}`` (``status``, ``body.lice
 dot is quoted, so that flat settings and nested ones differ; empty maps and lists are values,
 so that ``{}`` and an absent field differ, as in :mod:`tests.conformance.compare`). A value that legitimately differs between two servers
 (a uid, a date, a version, a node count) is *masked by path*: only its JSON type is kept
-(``<string>``, ``<int>``…). Every other value, and every key, must agree.
+(``<string>``, ``<int>``…); an object keyed by ids (``GET _nodes``' ``nodes``, keyed by node id)
+has its keys compared as ``<id>``, ``<id 2>``… Every other value, and every key, must agree.
 
 What does not agree is either fixed in the fake or a row of
 ``tests/fakes/FAKE_ELASTICSEARCH_DIFFERENCES.md``: ``| call | field | fake | real | reason |``,
@@ -64,8 +65,10 @@ class Call:
 
     ``before`` brings both servers to the state the call needs and ``after`` undoes it (each
     must answer 200); ``masks`` are the view paths whose values legitimately differ;
-    ``operator`` is how the operator's client sends ``request`` (None for a call it never makes,
-    such as a transient setting; the comparison is then about the fake alone).
+    ``id_keys`` the paths of objects keyed by ids (``body.nodes``, keyed by node id), whose keys
+    are compared as ``<id>``, ``<id 2>``… in the answer's order; ``operator`` is how the
+    operator's client sends ``request`` (None for a call it never makes, such as reading the
+    cluster settings nested; the comparison is then about the fake alone).
     """
 
     name: str
@@ -73,6 +76,7 @@ class Call:
     operator: OperatorCall | None = None
     credentials: str = USER
     masks: tuple[str, ...] = ()
+    id_keys: tuple[str, ...] = ()
     before: tuple[Request, ...] = ()
     after: tuple[Request, ...] = ()
 
@@ -166,9 +170,34 @@ def flatten(value: Any, prefix: str) -> dict[str, Any]:
     return {prefix: value}
 
 
-def view(answer: Answer, masks: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The answer flattened to ``{path: value}``, masked paths reduced to their JSON type."""
-    flat = {**flatten(answer.status, "status"), **flatten(answer.body, "body")}
+def rekeyed(body: Any, path: str) -> Any:
+    """``body`` with the keys of the object at view path ``path`` (``body.nodes``; plain keys
+    only) replaced by ``<id>``, ``<id 2>``… in the answer's order (anything else as it is)."""
+
+    def walk(value: Any, rest: list[str]) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if not rest:
+            return {
+                "<id>" if number == 1 else f"<id {number}>": item
+                for number, item in enumerate(value.values(), start=1)
+            }
+        return {
+            key: walk(item, rest[1:]) if key == rest[0] else item for key, item in value.items()
+        }
+
+    return walk(body, path.split(".")[1:])
+
+
+def view(
+    answer: Answer, masks: tuple[str, ...] = (), id_keys: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The answer flattened to ``{path: value}``, the keys of ``id_keys`` objects replaced
+    (:func:`rekeyed`), masked paths reduced to their JSON type."""
+    body = answer.body
+    for path in id_keys:
+        body = rekeyed(body, path)
+    flat = {**flatten(answer.status, "status"), **flatten(body, "body")}
     patterns = [path_pattern(mask) for mask in masks]
     return {
         path: type_name(value) if any(p.match(path) for p in patterns) else value
@@ -298,8 +327,8 @@ def _same(left: Any, right: Any) -> bool:
 def compare(call: Call, fake: Answer, real: Answer, rows: list[Row]) -> Comparison:
     """Compare the two answers to ``call`` under the documented ``rows``."""
     result = Comparison(call, fake, real)
-    fake_view = view(fake, call.masks)
-    real_view = view(real, call.masks)
+    fake_view = view(fake, call.masks, call.id_keys)
+    real_view = view(real, call.masks, call.id_keys)
     used: list[Row] = []
     for path in list(dict.fromkeys([*fake_view, *real_view])):
         diff = FieldDiff(path, fake_view.get(path, ABSENT), real_view.get(path, ABSENT))

@@ -89,6 +89,33 @@ TYPED_SETTINGS = {
     "cluster.routing.allocation.disk.threshold_enabled": False,
 }
 TRANSIENT = {"cluster.routing.allocation.exclude._name": "fvr-no-such-node"}
+#: What the orchestration writes around a rolling restart or a downscale: replicas held back, a
+#: node (here none of the cluster's) drained.
+ALLOCATION = {
+    "cluster.routing.allocation.enable": "primaries",
+    "cluster.routing.allocation.exclude._name": "fvr-no-such-node",
+}
+#: The one node of the fake, standing for the real cluster's one node (its name is masked).
+FAKE_NODE = "fvr-fake-es-default-0"
+#: A node name no node of the cluster has (a voting exclusion of it is ``_absent_``).
+NO_SUCH_NODE = "fvr-no-such-node"
+#: An index of one shard with one replica: on one node, the primary starts and the replica
+#: stays unassigned (a yellow cluster).
+INDEX = "fvr-index"
+CREATE_INDEX = Request(
+    "PUT", f"/{INDEX}", body={"settings": {"number_of_shards": 1, "number_of_replicas": 1}}
+)
+DELETE_INDEX = Request("DELETE", f"/{INDEX}")
+NODES_FILTER = {"filter_path": "nodes.*.name,nodes.*.roles,nodes.*.version"}
+SHARDS_COLUMNS = {"format": "json", "h": "index,shard,prirep,state,node"}
+VOTING_FILTER = {"filter_path": "metadata.cluster_coordination.voting_config_exclusions"}
+VOTING_PATH = "/_cluster/voting_config_exclusions"
+ADD_VOTING_EXCLUSION = Request(
+    "POST", VOTING_PATH, params={"node_names": NO_SUCH_NODE, "timeout": "30s"}
+)
+CLEAR_VOTING_EXCLUSIONS = Request("DELETE", VOTING_PATH, params={"wait_for_removal": "false"})
+SHUTDOWN_PATH = f"/_nodes/{NO_SUCH_NODE}/shutdown"
+SHUTDOWN_REASON = "stackflow-fake-vs-real"
 HEALTH_COUNTS = (
     "body.cluster_name",
     "body.number_of_*",
@@ -237,6 +264,117 @@ CALLS: tuple[Call, ...] = (
         after=(put_settings(removal(TRANSPORT_SEEDS), removal(TRANSIENT)),),
     ),
     Call(
+        "put transient allocation settings",
+        put_settings(transient=ALLOCATION),
+        operator=lambda api: api.put_transient_settings(ALLOCATION),
+        after=(put_settings(transient=removal(ALLOCATION)),),
+    ),
+    Call(
+        "remove transient allocation settings",
+        put_settings(transient=removal(ALLOCATION)),
+        operator=lambda api: api.put_transient_settings(removal(ALLOCATION)),
+        before=(put_settings(transient=ALLOCATION),),
+    ),
+    Call(
+        "allocation settings",
+        Request("GET", "/_cluster/settings", params={"flat_settings": "true"}),
+        operator=lambda api: api.allocation_settings(),
+        before=(put_settings(transient=ALLOCATION),),
+        after=(put_settings(transient=removal(ALLOCATION)),),
+    ),
+    Call(
+        "an unknown allocation enable value",
+        put_settings(transient={"cluster.routing.allocation.enable": "fvr-bogus"}),
+    ),
+    Call(
+        "the cluster's uuid",
+        Request("GET", STATE_PATH, params={"filter_path": "metadata.cluster_uuid"}),
+        operator=lambda api: api.cluster_uuid(),
+        masks=("body.metadata.cluster_uuid",),
+    ),
+    Call(
+        "the root (GET /)",
+        Request("GET", "/"),
+        masks=("body.name", "body.cluster_name", "body.cluster_uuid", "body.version.*"),
+    ),
+    Call(
+        "nodes",
+        Request("GET", "/_nodes", params=NODES_FILTER),
+        operator=lambda api: api.nodes(),
+        masks=("body.nodes.*.name", "body.nodes.*.version"),
+        id_keys=("body.nodes",),
+    ),
+    Call(
+        "shards, no index",
+        Request("GET", "/_cat/shards", params=SHARDS_COLUMNS),
+        operator=lambda api: api.shards(),
+    ),
+    Call(
+        "shards of an index with a replica",
+        Request("GET", "/_cat/shards", params=SHARDS_COLUMNS),
+        operator=lambda api: api.shards(),
+        masks=("body[*].node",),
+        before=(CREATE_INDEX,),
+        after=(DELETE_INDEX,),
+    ),
+    Call(
+        "orchestration health, a replica unassigned",
+        Request("GET", "/_cluster/health"),
+        operator=lambda api: api.orchestration_health(),
+        masks=("body.cluster_name", "body.task_max_waiting_in_queue_millis"),
+        before=(CREATE_INDEX,),
+        after=(DELETE_INDEX,),
+    ),
+    Call(
+        "flush",
+        Request("POST", "/_flush"),
+        operator=lambda api: api.flush(),
+        before=(CREATE_INDEX,),
+        after=(DELETE_INDEX,),
+    ),
+    Call(
+        "voting exclusions, none",
+        Request("GET", STATE_PATH, params=VOTING_FILTER),
+        operator=lambda api: api.voting_exclusions(),
+    ),
+    Call(
+        "voting exclusions of an unknown node",
+        Request("GET", STATE_PATH, params=VOTING_FILTER),
+        operator=lambda api: api.voting_exclusions(),
+        before=(ADD_VOTING_EXCLUSION,),
+        after=(CLEAR_VOTING_EXCLUSIONS,),
+    ),
+    Call(
+        "exclude an unknown node from voting",
+        ADD_VOTING_EXCLUSION,
+        operator=lambda api: api.add_voting_exclusions([NO_SUCH_NODE]),
+        after=(CLEAR_VOTING_EXCLUSIONS,),
+    ),
+    Call(
+        "clear the voting exclusions",
+        CLEAR_VOTING_EXCLUSIONS,
+        operator=lambda api: api.clear_voting_exclusions(),
+        before=(ADD_VOTING_EXCLUSION,),
+    ),
+    Call(
+        "node shutdowns without the shutdown API",
+        Request("GET", "/_nodes/shutdown"),
+        operator=lambda api: api.node_shutdowns(),
+        masks=("body.cluster_name",),
+    ),
+    Call(
+        "put a node shutdown without the shutdown API",
+        Request("PUT", SHUTDOWN_PATH, body={"type": "restart", "reason": SHUTDOWN_REASON}),
+        operator=lambda api: api.put_node_shutdown(
+            NO_SUCH_NODE, type="restart", reason=SHUTDOWN_REASON
+        ),
+    ),
+    Call(
+        "delete a node shutdown without the shutdown API",
+        Request("DELETE", SHUTDOWN_PATH),
+        operator=lambda api: api.delete_node_shutdown(NO_SUCH_NODE),
+    ),
+    Call(
         "create an API key",
         Request(
             "POST",
@@ -319,13 +457,15 @@ def _client(server: Server, credentials: str) -> AiohttpElasticsearchClient:
 
 @asynccontextmanager
 async def _fake(user: str, password: str) -> AsyncIterator[tuple[FakeElasticsearch, Server]]:
-    """A fresh fake with the real cluster's user, in the real cluster's state: the trial started
-    (by the call the operator started it with on the real one) and file settings applied."""
+    """A fresh fake with the real cluster's user, in the real cluster's state: one node (with
+    Elasticsearch's default roles), no index, the trial started (by the call the operator started
+    it with on the real one) and file settings applied."""
     async with FakeElasticsearch(username=user, password=password) as fake:
         server = Server(fake.url, user, password)
         started = await send(server, Request("POST", "/_license/start_trial", params=ACKNOWLEDGE))
         assert started.status == 200, started
         fake.state.file_settings_version = 1
+        fake.add_node(FAKE_NODE)
         yield fake, server
 
 

@@ -4,6 +4,15 @@ Binds 127.0.0.1 on a free port, optionally serves TLS with a given certificate, 
 records every call so tests can assert on what the client sent. ``unreachable_elasticsearch`` is a
 client factory for tests that do not care about the cluster's API: its clusters never answer.
 
+Behind the calls that change a running cluster (rolling restarts, downscales, voting exclusions)
+is a small model of the cluster, ``state.cluster``: nodes, indices and their shard copies, allocated
+at once after every change by Elasticsearch's rules (``exclude._name``, ``enable``, node shutdowns),
+which tests drive with :meth:`FakeElasticsearch.add_node`, ``remove_node`` and ``create_index``
+(``tests/fakes/fake_cluster_nodes.py`` keeps the nodes in line with a cluster's Pods). While the
+model has no node, the health is what tests set (``state.health``, ``state.number_of_nodes``) and
+``_cat/shards`` answers 503 ``master_not_discovered_exception``, as a cluster without an elected
+master does: the operator then has no view of the cluster to change it by, and leaves it be.
+
 Its answers are checked against a real node's by ``tests/elasticsearch/test_fake_matches_real.py``:
 status codes and body shapes agree, Elasticsearch's error shape included, except for the
 differences ``FAKE_ELASTICSEARCH_DIFFERENCES.md`` (next to this module) lists with their reasons.
@@ -16,6 +25,7 @@ import base64
 import binascii
 import fnmatch
 import json
+import re
 import ssl
 import tempfile
 import time
@@ -32,6 +42,16 @@ from aiohttp import web
 from activities.context import ElasticsearchEndpoint
 from stackflow.elastic import ElasticsearchApi, ElasticsearchUnavailable
 from stackflow.elastic.client import ApiKey, ClusterHealth, FileSettingsState
+from stackflow.elastic.cluster_view import ENABLE_SETTING, EXCLUDE_NAME_SETTING
+from stackflow.stack.elasticsearch.orchestration.snapshot import (
+    AllocationSettings,
+    ClusterNode,
+    NodeShutdown,
+    Shard,
+)
+from stackflow.stack.elasticsearch.orchestration.snapshot import (
+    ClusterHealth as OrchestrationHealth,
+)
 
 REQUEST_BODY = web.RequestKey("request_body", dict[str, Any])
 #: The caller's Authorization header: with ``any_credentials`` one fake stands for many clusters,
@@ -143,6 +163,486 @@ class RecordedCall:
     body: Any
 
 
+# -- the cluster model: nodes, indices and their shard copies --------------------------------------
+
+#: The roles of a node whose configuration names none, as ``GET _nodes`` lists them (sorted).
+DEFAULT_NODE_ROLES = (
+    "data",
+    "data_cold",
+    "data_content",
+    "data_frozen",
+    "data_hot",
+    "data_warm",
+    "ingest",
+    "master",
+    "ml",
+    "remote_cluster_client",
+    "transform",
+)
+#: The version of a node added without one (the oldest the project pins).
+DEFAULT_NODE_VERSION = "8.17.0"
+#: The roles that let a node hold the shards of a regular index: its ``_tier_preference`` is
+#: ``data_content``, which the generic ``data`` role also holds.
+CONTENT_ROLES = frozenset({"data", "data_content"})
+#: ``cluster.routing.allocation.enable``'s values (Elasticsearch reads them in any case).
+ALLOCATION_ENABLE_VALUES = ("all", "primaries", "new_primaries", "none")
+#: The most voting configuration exclusions (``cluster.max_voting_config_exclusions``' default).
+MAX_VOTING_EXCLUSIONS = 10
+#: A voting exclusion's node id when no node of that name is in the cluster.
+ABSENT_NODE_ID = "_absent_"
+#: Where the shutdown status names an unmovable shard's allocation decision.
+NODE_ALLOCATION_DECISION_KEY = "node_allocation_decision"
+
+STARTED = "STARTED"
+UNASSIGNED = "UNASSIGNED"
+
+
+def new_uuid() -> str:
+    """An id as Elasticsearch makes node ids and index and cluster uuids: 16 random bytes,
+    URL-safe base64, unpadded."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def simple_match(pattern: str, value: str) -> bool:
+    """Elasticsearch's ``Regex.simpleMatch``: ``*`` stands for any text, nothing else is special."""
+    return (
+        re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")), value) is not None
+    )
+
+
+@dataclass
+class FakeNode:
+    """A node of the fake cluster: its name (a Pod's), id, roles and version."""
+
+    name: str
+    id: str
+    roles: tuple[str, ...] = DEFAULT_NODE_ROLES
+    version: str = DEFAULT_NODE_VERSION
+
+    @property
+    def holds_content(self) -> bool:
+        """Whether the node can hold a regular index's shards."""
+        return bool(CONTENT_ROLES & set(self.roles))
+
+    @property
+    def holds_data(self) -> bool:
+        """Whether the node has a data role (``number_of_data_nodes`` counts it)."""
+        return any(role == "data" or role.startswith("data_") for role in self.roles)
+
+    @property
+    def master_eligible(self) -> bool:
+        """Whether the node is master-eligible."""
+        return "master" in self.roles
+
+
+@dataclass
+class ShardCopy:
+    """One copy of one shard: ``node`` is the name of the node holding it (None: unassigned);
+    ``last_node`` the node it was on before (where a returning node's data is)."""
+
+    index: str
+    shard: int
+    primary: bool
+    node: str | None = None
+    last_node: str | None = None
+
+    @property
+    def state(self) -> str:
+        """``STARTED`` or ``UNASSIGNED`` (the model has no initializing or relocating copies)."""
+        return STARTED if self.node is not None else UNASSIGNED
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """Which shard this is a copy of."""
+        return (self.index, self.shard)
+
+
+@dataclass
+class FakeIndex:
+    """An index: its shard and replica counts, and per shard the ids of the nodes holding an
+    in-sync copy (empty while the shard never started: a new shard may go anywhere, an existing
+    primary only where its data is)."""
+
+    name: str
+    shards: int = 1
+    replicas: int = 1
+    uuid: str = field(default_factory=new_uuid)
+    in_sync: dict[int, set[str]] = field(default_factory=dict)
+
+
+@dataclass
+class FakeShutdown:
+    """A node shutdown record (``PUT _nodes/<id>/shutdown``); ``type`` in capitals."""
+
+    node_id: str
+    type: str
+    reason: str
+    started_millis: int
+    allocation_delay: str | None = None
+    #: Whether the node was in the cluster since the record was put (else: NOT_STARTED).
+    node_seen: bool = False
+
+
+@dataclass(frozen=True)
+class AllocationRules:
+    """What the allocation reads from the cluster settings: ``enable`` and the excluded names."""
+
+    enable: str = "all"
+    excluded: tuple[str, ...] = ()
+
+    def excludes(self, node: str) -> bool:
+        """Whether ``cluster.routing.allocation.exclude._name`` names ``node``."""
+        return any(simple_match(pattern, node) for pattern in self.excluded)
+
+    def may_allocate(self, copy: ShardCopy, *, new: bool) -> bool:
+        """Whether ``enable`` lets ``copy`` be assigned or moved (``new``: a shard never started)."""
+        if self.enable == "all":
+            return True
+        if self.enable == "primaries":
+            return copy.primary
+        if self.enable == "new_primaries":
+            return copy.primary and new
+        return False
+
+
+@dataclass
+class FakeCluster:
+    """The fake's cluster: nodes by name (in joining order), indices, their shard copies, the
+    voting configuration exclusions and the node shutdown records.
+
+    Allocation is instant (no copy is ever initializing or relocating) and deterministic: after
+    every change, each unassigned copy goes to an eligible node, the least loaded first, and each
+    copy on a node it may not stay on moves to one. See :meth:`allocate` for the rules.
+    """
+
+    uuid: str = field(default_factory=new_uuid)
+    nodes: dict[str, FakeNode] = field(default_factory=dict)
+    #: The id of every node that was ever in the cluster, by name: a node keeps its id across a
+    #: restart (Elasticsearch stores it on the node's data path).
+    known_ids: dict[str, str] = field(default_factory=dict)
+    indices: dict[str, FakeIndex] = field(default_factory=dict)
+    copies: list[ShardCopy] = field(default_factory=list)
+    #: ``(node_id, node_name)``, in the order they were added.
+    voting_exclusions: list[tuple[str, str]] = field(default_factory=list)
+    #: Node shutdown records by node id.
+    shutdowns: dict[str, FakeShutdown] = field(default_factory=dict)
+    #: While True, changes are recorded but no copy is assigned or moved (a test's way to see
+    #: a shutdown IN_PROGRESS, or the cluster between two steps).
+    paused: bool = False
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def node_by_id(self, node_id: str) -> FakeNode | None:
+        """The node in the cluster with ``node_id``, if any."""
+        return next((node for node in self.nodes.values() if node.id == node_id), None)
+
+    def copies_of(self, key: tuple[str, int]) -> list[ShardCopy]:
+        """Every copy of shard ``key``, the primary first."""
+        return sorted(
+            (copy for copy in self.copies if copy.key == key), key=lambda c: not c.primary
+        )
+
+    def copies_on(self, node: str) -> list[ShardCopy]:
+        """The copies on node ``node``."""
+        return [copy for copy in self.copies if copy.node == node]
+
+    def copies_by_node(self) -> dict[str, list[tuple[str, int, str]]]:
+        """Every node's copies as ``(index, shard, "p"|"r")`` in ``_cat/shards`` order, every
+        node present (empty lists too); unassigned copies under ``""``."""
+        layout: dict[str, list[tuple[str, int, str]]] = {name: [] for name in self.nodes}
+        for copy in self.ordered_copies():
+            layout.setdefault(copy.node or "", []).append(
+                (copy.index, copy.shard, "p" if copy.primary else "r")
+            )
+        return layout
+
+    def remove_shutdown_on(self, node: FakeNode) -> bool:
+        """Whether ``node`` has a ``remove`` (or ``replace``) shutdown record."""
+        record = self.shutdowns.get(node.id)
+        return record is not None and record.type in ("REMOVE", "REPLACE")
+
+    def delayed(self, copy: ShardCopy) -> bool:
+        """Whether an unassigned replica waits for its node to come back: the node left with a
+        ``restart`` shutdown record (its ``allocation_delay``; the model has no clock)."""
+        if copy.node is not None or copy.primary or copy.last_node is None:
+            return False
+        if copy.last_node in self.nodes:
+            return False
+        node_id = self.known_ids.get(copy.last_node)
+        record = self.shutdowns.get(node_id) if node_id else None
+        return record is not None and record.type == "RESTART"
+
+    # -- changing -------------------------------------------------------------------------------
+
+    def add_node(
+        self,
+        name: str,
+        *,
+        roles: Sequence[str] = DEFAULT_NODE_ROLES,
+        version: str = DEFAULT_NODE_VERSION,
+        node_id: str | None = None,
+    ) -> FakeNode:
+        """A node joins (again: a known name keeps its id). A node already there is replaced (a
+        restart with other roles or another version)."""
+        if name in self.nodes:
+            self.remove_node(name)
+        node = FakeNode(
+            name=name,
+            id=node_id or self.known_ids.get(name) or new_uuid(),
+            roles=tuple(sorted(set(roles))),
+            version=version,
+        )
+        self.known_ids[name] = node.id
+        self.nodes[name] = node
+        if node.id in self.shutdowns:
+            self.shutdowns[node.id].node_seen = True
+        return node
+
+    def remove_node(self, name: str) -> None:
+        """A node leaves: its copies are unassigned. A shard still started elsewhere forgets the
+        node's copy (it is stale); a shard whose primary left promotes a started replica."""
+        if self.nodes.pop(name, None) is None:
+            return
+        for copy in self.copies:
+            if copy.node != name:
+                continue
+            copy.node, copy.last_node = None, name
+            index = self.indices[copy.index]
+            others = [c for c in self.copies_of(copy.key) if c.node is not None]
+            if others:
+                index.in_sync.setdefault(copy.shard, set()).discard(self.known_ids[name])
+            if copy.primary and others:
+                # A replica takes over: the old primary copy becomes an (unassigned) replica.
+                copy.primary, others[0].primary = False, True
+
+    def create_index(self, name: str, *, shards: int = 1, replicas: int = 1) -> FakeIndex:
+        """A new index of ``shards`` primaries with ``replicas`` replicas each, unassigned."""
+        index = FakeIndex(name=name, shards=shards, replicas=replicas)
+        self.indices[name] = index
+        for shard in range(shards):
+            self.copies.append(ShardCopy(name, shard, primary=True))
+            self.copies += [ShardCopy(name, shard, primary=False) for _ in range(replicas)]
+        return index
+
+    def delete_index(self, name: str) -> None:
+        """The index and its copies go."""
+        self.indices.pop(name, None)
+        self.copies = [copy for copy in self.copies if copy.index != name]
+
+    # -- allocating -----------------------------------------------------------------------------
+
+    def _load(self, node: str) -> int:
+        return sum(1 for copy in self.copies if copy.node == node)
+
+    def _targets(self, copy: ShardCopy, rules: AllocationRules) -> list[FakeNode]:
+        """The nodes ``copy`` may go to: content nodes not excluded by name, without a
+        ``remove`` shutdown, holding no copy of the shard; its last node first, then the least
+        loaded, then by name."""
+        taken = {c.node for c in self.copies_of(copy.key) if c.node is not None}
+        eligible = [
+            node
+            for node in self.nodes.values()
+            if node.holds_content
+            and not rules.excludes(node.name)
+            and not self.remove_shutdown_on(node)
+            and node.name not in taken
+        ]
+        return sorted(
+            eligible,
+            key=lambda node: (node.name != copy.last_node, self._load(node.name), node.name),
+        )
+
+    def _place(self, copy: ShardCopy, node: FakeNode) -> None:
+        in_sync = self.indices[copy.index].in_sync.setdefault(copy.shard, set())
+        if copy.node is not None:
+            in_sync.discard(self.nodes[copy.node].id)
+        copy.node, copy.last_node = node.name, None
+        in_sync.add(node.id)
+
+    def _assign(self, copy: ShardCopy, rules: AllocationRules) -> bool:
+        """Assign an unassigned copy if the rules let it go somewhere."""
+        in_sync = self.indices[copy.index].in_sync.get(copy.shard, set())
+        if copy.primary and in_sync:
+            # An existing primary recovers only where its data is, whatever ``enable`` and
+            # the filters say (Elasticsearch force-allocates a local primary).
+            taken = {c.node for c in self.copies_of(copy.key) if c.node is not None}
+            holders = [
+                node
+                for node in self.nodes.values()
+                if node.id in in_sync and node.name not in taken
+            ]
+            if not holders:
+                return False
+            self._place(copy, holders[0])
+            return True
+        if not rules.may_allocate(copy, new=not in_sync):
+            return False
+        if not copy.primary:
+            primary = self.copies_of(copy.key)[0]
+            if primary.node is None or self.delayed(copy):
+                return False
+        targets = self._targets(copy, rules)
+        if not targets:
+            return False
+        self._place(copy, targets[0])
+        return True
+
+    def must_leave(self, copy: ShardCopy, rules: AllocationRules) -> bool:
+        """Whether ``copy`` may not stay on its node: excluded by name, or a ``remove`` shutdown."""
+        if copy.node is None:
+            return False
+        node = self.nodes[copy.node]
+        return rules.excludes(node.name) or self.remove_shutdown_on(node)
+
+    def can_move(self, copy: ShardCopy, rules: AllocationRules) -> bool:
+        """Whether ``copy`` could move to another node now."""
+        return rules.may_allocate(copy, new=False) and bool(self._targets(copy, rules))
+
+    def allocate(self, rules: AllocationRules) -> None:
+        """Apply the allocation rules until nothing changes (nothing while ``paused``).
+
+        - An unassigned primary of a new shard goes to an eligible node (a content node not
+          excluded by ``exclude._name``, without a ``remove`` shutdown, holding no copy of the
+          shard) when ``enable`` is ``all``, ``primaries`` or ``new_primaries``; a primary that
+          started before goes back only to a node holding its data, whatever the settings.
+        - An unassigned replica goes to an eligible node when ``enable`` is ``all``, its primary
+          is started and it is not delayed (its node left with a ``restart`` shutdown).
+        - A copy on an excluded node, or on a node with a ``remove`` shutdown, moves to an
+          eligible node when there is one and ``enable`` allows it (``primaries``: primaries
+          only); else it stays.
+        """
+        if self.paused:
+            return
+        for _ in range(len(self.copies) + 1):
+            changed = False
+            for copy in sorted(self.copies, key=lambda c: not c.primary):
+                if copy.node is None:
+                    changed |= self._assign(copy, rules)
+                elif self.must_leave(copy, rules) and self.can_move(copy, rules):
+                    self._place(copy, self._targets(copy, rules)[0])
+                    changed = True
+            if not changed:
+                return
+
+    # -- answers --------------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        """The status and shard counters of ``GET _cluster/health``."""
+        total = len(self.copies)
+        active = sum(1 for copy in self.copies if copy.node is not None)
+        primaries = [copy for copy in self.copies if copy.primary]
+        unassigned_primaries = sum(1 for copy in primaries if copy.node is None)
+        if unassigned_primaries:
+            status = "red"
+        elif active < total:
+            status = "yellow"
+        else:
+            status = "green"
+        return {
+            "status": status,
+            "number_of_nodes": len(self.nodes),
+            "number_of_data_nodes": sum(1 for node in self.nodes.values() if node.holds_data),
+            "active_primary_shards": len(primaries) - unassigned_primaries,
+            "active_shards": active,
+            "relocating_shards": 0,
+            "initializing_shards": 0,
+            "unassigned_shards": total - active,
+            "unassigned_primary_shards": unassigned_primaries,
+            "delayed_unassigned_shards": sum(1 for copy in self.copies if self.delayed(copy)),
+            "active_shards_percent_as_number": 100.0 if not total else 100.0 * active / total,
+        }
+
+    def ordered_copies(self) -> list[ShardCopy]:
+        """The copies as ``_cat/shards`` lists them: by index (creation order), by shard, the
+        primary first."""
+        order = {name: position for position, name in enumerate(self.indices)}
+        return sorted(
+            self.copies, key=lambda copy: (order.get(copy.index, 0), copy.shard, not copy.primary)
+        )
+
+    def shard_migration(self, record: FakeShutdown, rules: AllocationRules) -> dict[str, Any]:
+        """The ``shard_migration`` of a shutdown record, as Elasticsearch's
+        ``TransportGetShutdownStatusAction`` works it out."""
+        if record.type == "RESTART":
+            return _migration(
+                "COMPLETE",
+                remaining=0,
+                explanation="no shard relocation is necessary for a node restart",
+            )
+        node = self.node_by_id(record.node_id)
+        if node is None and not record.node_seen:
+            return _migration(
+                "NOT_STARTED", remaining=0, explanation="node is not currently part of the cluster"
+            )
+        left_behind = [
+            copy
+            for copy in self.ordered_copies()
+            if copy.node is None
+            and copy.last_node is not None
+            and self.known_ids.get(copy.last_node) == record.node_id
+            and (copy.primary or not self._copy_elsewhere(copy))
+        ]
+        if left_behind:
+            return _migration(
+                "STALLED",
+                remaining=len(left_behind),
+                explanation=_shard_text(left_behind[0], "is unassigned"),
+            )
+        on_node = self.copies_on(node.name) if node is not None else []
+        if not on_node:
+            return _migration("COMPLETE", started=0)
+        stuck = [copy for copy in on_node if not self.can_move(copy, rules)]
+        ignorable = [copy for copy in stuck if self._copy_elsewhere(copy)]
+        unmovable = [copy for copy in stuck if not self._copy_elsewhere(copy)]
+        if len(ignorable) == len(on_node):
+            return _migration(
+                "COMPLETE",
+                remaining=0,
+                explanation=f"[{len(ignorable)}] shards cannot be moved away from this node but "
+                "have at least one copy on another node in the cluster",
+            )
+        if unmovable:
+            return _migration(
+                "STALLED",
+                remaining=len(on_node),
+                explanation=_shard_text(unmovable[0], "cannot move"),
+            )
+        return _migration("IN_PROGRESS", started=len(on_node))
+
+    def _copy_elsewhere(self, copy: ShardCopy) -> bool:
+        """Whether another copy of the shard is started on a node not shutting down."""
+        return any(
+            other is not copy
+            and other.node is not None
+            and self.nodes[other.node].id not in self.shutdowns
+            for other in self.copies_of(copy.key)
+        )
+
+
+def _migration(
+    status: str, *, remaining: int | None = None, started: int | None = None, explanation: str = ""
+) -> dict[str, Any]:
+    """A ``shard_migration`` object: with ``started``, the started/relocating/initializing
+    counts (Elasticsearch prints them when it counted the node's shards)."""
+    answer: dict[str, Any] = {"status": status}
+    if started is not None:
+        answer |= {"started_shards": started, "relocating_shards": 0, "initializing_shards": 0}
+        remaining = started
+    answer["shard_migrations_remaining"] = remaining or 0
+    if explanation:
+        answer["explanation"] = explanation
+    return answer
+
+
+def _shard_text(copy: ShardCopy, what: str) -> str:
+    """How the shutdown status names a shard it is stuck on."""
+    role = "primary" if copy.primary else "replica"
+    return (
+        f"shard [{copy.shard}] [{role}] of index [{copy.index}] {what}, see "
+        f"[{NODE_ALLOCATION_DECISION_KEY}] for details or use the cluster allocation explain API"
+    )
+
+
 @dataclass
 class FakeElasticsearchState:
     """What the fake answers; tests change it between calls."""
@@ -168,6 +668,27 @@ class FakeElasticsearchState:
     persistent_settings: dict[str, Any] = field(default_factory=dict)
     #: Transient cluster settings, likewise.
     transient_settings: dict[str, Any] = field(default_factory=dict)
+    #: The nodes, indices and shard copies (``GET _nodes``, ``_cat/shards``, and the health
+    #: once it has a node), the voting exclusions and the node shutdown records.
+    cluster: FakeCluster = field(default_factory=FakeCluster)
+    #: Whether the node shutdown API is there (``_nodes/<id>/shutdown``). Off, as on the minimal
+    #: distribution the project runs: ``GET _nodes/shutdown`` is then the nodes info API
+    #: filtered on a node called ``shutdown`` (none), and ``PUT``/``DELETE`` a 405.
+    shutdown_api: bool = False
+
+    def allocation_rules(self) -> AllocationRules:
+        """``enable`` and ``exclude._name`` as the cluster applies them: transient over persistent."""
+        settings = {**self.persistent_settings, **self.transient_settings}
+        enable = str(settings.get(ENABLE_SETTING) or "all").lower()
+        excluded = settings.get(EXCLUDE_NAME_SETTING) or ""
+        names = excluded if isinstance(excluded, list | tuple) else str(excluded).split(",")
+        return AllocationRules(
+            enable=enable, excluded=tuple(n.strip() for n in names if str(n).strip())
+        )
+
+    def reallocate(self) -> None:
+        """Apply the allocation rules to the model (after any change)."""
+        self.cluster.allocate(self.allocation_rules())
 
 
 class FakeElasticsearch:
@@ -250,6 +771,19 @@ class FakeElasticsearch:
         app.router.add_put(
             "/_security/cross_cluster/api_key/{key_id}", self._update_cross_cluster_key
         )
+        app.router.add_get("/", self._root)
+        app.router.add_get("/_nodes", self._nodes_info)
+        app.router.add_get("/_nodes/shutdown", self._get_shutdowns)
+        app.router.add_get("/_nodes/{node_id}/shutdown", self._get_shutdowns)
+        app.router.add_put("/_nodes/{node_id}/shutdown", self._put_shutdown)
+        app.router.add_delete("/_nodes/{node_id}/shutdown", self._delete_shutdown)
+        app.router.add_get("/_cat/shards", self._cat_shards)
+        app.router.add_post("/_flush", self._flush)
+        app.router.add_post("/_cluster/voting_config_exclusions", self._add_voting_exclusions)
+        app.router.add_delete("/_cluster/voting_config_exclusions", self._clear_voting_exclusions)
+        # Last, and never a name starting with ``_``: an index.
+        app.router.add_put("/{index:[^_/][^/]*}", self._create_index)
+        app.router.add_delete("/{index:[^_/][^/]*}", self._delete_index)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self._ssl_context())
@@ -281,6 +815,57 @@ class FakeElasticsearch:
     def calls_to(self, method: str, path: str) -> list[RecordedCall]:
         """Return the recorded calls of ``method`` on ``path``."""
         return [c for c in self.calls if c.method == method and c.path == path]
+
+    # -- the cluster model, for tests -----------------------------------------------------------
+
+    def add_node(
+        self,
+        name: str,
+        *,
+        roles: Sequence[str] = DEFAULT_NODE_ROLES,
+        version: str = DEFAULT_NODE_VERSION,
+        node_id: str | None = None,
+    ) -> FakeNode:
+        """A node joins the cluster (a name seen before keeps its id), then shards allocate."""
+        node = self.state.cluster.add_node(name, roles=roles, version=version, node_id=node_id)
+        self.state.reallocate()
+        return node
+
+    def remove_node(self, name: str) -> None:
+        """A node leaves: its copies are unassigned (replicas promoted), then shards allocate."""
+        self.state.cluster.remove_node(name)
+        self.state.reallocate()
+
+    def create_index(self, name: str, *, shards: int = 1, replicas: int = 1) -> FakeIndex:
+        """Create an index (``shards`` primaries, ``replicas`` replicas each), then allocate."""
+        index = self.state.cluster.create_index(name, shards=shards, replicas=replicas)
+        self.state.reallocate()
+        return index
+
+    def delete_index(self, name: str) -> None:
+        """Delete an index and its copies."""
+        self.state.cluster.delete_index(name)
+
+    def node_id(self, name: str) -> str:
+        """The id of node ``name`` (in the cluster now or before)."""
+        return self.state.cluster.known_ids[name]
+
+    def copies_on(self, node: str) -> list[tuple[str, int, str]]:
+        """The copies on node ``node``: ``(index, shard, "p"|"r")``."""
+        return self.state.cluster.copies_by_node().get(node, [])
+
+    def copies_by_node(self) -> dict[str, list[tuple[str, int, str]]]:
+        """Every node's copies, ``(index, shard, "p"|"r")``; unassigned ones under ``""``."""
+        return self.state.cluster.copies_by_node()
+
+    def pause_allocation(self) -> None:
+        """Stop assigning and moving copies until :meth:`resume_allocation`."""
+        self.state.cluster.paused = True
+
+    def resume_allocation(self) -> None:
+        """Assign and move copies again, at once."""
+        self.state.cluster.paused = False
+        self.state.reallocate()
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -325,12 +910,14 @@ class FakeElasticsearch:
         return key is not None and not key["invalidated"] and secret == f"secret-{key_id}"
 
     async def _health(self, request: web.Request) -> web.Response:
-        nodes = self.state.number_of_nodes
-        return web.json_response(
-            {
-                "cluster_name": CLUSTER_NAME,
+        counters: dict[str, Any]
+        if self.state.cluster.nodes:
+            counters = self.state.cluster.health()
+        else:
+            # No model: the status and node count tests set.
+            nodes = self.state.number_of_nodes
+            counters = {
                 "status": self.state.health,
-                "timed_out": False,
                 "number_of_nodes": nodes,
                 "number_of_data_nodes": nodes,
                 "active_primary_shards": 0,
@@ -340,10 +927,26 @@ class FakeElasticsearch:
                 "unassigned_shards": 0,
                 "unassigned_primary_shards": 0,
                 "delayed_unassigned_shards": 0,
+                "active_shards_percent_as_number": 100.0,
+            }
+        return web.json_response(
+            {
+                "cluster_name": CLUSTER_NAME,
+                "status": counters["status"],
+                "timed_out": False,
+                "number_of_nodes": counters["number_of_nodes"],
+                "number_of_data_nodes": counters["number_of_data_nodes"],
+                "active_primary_shards": counters["active_primary_shards"],
+                "active_shards": counters["active_shards"],
+                "relocating_shards": counters["relocating_shards"],
+                "initializing_shards": counters["initializing_shards"],
+                "unassigned_shards": counters["unassigned_shards"],
+                "unassigned_primary_shards": counters["unassigned_primary_shards"],
+                "delayed_unassigned_shards": counters["delayed_unassigned_shards"],
                 "number_of_pending_tasks": 0,
                 "number_of_in_flight_fetch": 0,
                 "task_max_waiting_in_queue_millis": 0,
-                "active_shards_percent_as_number": 100.0,
+                "active_shards_percent_as_number": counters["active_shards_percent_as_number"],
             }
         )
 
@@ -444,6 +1047,15 @@ class FakeElasticsearch:
                     "illegal_argument_exception",
                     f"{scope} setting [{unknown[0]}], not recognized",
                 )
+        for settings in updates.values():
+            enable = settings.get(ENABLE_SETTING)
+            if enable is not None and str(enable).lower() not in ALLOCATION_ENABLE_VALUES:
+                return es_error(
+                    400,
+                    "illegal_argument_exception",
+                    "No enum constant org.elasticsearch.cluster.routing.allocation.decider."
+                    f"EnableAllocationDecider.Allocation.{str(enable).upper()}",
+                )
         stores = {
             "transient": self.state.transient_settings,
             "persistent": self.state.persistent_settings,
@@ -454,6 +1066,7 @@ class FakeElasticsearch:
                     stores[scope].pop(setting, None)
                 else:
                     stores[scope][setting] = value
+        self.state.reallocate()
         # The answer echoes what was set (not what was removed), nested, as strings.
         applied = {
             scope: _nested({name: value for name, value in settings.items() if value is not None})
@@ -530,14 +1143,309 @@ class FakeElasticsearch:
         return web.json_response({"api_keys": keys})
 
     async def _cluster_state(self, request: web.Request) -> web.Response:
-        if self.state.file_settings_version is None:
-            return web.json_response({})
-        file_settings: dict[str, Any] = {
-            "version": self.state.file_settings_version,
-            "handlers": {},
-            "errors": self.state.file_settings_errors,
+        # ``GET _cluster/state/metadata``: the cluster's uuid, its coordination metadata (the
+        # voting configuration and its exclusions) and, once a test set a version, the file
+        # settings state; narrowed by ``filter_path`` as Elasticsearch narrows it.
+        cluster = self.state.cluster
+        masters = [node.id for node in cluster.nodes.values() if node.master_eligible]
+        metadata: dict[str, Any] = {
+            "cluster_uuid": cluster.uuid,
+            "cluster_uuid_committed": True,
+            "cluster_coordination": {
+                "term": 1,
+                "last_committed_config": masters,
+                "last_accepted_config": masters,
+                "voting_config_exclusions": [
+                    {"node_id": node_id, "node_name": name}
+                    for node_id, name in cluster.voting_exclusions
+                ],
+            },
         }
-        return web.json_response({"metadata": {"reserved_state": {"file_settings": file_settings}}})
+        if self.state.file_settings_version is not None:
+            metadata["reserved_state"] = {
+                "file_settings": {
+                    "version": self.state.file_settings_version,
+                    "handlers": {},
+                    "errors": self.state.file_settings_errors,
+                }
+            }
+        return web.json_response(
+            filter_path({"metadata": metadata}, request.query.get("filter_path"))
+        )
+
+    async def _root(self, request: web.Request) -> web.Response:
+        # ``GET /`` of a full distribution: the answering node (the first to have joined).
+        node = next(iter(self.state.cluster.nodes.values()), None)
+        version = node.version if node is not None else DEFAULT_NODE_VERSION
+        head = version.split(".")[0]
+        nine = head.isdigit() and int(head) >= 9
+        return web.json_response(
+            {
+                "name": node.name if node is not None else "fake-node",
+                "cluster_name": CLUSTER_NAME,
+                "cluster_uuid": self.state.cluster.uuid,
+                "version": {
+                    "number": version,
+                    "build_flavor": "default",
+                    "build_type": "tar",
+                    "build_hash": "0" * 40,
+                    "build_date": "2024-12-11T12:08:05.663969764Z",
+                    "build_snapshot": False,
+                    "lucene_version": "10.2.2" if nine else "9.12.0",
+                    "minimum_wire_compatibility_version": "8.19.0" if nine else "7.17.0",
+                    "minimum_index_compatibility_version": "8.0.0" if nine else "7.0.0",
+                },
+                "tagline": "You Know, for Search",
+            }
+        )
+
+    def _nodes_document(self, *, only: Sequence[str] | None = None) -> dict[str, Any]:
+        """``GET _nodes`` (the fields the fake knows of each node); ``only``: node filters."""
+        nodes = [
+            node
+            for node in self.state.cluster.nodes.values()
+            if only is None or node.id in only or node.name in only
+        ]
+        return {
+            "_nodes": {"total": len(nodes), "successful": len(nodes), "failed": 0},
+            "cluster_name": CLUSTER_NAME,
+            "nodes": {
+                node.id: {
+                    "name": node.name,
+                    "transport_address": f"{self.host}:9300",
+                    "host": self.host,
+                    "ip": self.host,
+                    "version": node.version,
+                    "build_flavor": "default",
+                    "build_type": "tar",
+                    "roles": list(node.roles),
+                    "attributes": {},
+                }
+                for node in nodes
+            },
+        }
+
+    async def _nodes_info(self, request: web.Request) -> web.Response:
+        document = self._nodes_document()
+        return web.json_response(filter_path(document, request.query.get("filter_path")))
+
+    def _shutdown_record(self, record: FakeShutdown) -> dict[str, Any]:
+        migration = self.state.cluster.shard_migration(record, self.state.allocation_rules())
+        answer: dict[str, Any] = {
+            "node_id": record.node_id,
+            "type": record.type,
+            "reason": record.reason,
+            "shutdown_startedmillis": record.started_millis,
+        }
+        if record.allocation_delay is not None:
+            answer["allocation_delay"] = record.allocation_delay
+        return answer | {
+            "status": migration["status"],
+            "shard_migration": migration,
+            "persistent_tasks": {"status": "COMPLETE"},
+            "plugins": {"status": "COMPLETE"},
+        }
+
+    async def _get_shutdowns(self, request: web.Request) -> web.Response:
+        if not self.state.shutdown_api:
+            # Without the shutdown module, ``shutdown`` is a node filter of the nodes info API.
+            document = self._nodes_document(only=("shutdown",))
+            return web.json_response(filter_path(document, request.query.get("filter_path")))
+        wanted = request.match_info.get("node_id")
+        ids = None if wanted in (None, "_all") else set(str(wanted).split(","))
+        records = [
+            self._shutdown_record(record)
+            for node_id, record in self.state.cluster.shutdowns.items()
+            if ids is None or node_id in ids
+        ]
+        return web.json_response({"nodes": records})
+
+    def _no_shutdown_api(self, request: web.Request) -> web.Response:
+        # What a node without the shutdown module answers: the path is the nodes info API's.
+        return web.json_response(
+            {
+                "error": f"Incorrect HTTP method for uri [{request.path_qs}] and method "
+                f"[{request.method}], allowed: [GET]",
+                "status": 405,
+            },
+            status=405,
+            headers={"Allow": "GET"},
+        )
+
+    async def _put_shutdown(self, request: web.Request) -> web.Response:
+        if not self.state.shutdown_api:
+            return self._no_shutdown_api(request)
+        node_id = request.match_info["node_id"]
+        body = request[REQUEST_BODY]
+        type_ = str(body.get("type") or "").upper()
+        if type_ and type_ not in ("RESTART", "REMOVE", "REPLACE", "SIGTERM"):
+            return es_error(400, "illegal_argument_exception", f"unknown shutdown type [{type_}]")
+        errors = []
+        if not type_:
+            errors.append("the shutdown type is required")
+        if not body.get("reason"):
+            errors.append("the reason for shutdown is required")
+        if body.get("allocation_delay") is not None and type_ != "RESTART":
+            errors.append("allocation_delay is only allowed for RESTART-type shutdown requests")
+        if type_ == "REPLACE" and not body.get("target_node_name"):
+            errors.append("target node name is required for REPLACE type shutdowns")
+        if errors:
+            listed = "".join(f"{n}: {e};" for n, e in enumerate(errors, start=1))
+            return es_error(
+                400, "action_request_validation_exception", f"Validation Failed: {listed}"
+            )
+        cluster = self.state.cluster
+        cluster.shutdowns[node_id] = FakeShutdown(
+            node_id=node_id,
+            type=type_,
+            reason=str(body["reason"]),
+            started_millis=int(time.time() * 1000),
+            allocation_delay=body.get("allocation_delay"),
+            node_seen=cluster.node_by_id(node_id) is not None,
+        )
+        self.state.reallocate()
+        return web.json_response({"acknowledged": True})
+
+    async def _delete_shutdown(self, request: web.Request) -> web.Response:
+        if not self.state.shutdown_api:
+            return self._no_shutdown_api(request)
+        node_id = request.match_info["node_id"]
+        if self.state.cluster.shutdowns.pop(node_id, None) is None:
+            return es_error(
+                404,
+                "resource_not_found_exception",
+                f"node [{node_id}] is not currently shutting down",
+            )
+        self.state.reallocate()
+        return web.json_response({"acknowledged": True})
+
+    async def _cat_shards(self, request: web.Request) -> web.Response:
+        if not self.state.cluster.nodes:
+            # No node, no elected master: the routing table cannot be read. (Tests that script
+            # the health alone thus leave the orchestration without a view of the cluster.)
+            return es_error(503, "master_not_discovered_exception", None)
+        columns = [c for c in request.query.get("h", "").split(",") if c] or list(
+            CAT_SHARDS_COLUMNS
+        )
+        unknown = [column for column in columns if column not in CAT_SHARDS_COLUMNS]
+        if unknown:
+            return es_error(
+                400, "illegal_argument_exception", f"unable to find header field [{unknown[0]}]"
+            )
+        rows = [
+            {column: CAT_SHARDS_COLUMNS[column](copy, self.host) for column in columns}
+            for copy in self.state.cluster.ordered_copies()
+        ]
+        if request.query.get("format") == "json":
+            return web.json_response(rows)
+        text = "".join(
+            " ".join("" if row[c] is None else str(row[c]) for c in columns) + "\n" for row in rows
+        )
+        return web.Response(text=text, content_type="text/plain")
+
+    async def _flush(self, request: web.Request) -> web.Response:
+        copies = self.state.cluster.copies
+        started = sum(1 for copy in copies if copy.node is not None)
+        return web.json_response(
+            {"_shards": {"total": len(copies), "successful": started, "failed": 0}}
+        )
+
+    async def _add_voting_exclusions(self, request: web.Request) -> web.Response:
+        names = [n for n in request.query.get("node_names", "").split(",") if n]
+        ids = [n for n in request.query.get("node_ids", "").split(",") if n]
+        if bool(names) == bool(ids):
+            return es_error(
+                400,
+                "illegal_argument_exception",
+                "You must set [node_names] or [node_ids] but not both",
+            )
+        cluster = self.state.cluster
+        existing = len(cluster.voting_exclusions)
+        requested = names or ids
+        if existing + len(requested) > MAX_VOTING_EXCLUSIONS:
+            kind = "named" if names else "with ids"
+            return es_error(
+                400,
+                "illegal_argument_exception",
+                f"add voting config exclusions request for nodes {kind} [{', '.join(requested)}] "
+                f"would add [{len(requested)}] exclusions to the existing [{existing}] which "
+                f"would exceed the maximum of [{MAX_VOTING_EXCLUSIONS}] set by "
+                "[cluster.max_voting_config_exclusions]",
+            )
+        for name in names:
+            node = cluster.nodes.get(name)
+            entry = (node.id if node is not None else ABSENT_NODE_ID, name)
+            if entry not in cluster.voting_exclusions:
+                cluster.voting_exclusions.append(entry)
+        for node_id in ids:
+            found = cluster.node_by_id(node_id)
+            entry = (node_id, found.name if found is not None else "_absent_")
+            if entry not in cluster.voting_exclusions:
+                cluster.voting_exclusions.append(entry)
+        # The exclusions take effect once no excluded node is in the voting configuration: the
+        # configuration shrinks to the master-eligible nodes not excluded, if there is one.
+        excluded = {node_id for node_id, _ in cluster.voting_exclusions}
+        masters = [node for node in cluster.nodes.values() if node.master_eligible]
+        if masters and all(node.id in excluded for node in masters):
+            return es_error(
+                500,
+                "timeout_exception",
+                "timed out waiting for voting config exclusions to take effect",
+            )
+        return web.Response(status=200)
+
+    async def _clear_voting_exclusions(self, request: web.Request) -> web.Response:
+        cluster = self.state.cluster
+        if request.query.get("wait_for_removal", "true") != "false":
+            present = [
+                (node_id, name)
+                for node_id, name in cluster.voting_exclusions
+                if cluster.node_by_id(node_id) is not None
+            ]
+            if present:
+                listed = ", ".join(f"{{{name}}}{{{node_id}}}" for node_id, name in present)
+                return es_error(
+                    500,
+                    "elasticsearch_timeout_exception",
+                    "timed out waiting for removal of nodes; if nodes should not be removed, "
+                    f"set ?wait_for_removal=false. [{listed}]",
+                )
+        cluster.voting_exclusions.clear()
+        return web.Response(status=200)
+
+    async def _create_index(self, request: web.Request) -> web.Response:
+        name = request.match_info["index"]
+        cluster = self.state.cluster
+        if name in cluster.indices:
+            index_uuid = cluster.indices[name].uuid
+            return es_error(
+                400,
+                "resource_already_exists_exception",
+                f"index [{name}/{index_uuid}] already exists",
+                details={"index_uuid": index_uuid, "index": name},
+            )
+        settings = _flatten(request[REQUEST_BODY].get("settings") or {})
+        shards = settings.get("index.number_of_shards", settings.get("number_of_shards", 1))
+        replicas = settings.get("index.number_of_replicas", settings.get("number_of_replicas", 1))
+        self.create_index(name, shards=int(shards), replicas=int(replicas))
+        return web.json_response({"acknowledged": True, "shards_acknowledged": True, "index": name})
+
+    async def _delete_index(self, request: web.Request) -> web.Response:
+        name = request.match_info["index"]
+        if name not in self.state.cluster.indices:
+            return es_error(
+                404,
+                "index_not_found_exception",
+                f"no such index [{name}]",
+                details={
+                    "resource.type": "index_or_alias",
+                    "resource.id": name,
+                    "index_uuid": "_na_",
+                    "index": name,
+                },
+            )
+        self.delete_index(name)
+        return web.json_response({"acknowledged": True})
 
     async def _put_autoscaling_policy(self, request: web.Request) -> web.Response:
         self.state.autoscaling_policies[request.match_info["name"]] = request[REQUEST_BODY]
@@ -575,6 +1483,57 @@ class FakeElasticsearch:
             for name in self.state.autoscaling_policies
         }
         return web.json_response({"policies": policies})
+
+
+#: The ``_cat/shards`` columns the fake knows (``h``), in Elasticsearch's default order, and how
+#: each is read off a copy (given the node's address).
+CAT_SHARDS_COLUMNS: dict[str, Any] = {
+    "index": lambda copy, host: copy.index,
+    "shard": lambda copy, host: str(copy.shard),
+    "prirep": lambda copy, host: "p" if copy.primary else "r",
+    "state": lambda copy, host: copy.state,
+    "docs": lambda copy, host: "0" if copy.node is not None else None,
+    "store": lambda copy, host: "249b" if copy.node is not None else None,
+    "ip": lambda copy, host: host if copy.node is not None else None,
+    "node": lambda copy, host: copy.node,
+}
+
+_FILTERED_OUT = object()
+
+
+def filter_path(document: Any, paths: str | None) -> Any:
+    """``document`` narrowed as Elasticsearch's ``filter_path`` narrows an answer: comma-separated
+    dotted paths, ``*`` matching within a key and ``**`` any depth; lists are looked through;
+    what a path ends on is kept whole (an empty list too); nothing kept answers ``{}``."""
+    if not paths:
+        return document
+    patterns = [path.split(".") for path in paths.split(",") if path]
+    kept = _filtered(document, patterns)
+    return {} if kept is _FILTERED_OUT else kept
+
+
+def _filtered(value: Any, patterns: list[list[str]]) -> Any:
+    if any(not pattern for pattern in patterns):
+        return value
+    if isinstance(value, list):
+        items = [_filtered(item, patterns) for item in value]
+        kept_items = [item for item in items if item is not _FILTERED_OUT]
+        return kept_items if kept_items else _FILTERED_OUT
+    if not isinstance(value, dict):
+        return _FILTERED_OUT
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        rest: list[list[str]] = []
+        for pattern in patterns:
+            if pattern[0] == "**":
+                rest += [pattern, pattern[1:]]
+            elif simple_match(pattern[0], str(key)):
+                rest.append(pattern[1:])
+        if rest:
+            kept = _filtered(item, rest)
+            if kept is not _FILTERED_OUT:
+                out[key] = kept
+    return out if out else _FILTERED_OUT
 
 
 def _not_found(name: str) -> web.Response:
@@ -728,6 +1687,60 @@ class UnreachableElasticsearch:
     async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
         """Never answers."""
         raise self._unavailable("GET /_security/api_key")
+
+    async def cluster_uuid(self) -> str:
+        """Never answers."""
+        raise self._unavailable("GET /_cluster/state/metadata")
+
+    async def orchestration_health(self) -> OrchestrationHealth:
+        """Never answers."""
+        raise self._unavailable("GET /_cluster/health")
+
+    async def nodes(self) -> tuple[ClusterNode, ...]:
+        """Never answers."""
+        raise self._unavailable("GET /_nodes")
+
+    async def shards(self) -> tuple[Shard, ...]:
+        """Never answers."""
+        raise self._unavailable("GET /_cat/shards")
+
+    async def allocation_settings(self) -> AllocationSettings:
+        """Never answers."""
+        raise self._unavailable("GET /_cluster/settings")
+
+    async def put_transient_settings(self, settings: Mapping[str, str | None]) -> None:
+        """Never answers."""
+        raise self._unavailable("PUT /_cluster/settings")
+
+    async def flush(self) -> None:
+        """Never answers."""
+        raise self._unavailable("POST /_flush")
+
+    async def voting_exclusions(self) -> tuple[str, ...]:
+        """Never answers."""
+        raise self._unavailable("GET /_cluster/state/metadata")
+
+    async def add_voting_exclusions(self, node_names: Sequence[str]) -> None:
+        """Never answers."""
+        raise self._unavailable("POST /_cluster/voting_config_exclusions")
+
+    async def clear_voting_exclusions(self) -> None:
+        """Never answers."""
+        raise self._unavailable("DELETE /_cluster/voting_config_exclusions")
+
+    async def node_shutdowns(self) -> tuple[NodeShutdown, ...] | None:
+        """Never answers."""
+        raise self._unavailable("GET /_nodes/shutdown")
+
+    async def put_node_shutdown(
+        self, node_id: str, *, type: str, reason: str, allocation_delay: str | None = None
+    ) -> None:
+        """Never answers."""
+        raise self._unavailable(f"PUT /_nodes/{node_id}/shutdown")
+
+    async def delete_node_shutdown(self, node_id: str) -> None:
+        """Never answers."""
+        raise self._unavailable(f"DELETE /_nodes/{node_id}/shutdown")
 
 
 def unreachable_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
