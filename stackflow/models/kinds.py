@@ -19,11 +19,13 @@ __all__ = [
     "EVENTS",
     "LEASES",
     "NAMESPACES",
+    "PERSISTENTVOLUMECLAIMS",
     "PODDISRUPTIONBUDGETS",
     "PODS",
     "SECRETS",
     "SERVICES",
     "STATEFULSETS",
+    "STORAGECLASSES",
     "SUBJECTACCESSREVIEWS",
     "Kind",
 ]
@@ -75,6 +77,8 @@ STATEFULSETS = Kind("apps", "v1", "StatefulSet", "statefulsets")
 DEPLOYMENTS = Kind("apps", "v1", "Deployment", "deployments")
 DAEMONSETS = Kind("apps", "v1", "DaemonSet", "daemonsets")
 PODDISRUPTIONBUDGETS = Kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")
+PERSISTENTVOLUMECLAIMS = Kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims")
+STORAGECLASSES = Kind("storage.k8s.io", "v1", "StorageClass", "storageclasses", namespaced=False)
 #: Create-only and cluster-scoped: the API server answers whether a user may do something.
 SUBJECTACCESSREVIEWS = Kind(
     "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False

@@ -107,6 +107,7 @@ async def test_spec_policy_and_remote_key_sources_land_in_the_keystore_and_an_ed
     assert [c["name"] for c in pod_spec["initContainers"]] == [
         "elastic-internal-init-filesystem",
         INIT_KEYSTORE_CONTAINER,
+        "elastic-internal-suspend",
     ]
     volume = next(v for v in pod_spec["volumes"] if v["name"] == SECURE_SETTINGS_VOLUME)
     assert volume["secret"]["secretName"] == SECURE

@@ -14,9 +14,9 @@ import yaml
 
 from stackflow.stack.elasticsearch.builder import desired_children
 from stackflow.stack.elasticsearch.tls import MissingReferenceError
+from stackflow.stack.labels import ES_CLUSTER_UUID_ANNOTATION, ES_CONFIG_HASH_LABEL
 from stackflow.stack.policies.stack_config.file_settings import empty_state
 from stackflow.stack.policies.stack_config.merge import ElasticsearchMerge
-from stackflow.stack.labels import ES_CLUSTER_UUID_ANNOTATION, ES_CONFIG_HASH_LABEL
 from stackflow.stack.policies.stack_config.secrets import (
     es_policy_config_secret,
     es_secret_mount_copy_name,
@@ -215,7 +215,8 @@ def test_bootstrap_masters_never_change_the_config_hash() -> None:
         for child in build(formed)
         if child["metadata"]["name"].endswith("-es-config")
     ]
-    assert configs and all("initial_master_nodes" not in config for config in configs)
+    assert configs
+    assert all("initial_master_nodes" not in config for config in configs)
 
 
 def test_rebuilding_from_the_current_children_changes_nothing(
@@ -550,7 +551,12 @@ def test_secure_settings_add_the_secret_the_volume_and_the_keystore_init_contain
             "spec"
         ]
         init = [c["name"] for c in pod_spec["initContainers"]]
-        assert init == ["elastic-internal-init-filesystem", "elastic-internal-init-keystore"]
+        # ECK's order: the filesystem, the keystore, then the suspend container.
+        assert init == [
+            "elastic-internal-init-filesystem",
+            "elastic-internal-init-keystore",
+            "elastic-internal-suspend",
+        ]
         keystore = pod_spec["initContainers"][1]
         assert "elasticsearch-keystore create" in keystore["command"][-1]
         assert "elasticsearch-keystore add-file" in keystore["command"][-1]

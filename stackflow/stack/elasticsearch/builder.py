@@ -38,6 +38,7 @@ from stackflow.stack.elasticsearch.remote_clusters import (
     remote_cluster_service_name,
 )
 from stackflow.stack.elasticsearch.scripts import scripts_data
+from stackflow.stack.elasticsearch.suspend import suspended_pods
 from stackflow.stack.elasticsearch.tls import (
     http_secrets,
     node_transport_certs_secret,
@@ -327,8 +328,10 @@ def desired_children(
     children.append(remote_ca_secret(context, ca))
     children += user_secrets(context)
     children.append(file_settings_secret(context))
+    # The suspended Pods live only in this ConfigMap, in no hash: suspending restarts nothing.
+    suspended = suspended_pods(view(es).annotations)
     children.append(
-        _config_map(context, names.scripts_configmap_name(context.name), scripts_data())
+        _config_map(context, names.scripts_configmap_name(context.name), scripts_data(suspended))
     )
     children.append(unicast_hosts(context))
     if secure_settings is not None:

@@ -28,6 +28,7 @@ from stackflow.stack.elasticsearch.config import (
 from stackflow.stack.elasticsearch.context import BuildContext
 from stackflow.stack.elasticsearch.policy import policy_pod_annotations, secret_mount_volumes
 from stackflow.stack.elasticsearch.remote_clusters import remote_ca_secret_name
+from stackflow.stack.elasticsearch.scripts import SUSPEND_SCRIPT_KEY
 from stackflow.stack.labels import (
     ES_CONFIG_HASH_LABEL,
     ES_HTTP_SCHEME_LABEL,
@@ -44,6 +45,8 @@ from stackflow.stack.policies.stack_config.secrets import file_settings_secret_n
 
 ES_CONTAINER = "elasticsearch"
 INIT_FILESYSTEM_CONTAINER = "elastic-internal-init-filesystem"
+#: ECK's init container holding a Pod named in ``eck.k8s.elastic.co/suspend`` (see ``suspend.py``).
+SUSPEND_CONTAINER = "elastic-internal-suspend"
 DATA_VOLUME = "elasticsearch-data"
 DEFAULT_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch"
 DEFAULT_MEMORY = "2Gi"
@@ -204,6 +207,25 @@ def init_filesystem_mounts(mounts: list[dict[str, Any]]) -> list[dict[str, Any]]
     return result
 
 
+def suspend_init_container(main: Mapping[str, Any]) -> dict[str, Any]:
+    """ECK's ``elastic-internal-suspend``: the suspend script, with the main container's image,
+    environment (``POD_NAME``), mounts and resources.
+
+    It runs after the filesystem (and keystore) preparation, as in ECK: a suspended Pod then
+    holds a prepared config directory and its data volume, so the Elasticsearch tools work in a
+    shell opened into this container.
+    """
+    return {
+        "name": SUSPEND_CONTAINER,
+        "image": main["image"],
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/{SUSPEND_SCRIPT_KEY}"],
+        "env": copy.deepcopy(main.get("env") or []),
+        "volumeMounts": copy.deepcopy(main.get("volumeMounts") or []),
+        "resources": copy.deepcopy(main.get("resources") or {}),
+    }
+
+
 def pod_labels(
     context: BuildContext, node_set: Mapping[str, Any], statefulset: str
 ) -> dict[str, str]:
@@ -258,7 +280,9 @@ def pod_template(
         },
     )
     spec["containers"] = containers
-    spec["initContainers"] = [init] + [
+    # The merged main container: a user's image, env or mounts reach the suspend container too.
+    main = next((c for c in containers if c.get("name") == ES_CONTAINER), container)
+    spec["initContainers"] = [init, suspend_init_container(main)] + [
         copy.deepcopy(c) for c in user_spec.get("initContainers") or []
     ]
     spec["volumes"] = merge_named_lists(volumes, list(user_spec.get("volumes") or []))

@@ -1,6 +1,8 @@
-"""Contents of the ``<es>-es-scripts`` ConfigMap: filesystem preparation and probe scripts."""
+"""Contents of the ``<es>-es-scripts`` ConfigMap: filesystem preparation, probe and suspend scripts."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from stackflow.stack.elasticsearch.config import (
     CONFIG_DIR,
@@ -9,8 +11,15 @@ from stackflow.stack.elasticsearch.config import (
     HTTP_PORT,
     PROBE_USER_MOUNT_DIR,
     READINESS_PORT,
+    SCRIPTS_MOUNT_DIR,
     UNICAST_HOSTS_MOUNT_DIR,
 )
+
+#: ECK's keys: the suspend init container's script, and the Pods it holds back, one per line.
+SUSPEND_SCRIPT_KEY = "suspend.sh"
+SUSPENDED_PODS_KEY = "suspended_pods.txt"
+#: The annotation listing the Pods to suspend (its name is what the suspended Pod's log says).
+SUSPEND_ANNOTATION = "eck.k8s.elastic.co/suspend"
 
 PREPARE_FS_SCRIPT = f"""#!/usr/bin/env bash
 set -eu
@@ -44,12 +53,34 @@ PRE_STOP_SCRIPT = """#!/usr/bin/env bash
 sleep "${PRE_STOP_ADDITIONAL_WAIT_SECONDS:-50}"
 """
 
+# The init container loops while the Pod's own name is a whole line of the file, so a suspended
+# Pod runs only its init containers (and can be exec'd into). The file is a ConfigMap key: the
+# kubelet refreshes it in the running Pod, so removing the name lets the loop end without a
+# restart. Fixed-string matching (-F): a Pod name's dots are no regex wildcards. A missing file
+# (a ConfigMap written before the key existed) suspends nothing.
+SUSPEND_SCRIPT = f"""#!/usr/bin/env bash
+set -eu
+pod="${{POD_NAME:-${{HOSTNAME:-}}}}"
+while [[ -n $pod ]] && grep -Fxq -- "$pod" {SCRIPTS_MOUNT_DIR}/{SUSPENDED_PODS_KEY} 2>/dev/null; do
+  echo "Pod suspended via {SUSPEND_ANNOTATION} annotation"
+  sleep 10
+done
+"""
 
-def scripts_data() -> dict[str, str]:
-    """Return the scripts ConfigMap's data."""
+
+def suspended_pods_file(suspended: Iterable[str]) -> str:
+    """The ``suspended_pods.txt`` content: the names sorted, one per line (ECK's rendering)."""
+    return "\n".join(sorted(set(suspended)))
+
+
+def scripts_data(suspended: Iterable[str] = ()) -> dict[str, str]:
+    """Return the scripts ConfigMap's data; ``suspended`` names the Pods to hold in their init
+    containers (the ``eck.k8s.elastic.co/suspend`` annotation)."""
     return {
         "legacy-readiness-probe-script.sh": LEGACY_READINESS_SCRIPT,
         "pre-stop-hook-script.sh": PRE_STOP_SCRIPT,
         "prepare-fs.sh": PREPARE_FS_SCRIPT,
         "readiness-port-script.sh": READINESS_PORT_SCRIPT,
+        SUSPEND_SCRIPT_KEY: SUSPEND_SCRIPT,
+        SUSPENDED_PODS_KEY: suspended_pods_file(suspended),
     }
