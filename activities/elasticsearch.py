@@ -27,6 +27,7 @@ from activities.elasticsearch_nodes import (
     observe_cluster,
     reconcile_node_specs,
 )
+from activities.elasticsearch_volumes import reconcile_volumes
 from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference, resource_for_kind
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, es_references
@@ -64,6 +65,7 @@ from stackflow.stack.elasticsearch.orchestration import (
     pod_state_from_manifest,
     reconciliation_message,
 )
+from stackflow.stack.elasticsearch.orchestration.node_specs import PAUSED_REASON
 from stackflow.stack.elasticsearch.references import referenced_objects
 from stackflow.stack.elasticsearch.remote_clusters import remote_api_keys_secret_name
 from stackflow.stack.elasticsearch.status import (
@@ -73,6 +75,7 @@ from stackflow.stack.elasticsearch.status import (
     is_pod_ready,
     with_orchestration,
 )
+from stackflow.stack.elasticsearch.suspend import orchestration_paused, suspended_pods
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
 from stackflow.stack.labels import (
     ES_CLUSTER_NAME_LABEL,
@@ -94,6 +97,8 @@ INTERNAL_USER = "elastic-internal"
 PASSWORD_LENGTH = 24
 #: ECK's reason for a secure settings Secret that does not exist (the cluster is still reconciled).
 SECURE_SETTINGS_NOT_FOUND_REASON = "Unexpected"
+#: How soon to look again while a StatefulSet is recreated for its volumes.
+VOLUMES_RETRY_SECONDS = 5.0
 #: How soon to try again when a license waits for the cluster to answer.
 LICENSE_RETRY_SECONDS = 10.0
 _PASSWORD_ALPHABET = string.ascii_letters + string.digits
@@ -335,14 +340,32 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         if applied.outcome is not ApplyOutcome.UNCHANGED:
             written += 1
         existing[(str(child["kind"]), str(child["metadata"]["name"]))] = applied.obj
+    desired_statefulsets = [child for child in children if child["kind"] == "StatefulSet"]
+    volumes = await reconcile_volumes(
+        context,
+        es,
+        resource=ref.resource,
+        desired_statefulsets=desired_statefulsets,
+        statefulsets=current_statefulsets,
+    )
+    written += volumes.written
+    if volumes.problems:
+        raise InvalidSpecError(
+            "; ".join(f"{field}: {message}" for field, message in volumes.problems)
+        )
     nodes = await reconcile_node_specs(
         context,
         es,
         resource=ref.resource,
-        desired_statefulsets=[child for child in children if child["kind"] == "StatefulSet"],
+        desired_statefulsets=[
+            sts for sts in desired_statefulsets if view(sts).name not in volumes.skip_statefulsets
+        ],
         statefulsets=current_statefulsets,
         pods=current_pods,
         cluster=cluster,
+        # A StatefulSet recreated for its volumes holds the node specs, as in ECK.
+        paused=orchestration_paused(view(es).annotations) or volumes.requeue,
+        suspended=suspended_pods(view(es).annotations),
     )
     written += nodes.written
     await _record_downscale_events(context, es, nodes)
@@ -374,6 +397,8 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
             ref.resource, {"status": decision.status}, namespace=ref.namespace, name=ref.name
         )
     requeue_after = decision.requeue_after_seconds
+    if volumes.requeue:
+        requeue_after = min(requeue_after or VOLUMES_RETRY_SECONDS, VOLUMES_RETRY_SECONDS)
     if license_outcome.retry:
         requeue_after = min(requeue_after or LICENSE_RETRY_SECONDS, LICENSE_RETRY_SECONDS)
     settled = requeue_after is None
@@ -441,6 +466,8 @@ def _with_node_specs(
     reasons = [reason for reason in nodes.requeue_reasons if reason and reason not in message]
     if changes.error:
         reasons.append(changes.error)
+    if nodes.paused:
+        reasons.append(PAUSED_REASON)
     return with_orchestration(
         decision,
         operations=operations,

@@ -41,13 +41,16 @@ from stackflow.stack.elasticsearch.orchestration.node_specs import (
     statefulset_targets,
 )
 from stackflow.stack.elasticsearch.orchestration.steps import DeletePod, Step
+from stackflow.stack.elasticsearch.suspend import pods_to_delete_for_suspend
 from stackflow.stack.labels import ES_CLUSTER_UUID_ANNOTATION
 
 __all__ = ["NodeSpecsOutcome", "observe_cluster", "read_cluster", "reconcile_node_specs"]
 
 logger = logging.getLogger("activities.elasticsearch_nodes")
 
-#: What ``GET /`` answers as the UUID of a cluster that has not formed yet.
+#: The deletion message of a Pod named by ``eck.k8s.elastic.co/suspend`` (it restarts suspended).
+SUSPEND_DELETE_MESSAGE = "Deleting pod to suspend it"
+#: What the cluster state answers as the UUID of a cluster that has not formed yet.
 UNFORMED_CLUSTER_UUID = "_na_"
 
 
@@ -60,11 +63,15 @@ class NodeSpecsOutcome:
     changes: ChangesPlan
     cluster: ClusterView | None
     steps: tuple[Step, ...]
+    #: Orchestration held back (the annotation, or volumes being recreated): nothing decided.
+    paused: bool = False
 
     @property
     def in_progress(self) -> bool:
         """Whether the node specs are still being changed (look again soon)."""
-        return bool(self.written or self.targets.requeue_reasons or self.changes.in_progress)
+        return bool(
+            self.written or self.steps or self.targets.requeue_reasons or self.changes.in_progress
+        )
 
     @property
     def requeue_reasons(self) -> tuple[str, ...]:
@@ -163,11 +170,34 @@ async def reconcile_node_specs(
     statefulsets: Sequence[Mapping[str, Any]],
     pods: Sequence[Mapping[str, Any]],
     cluster: ClusterView | None,
+    paused: bool = False,
+    suspended: frozenset[str] = frozenset(),
 ) -> NodeSpecsOutcome:
     """Write the StatefulSets within the budget, then decide the steps for the running cluster.
 
     ``cluster`` is what :func:`observe_cluster` read (None: Elasticsearch did not answer).
+    ``paused`` (``eck.k8s.elastic.co/pause-orchestration``, or a StatefulSet being recreated for
+    its volumes) writes no StatefulSet and decides no step. ``suspended`` Pods
+    (``eck.k8s.elastic.co/suspend``) running Elasticsearch are deleted first, to come back
+    holding in their suspend init container.
     """
+    by_name = {view(p).name: p for p in pods}
+    suspend_steps = _with_pod_uids(
+        [
+            DeletePod(name, SUSPEND_DELETE_MESSAGE)
+            for name in pods_to_delete_for_suspend(pods, suspended)
+        ],
+        by_name,
+    )
+    if paused:
+        return NodeSpecsOutcome(
+            0,
+            StatefulSetTargets(write=False, replicas={}, new_template=frozenset()),
+            ChangesPlan(),
+            cluster,
+            suspend_steps,
+            paused=True,
+        )
     meta = view(es)
     spec: Mapping[str, Any] = es.get("spec") or {}
     statefulset_states = tuple(statefulset_state_from_manifest(s) for s in statefulsets)
@@ -199,7 +229,12 @@ async def reconcile_node_specs(
                 written += 1
     if written:
         # The StatefulSet controller must see the write before its revisions can be trusted.
-        return NodeSpecsOutcome(written, targets, ChangesPlan(), cluster, ())
+        return NodeSpecsOutcome(written, targets, ChangesPlan(), cluster, suspend_steps)
     changes = plan_changes(snapshot)
-    steps = _with_pod_uids(changes.steps, {view(p).name: p for p in pods})
+    # A suspended Pod the changes also delete is deleted once.
+    steps = suspend_steps + tuple(
+        step
+        for step in _with_pod_uids(changes.steps, by_name)
+        if not (isinstance(step, DeletePod) and step.pod in suspended)
+    )
     return NodeSpecsOutcome(written, targets, changes, cluster, steps)

@@ -305,9 +305,7 @@ async def downgrade(matrix: Matrix, namespace: str) -> None:
     await matrix.stack.kube.merge_patch(
         ES, {"spec": {"version": "8.15.0"}}, namespace=namespace, name="es"
     )
-    await refused(
-        matrix, namespace, 'spec.version: Invalid value: "8.15.0": Downgrades are not supported'
-    )
+    await refused(matrix, namespace, "spec.version: Downgrades are not supported")
     statefulset = await matrix.stack.kube.get(
         STATEFULSETS, namespace=namespace, name="es-es-default"
     )

@@ -74,6 +74,12 @@ NOT_SEEN = {
     # A rolling restart deletes Pods once the cluster says it may; kwok runs no Elasticsearch
     # (tests/elasticsearch/test_changing_a_cluster.py restarts real nodes on this server).
     ("pods", "delete"): "needs a live Elasticsearch",
+    # Volumes: a claim grown (its StatefulSet recreated, its Pods owned meanwhile), a claim of a
+    # removed node deleted; tests/integration/test_activities_es_volumes.py shows each.
+    ("pods", "patch"): "only while a StatefulSet is recreated for its volumes",
+    ("storageclasses", "list"): "only when a claim grows",
+    ("persistentvolumeclaims", "delete"): "only when a node is removed",
+    ("persistentvolumeclaims", "patch"): "only when a claim grows or changes owner",
 }
 #: A namespace in scope whose APM Server references the documented cluster across namespaces:
 #: with enforce-rbac-on-refs on, the operator asks the API server whether the APM Server's

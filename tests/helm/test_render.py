@@ -120,7 +120,7 @@ CASES = [
             "Role/team-a/stackflow": {
                 "/namespaces": None,
                 "/secrets": ("create", "delete", "get", "list", "patch", "update", "watch"),
-                "/pods": ("delete", "get", "list", "watch"),
+                "/pods": ("delete", "get", "list", "patch", "watch"),
                 "/events": ("create", "patch"),
                 "elasticsearch.k8s.elastic.co/elasticsearches": ("get", "list", "patch", "watch"),
                 "elasticsearch.k8s.elastic.co/elasticsearches/finalizers": ("update",),
@@ -214,7 +214,7 @@ CASES = [
         grants={
             "ClusterRole//stackflow": WHOLE
             | {
-                "/pods": ("delete", "get", "list", "watch"),
+                "/pods": ("delete", "get", "list", "patch", "watch"),
                 "/services": ("create", "get", "list", "update", "watch"),
                 "discovery.k8s.io/endpointslices": None,
             }
@@ -424,8 +424,8 @@ def test_the_static_roles_split_the_cluster_role_without_loss_or_addition(
     values: Mapping[str, Any],
 ) -> None:
     """A static list grants, per namespace, exactly what the whole ClusterRole grants on
-    namespaced resources; the ClusterRole keeps only the cluster-scoped rules (namespaces, and
-    the SubjectAccessReviews of enforce-rbac-on-refs)."""
+    namespaced resources; the ClusterRole keeps only the cluster-scoped rules (namespaces, the
+    SubjectAccessReviews of enforce-rbac-on-refs, the StorageClasses a growing claim needs)."""
     whole = grants(Rendered.of({}).objects["ClusterRole//stackflow"])
     rendered = Rendered.of(values)
     split: dict[str, set[str]] = {}
@@ -441,7 +441,11 @@ def test_the_static_roles_split_the_cluster_role_without_loss_or_addition(
     assert {resource: tuple(sorted(verbs)) for resource, verbs in split.items()} == whole
     assert all(granted == roles[0] for granted in roles), "the static Roles differ"
     if roles:
-        assert set(cluster) == {"/namespaces", "authorization.k8s.io/subjectaccessreviews"}
+        assert set(cluster) == {
+            "/namespaces",
+            "authorization.k8s.io/subjectaccessreviews",
+            "storage.k8s.io/storageclasses",
+        }
         assert "/namespaces" not in roles[0]
 
 

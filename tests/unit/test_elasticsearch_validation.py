@@ -91,7 +91,7 @@ def test_a_cluster_without_a_master_node_is_refused_with_eck_s_message(
     node_sets: list[dict[str, Any]],
 ) -> None:
     assert validate_elasticsearch(make_es(nodeSets=node_sets)) == [
-        ("spec.nodeSets", "Required value: Elasticsearch needs to have at least one master node")
+        ("spec.nodeSets", "Elasticsearch needs to have at least one master node")
     ]
 
 
@@ -137,7 +137,7 @@ def test_an_unsupported_upgrade_path_is_refused_with_eck_s_message(
     if running:
         es["status"] = {"version": running}
     errors = validate_elasticsearch(es)
-    expected = [("spec.version", f'Invalid value: "{proposed}": {UPGRADE_PATH}')]
+    expected = [("spec.version", UPGRADE_PATH)]
     assert errors == (expected if refused else []), errors
 
 
@@ -151,10 +151,10 @@ def test_an_unsupported_upgrade_path_is_refused_with_eck_s_message(
         ("10.0.0", "9.1.0", False, None),
         # Versions compare as ECK's: a pre-release comes before its release.
         ("9.1.0", "9.1.0-SNAPSHOT", False, None),
-        ("9.1.0-SNAPSHOT", "9.1.0", False, 'Invalid value: "9.1.0-SNAPSHOT": ' + DOWNGRADES),
-        ("8.15.0", "9.1.0", False, 'Invalid value: "8.15.0": ' + DOWNGRADES),
-        ("9.0.9", "9.1.0", False, 'Invalid value: "9.0.9": ' + DOWNGRADES),
-        ("9.1.0", "9.1.1", False, 'Invalid value: "9.1.0": ' + DOWNGRADES),
+        ("9.1.0-SNAPSHOT", "9.1.0", False, DOWNGRADES),
+        ("8.15.0", "9.1.0", False, DOWNGRADES),
+        ("9.0.9", "9.1.0", False, DOWNGRADES),
+        ("9.1.0", "9.1.1", False, DOWNGRADES),
         # ECK's annotation lets the user through, at their own risk.
         ("8.15.0", "9.1.0", True, None),
         # Unparseable versions are the version check's business.
@@ -188,5 +188,5 @@ def test_a_downgrade_below_the_running_version_is_refused(
 
     errors = validate_elasticsearch(es)
 
-    expected = [("spec.version", 'Invalid value: "9.0.0": ' + DOWNGRADES)]
+    expected = [("spec.version", DOWNGRADES)]
     assert errors == (expected if refused else [])

@@ -90,9 +90,21 @@ rules:
     verbs: ["get", "list", "watch", "create", "update", "delete"]
     namespaced: true
   # Pods are read (readiness, unicast hosts; with elasticsearch-dial endpoints, the ready
-  # addresses of each cluster's internal HTTP Service, computed from it and its Pods) and deleted
-  # one at a time by a rolling restart (StatefulSets update OnDelete).
-  - {apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"], namespaced: true}
+  # addresses of each cluster's internal HTTP Service, computed from it and its Pods), deleted
+  # one at a time by a rolling restart (StatefulSets update OnDelete) and by a suspend, and
+  # patched (owned by their Elasticsearch while their StatefulSet is recreated for its volumes).
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch", "patch", "delete"]
+    namespaced: true
+  # Volume claims: grown with their claim templates, owned by their Elasticsearch as
+  # volumeClaimDeletePolicy says, deleted once no StatefulSet mounts them; a larger request needs
+  # the StorageClass to allow expansion.
+  - apiGroups: [""]
+    resources: ["persistentvolumeclaims"]
+    verbs: ["list", "patch", "delete"]
+    namespaced: true
+  - {apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["list"], namespaced: false}
   - {apiGroups: [""], resources: ["events"], verbs: ["create", "patch"], namespaced: true}
   # The stack resources: read, given a status, and owners of their children (whose blocking
   # ownerReferences clusters running the OwnerReferencesPermissionEnforcement admission plugin,

@@ -78,10 +78,11 @@ def downgrade_problem(
 
 
 def _field_error(problem: FieldProblem | None) -> FieldError | None:
-    """ECK's rendering of a refused field, as ``(path, "Invalid value: ...: message")``."""
+    """A refused field as ``(path, ECK's message)``; the webhook renders the value Kubernetes'
+    way (``Invalid value: "8.15.0": ...``)."""
     if problem is None:
         return None
-    return (problem.path, str(problem).removeprefix(f"{problem.path}: "))
+    return (problem.path, problem.message)
 
 
 def upgrade_path_problem(*, proposed: str, running: str | None) -> FieldError | None:
@@ -159,6 +160,6 @@ def validate_elasticsearch(es: Mapping[str, Any]) -> list[FieldError]:
         and isinstance(node_set.get("config") or {}, Mapping)
         and is_master_eligible(node_set.get("config"))
     )
-    if masters <= 0:
-        errors.append(("spec.nodeSets", f"Required value: {MASTER_REQUIRED_MESSAGE}"))
+    if node_sets and masters <= 0:
+        errors.append(("spec.nodeSets", MASTER_REQUIRED_MESSAGE))
     return errors
