@@ -9,9 +9,13 @@ id is stored on its data volume), whatever the new Pod's uid; a Pod whose roles 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import PODS
 from stackflow.stack.elasticsearch.orchestration.snapshot import (
     DATA_TIERS,
     pod_state_from_manifest,
@@ -23,7 +27,10 @@ from tests.fakes.fake_elasticsearch import (
     FakeElasticsearch,
 )
 
-__all__ = ["node_roles_from_labels", "sync_nodes_with_pods"]
+__all__ = ["following_pods", "node_roles_from_labels", "sync_nodes_with_pods"]
+
+#: Every Elasticsearch Pod, whatever its cluster: one fake stands in for many clusters.
+ELASTICSEARCH_PODS = "common.k8s.elastic.co/type=elasticsearch"
 
 
 def node_roles_from_labels(labels: Mapping[str, str]) -> tuple[str, ...]:
@@ -67,3 +74,31 @@ def sync_nodes_with_pods(fake: FakeElasticsearch, pods: Iterable[Mapping[str, An
         node = nodes.get(name)
         if node is None or node.roles != roles or node.version != version:
             fake.add_node(name, roles=roles, version=version)
+
+
+@contextlib.asynccontextmanager
+async def following_pods(
+    fake: FakeElasticsearch, kube: ResourceClient, *, period: float = 0.5
+) -> AsyncIterator[None]:
+    """For the span of the block, keep ``fake``'s nodes in line with every Elasticsearch Pod
+    ``kube`` lists, every ``period`` seconds (the pace of a cluster's membership, not a wait).
+
+    A fake that stands in for many clusters then answers each cluster's ``_nodes`` with its Pods,
+    as a real cluster would: a downscale's or a rolling restart's decisions can be made. A listing
+    that fails (an API server restarting under a fault) is skipped until the next period.
+    """
+
+    async def follow() -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                listed = await kube.list(PODS, label_selector=ELASTICSEARCH_PODS)
+                sync_nodes_with_pods(fake, listed["items"])
+            await asyncio.sleep(period)
+
+    task = asyncio.create_task(follow())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -31,6 +31,7 @@ from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import LEASES
 from tests.clusters import CRDS, ensure_namespace
 from tests.e2e.harness import SCOPE_LABEL, Operator, accept_trial
+from tests.fakes.fake_cluster_nodes import following_pods
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.reliability.proxy import FaultProxy
 
@@ -163,7 +164,12 @@ async def open_rig(directory: Path, *, seed: int, replicas: int) -> AsyncIterato
             kube = ResourceClient(api_client)
             await ensure_namespace(kube, OPERATOR_NAMESPACE)
             await accept_trial(kube, operator_namespace=OPERATOR_NAMESPACE)
-            async with FaultProxy(upstream=sim.url, seed=seed) as proxy:
+            async with (
+                FaultProxy(upstream=sim.url, seed=seed) as proxy,
+                # The one fake serves every cluster: its nodes follow their Pods, so a downscale
+                # can tell that a leaving node's data has moved.
+                following_pods(elasticsearch, kube),
+            ):
                 operator_kubeconfig = write_kubeconfig(directory / "operator.kubeconfig", proxy.url)
                 config = _operator_config(
                     directory / "operator.yaml",
