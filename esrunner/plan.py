@@ -275,6 +275,12 @@ def pod_plan(pod: Mapping[str, Any], *, claim_templates: Sequence[str] = ()) -> 
     )
 
 
+#: The JIT's first tier only: a node starts about a quarter sooner (7.6 s against 10.2 s for a
+#: bare 8.18 node here), which a rolling restart of three nodes pays three times; the nodes of
+#: development and tests never run long enough for the second tier to pay off.
+QUICK_START_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
 def heap_options(memory_limit_bytes: int | None, *, ceiling_mb: int) -> str:
     """The heap the node gets: half the container's memory limit as Elasticsearch sizes it inside
     a container, capped at ``ceiling_mb`` so several nodes fit on one machine."""

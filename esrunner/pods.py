@@ -18,7 +18,15 @@ from typing import Any
 from esrunner import adapt, containers
 from esrunner.distributions import DistributionUnavailable, distribution
 from esrunner.kubeapi import KubeApi, KubeError
-from esrunner.plan import IMAGE_HOME, Container, PlanError, PodPlan, heap_options, pod_plan
+from esrunner.plan import (
+    IMAGE_HOME,
+    QUICK_START_JVM_OPTIONS,
+    Container,
+    PlanError,
+    PodPlan,
+    heap_options,
+    pod_plan,
+)
 from esrunner.status import ContainerState, pod_status
 from esrunner.volumes import materialise, pod_directory, refresh
 
@@ -294,7 +302,9 @@ class PodWorker:
         env["HOME"] = IMAGE_HOME
         env["ES_JAVA_HOME"] = str(dist.java_home)
         heap = heap_options(container.memory_limit_bytes, ceiling_mb=self.settings.heap_ceiling_mb)
-        env["ES_JAVA_OPTS"] = " ".join(filter(None, [env.get("ES_JAVA_OPTS", ""), heap]))
+        env["ES_JAVA_OPTS"] = " ".join(
+            filter(None, [env.get("ES_JAVA_OPTS", ""), heap, QUICK_START_JVM_OPTIONS])
+        )
         binds = [containers.Bind(dist.home, IMAGE_HOME, read_only=True)]
         if self.settings.hosts_file.exists():
             binds.append(containers.Bind(self.settings.hosts_file, "/etc/hosts", read_only=True))
