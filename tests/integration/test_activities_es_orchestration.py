@@ -146,3 +146,62 @@ async def test_a_rolling_upgrade_with_the_shutdown_api_restarts_each_node_once(
     restarts = [s for s in passes.steps if isinstance(s, PutNodeShutdown) and s.type == "restart"]
     assert sorted(s.node for s in restarts) == sorted(deleted)
     assert fake_es.state.cluster.shutdowns == {}
+
+
+async def _three_ready_nodes(cluster: Cluster, fake: FakeElasticsearch) -> Passes:
+    context = cluster.context(elasticsearch=FakeFactory(fake))
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(
+        es_ref().resource, es_manifest(count=3, version="8.17.0"), namespace=NAMESPACE
+    )
+    passes = Passes(cluster, context, fake)
+    await passes.until_ready(nodes=3)
+    return passes
+
+
+async def _annotate(cluster: Cluster, key: str, value: str | None) -> None:
+    await cluster.raw.merge_patch(
+        es_ref().resource,
+        {"metadata": {"annotations": {key: value}}},
+        namespace=NAMESPACE,
+        name="quickstart",
+    )
+
+
+async def test_a_paused_cluster_is_not_changed_until_the_pause_is_lifted(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    passes = await _three_ready_nodes(cluster, fake_es)
+    await _annotate(cluster, "eck.k8s.elastic.co/pause-orchestration", "true")
+    await cluster.raw.merge_patch(
+        es_ref().resource,
+        {"spec": {"nodeSets": [{"name": "default", "count": 2}]}},
+        namespace=NAMESPACE,
+        name="quickstart",
+    )
+    before = len(passes.steps)
+    for _ in range(3):
+        result = await passes.one()
+        assert result.phase is not Phase.READY
+    assert passes.steps[before:] == []
+    assert len(await passes.pods()) == 3
+    es = await cluster.raw.get(es_ref().resource, namespace=NAMESPACE, name="quickstart")
+    conditions = {c["type"]: c for c in es["status"]["conditions"]}
+    assert "Orchestration is paused" in conditions["ReconciliationComplete"]["message"]
+
+    await _annotate(cluster, "eck.k8s.elastic.co/pause-orchestration", None)
+    await passes.until_ready(nodes=2)
+
+
+async def test_a_suspended_pod_is_deleted_once_to_come_back_suspended(
+    cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    passes = await _three_ready_nodes(cluster, fake_es)
+    before = len(passes.steps)
+    await _annotate(cluster, "eck.k8s.elastic.co/suspend", "quickstart-es-default-1")
+    await passes.one()
+    deleted = [s for s in passes.steps[before:] if isinstance(s, DeletePod)]
+    assert [(s.pod, s.message) for s in deleted] == [
+        ("quickstart-es-default-1", "Deleting pod to suspend it")
+    ]
+    assert deleted[0].uid
