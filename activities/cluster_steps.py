@@ -109,15 +109,16 @@ async def _kubernetes_step(context: ControllerContext, ref: ResourceRef, step: A
             return True
         case DeleteStatefulSet(statefulset=statefulset):
             node_set = names.node_set_of_statefulset(ref.name, statefulset)
-            deleted = await _delete(context, STATEFULSETS, namespace=namespace, name=statefulset)
-            # ECK deletes the node set's Service, config and transport certificates with it.
+            # ECK deletes the node set's Service, config and transport certificates with it. They
+            # go first: a step that fails half-way leaves the StatefulSet, so the next pass
+            # decides the whole step again instead of leaving them behind.
             for resource, name in (
                 (SERVICES, statefulset),
                 (SECRETS, names.config_secret_name(ref.name, node_set)),
                 (SECRETS, names.node_transport_certs_secret_name(ref.name, node_set)),
             ):
                 await _delete(context, resource, namespace=namespace, name=name)
-            return deleted
+            return await _delete(context, STATEFULSETS, namespace=namespace, name=statefulset)
     raise AssertionError(f"not a Kubernetes step: {step!r}")  # pragma: no cover
 
 

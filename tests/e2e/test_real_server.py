@@ -80,6 +80,9 @@ NOT_SEEN = {
     ("storageclasses", "list"): "only when a claim grows",
     ("persistentvolumeclaims", "delete"): "only when a node is removed",
     ("persistentvolumeclaims", "patch"): "only when a claim grows or changes owner",
+    # A node set removed or renamed: its headless Service goes once its data has moved, which
+    # needs a live Elasticsearch (tests/elasticsearch/test_changing_a_cluster.py renames one).
+    ("services", "delete"): "needs a live Elasticsearch",
 }
 #: A namespace in scope whose APM Server references the documented cluster across namespaces:
 #: with enforce-rbac-on-refs on, the operator asks the API server whether the APM Server's

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from stackflow.models.kinds import STATEFULSETS
+from stackflow.models.kinds import SECRETS, SERVICES, STATEFULSETS
 from tests.e2e.harness import ES, get_or_none
 from tests.elasticsearch.changes import (
     CHANGE_WITHIN,
@@ -218,3 +218,11 @@ async def test_a_renamed_node_set_replaces_the_old_one_without_losing_data(
         is None
     )
     assert seen.health["red"] == 0
+    # The old node set's headless Service and Secrets went with its StatefulSet.
+    assert (
+        await get_or_none(es_stack.kube, SERVICES, namespace=NS, name=f"{NAME}-es-default") is None
+    )
+    assert (
+        await get_or_none(es_stack.kube, SECRETS, namespace=NS, name=f"{NAME}-es-default-es-config")
+        is None
+    )

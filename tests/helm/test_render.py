@@ -215,7 +215,7 @@ CASES = [
             "ClusterRole//stackflow": WHOLE
             | {
                 "/pods": ("delete", "get", "list", "patch", "watch"),
-                "/services": ("create", "get", "list", "update", "watch"),
+                "/services": ("create", "delete", "get", "list", "update", "watch"),
                 "discovery.k8s.io/endpointslices": None,
             }
         },

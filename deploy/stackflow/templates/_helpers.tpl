@@ -78,8 +78,8 @@ rules:
     verbs: ["get", "list", "watch", "create", "update"]
     namespaced: true
   # An AutoOps agent's ConfigMap goes when its cluster is no longer served (its Deployment too,
-  # under the workloads' delete).
-  - {apiGroups: [""], resources: ["configmaps"], verbs: ["delete"], namespaced: true}
+  # under the workloads' delete); a removed node set's headless Service goes with its StatefulSet.
+  - {apiGroups: [""], resources: ["configmaps", "services"], verbs: ["delete"], namespaced: true}
   - apiGroups: ["policy"]
     resources: ["poddisruptionbudgets"]
     verbs: ["get", "list", "watch", "create", "update"]
