@@ -22,6 +22,7 @@ from stackflow.api.kinds import kind_resource
 from stackflow.models.engine import SA_PHASE
 from stackflow.models.kinds import NAMESPACES, PODS, SECRETS, STATEFULSETS
 from tests.e2e.harness import ES, SCOPE_LABEL, get_or_none, manifest
+from tests.elasticsearch.changes import reconciled
 from tests.elasticsearch.real_stack import (
     FORM_WITHIN,
     ElasticsearchOf,
@@ -52,6 +53,12 @@ async def _ensure_cluster(stack: RealStack) -> ElasticsearchOf:
         await stack.kube.create(ES, elasticsearch(NS, NAME, labels={"policy": "on"}), namespace=NS)
     es = ElasticsearchOf(stack.kube, NS, NAME)
     await green_with(es, 3)
+    # A test before may have changed the nodes' configuration (a policy does): the operator rolls
+    # it through the nodes one by one, and the cluster is green between two restarts. Wait until
+    # the operator reports the change done, so no node restarts under the next test.
+    await reconciled(
+        stack, NS, NAME, version=str((await _resource(stack))["spec"]["version"]), nodes=3
+    )
     return es
 
 
