@@ -24,6 +24,7 @@ import pytest
 import pytest_asyncio
 
 from stackflow.elastic.client import AiohttpElasticsearchClient, ElasticsearchError
+from tests.clusters import KUBESIM
 from tests.e2e.harness import ES, get_or_none
 from tests.elasticsearch.fake_compare import (
     DOCUMENT,
@@ -42,11 +43,23 @@ from tests.elasticsearch.real_stack import (
     elasticsearch,
     green_with,
     in_scope_namespace,
+    unavailable,
 )
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def es_target() -> str:
+    """Only kubesim: the comparison is between the fake and a node, whichever API server runs
+    the Pods (a second backend would cost CI a cluster and find nothing more)."""
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    return KUBESIM
+
 
 NS = "fvr"
 NAME = "one"
