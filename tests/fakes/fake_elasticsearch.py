@@ -40,18 +40,11 @@ from typing import Any
 from aiohttp import web
 
 from activities.context import ElasticsearchEndpoint
-from stackflow.elastic import ElasticsearchApi, ElasticsearchUnavailable
-from stackflow.elastic.client import ApiKey, ClusterHealth, FileSettingsState
+from stackflow.elastic import ElasticsearchApi
+from stackflow.elastic.client import (
+    NotDialledElasticsearch,
+)
 from stackflow.elastic.cluster_view import ENABLE_SETTING, EXCLUDE_NAME_SETTING
-from stackflow.stack.elasticsearch.orchestration.snapshot import (
-    AllocationSettings,
-    ClusterNode,
-    NodeShutdown,
-    Shard,
-)
-from stackflow.stack.elasticsearch.orchestration.snapshot import (
-    ClusterHealth as OrchestrationHealth,
-)
 
 REQUEST_BODY = web.RequestKey("request_body", dict[str, Any])
 #: The caller's Authorization header: with ``any_credentials`` one fake stands for many clusters,
@@ -1607,140 +1600,18 @@ def _flatten(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-class UnreachableElasticsearch:
+class UnreachableElasticsearch(NotDialledElasticsearch):
     """A client of a cluster that never answers: every call raises ``ElasticsearchUnavailable``.
 
     For activity tests that do not care about the cluster's HTTP API (the reconcile reports the
     cluster "not reachable" and derives health from Pod readiness), without a network round trip.
+    The operator's own never-dialling client, naming the cluster's address in each error.
     """
 
     def __init__(self, endpoint: ElasticsearchEndpoint) -> None:
         """Remember which cluster was asked for (the error names it)."""
+        super().__init__(f"{endpoint.url} is unreachable (test fake)")
         self.endpoint = endpoint
-
-    def _unavailable(self, call: str) -> ElasticsearchUnavailable:
-        return ElasticsearchUnavailable(f"{call}: {self.endpoint.url} is unreachable (test fake)")
-
-    async def cluster_health(self) -> ClusterHealth:
-        """Never answers."""
-        raise self._unavailable("GET /_cluster/health")
-
-    async def get_license(self) -> dict[str, Any]:
-        """Never answers."""
-        raise self._unavailable("GET /_license")
-
-    async def start_trial(self) -> dict[str, Any]:
-        """Never answers."""
-        raise self._unavailable("POST /_license/start_trial")
-
-    async def put_license(self, license_: Mapping[str, Any]) -> dict[str, Any]:
-        """Never answers."""
-        raise self._unavailable("PUT /_license")
-
-    async def create_api_key(
-        self,
-        *,
-        name: str,
-        role_descriptors: Mapping[str, Any],
-        expiration: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> ApiKey:
-        """Never answers."""
-        raise self._unavailable("PUT /_security/api_key")
-
-    async def invalidate_api_key(self, *, ids: Sequence[str] = (), name: str | None = None) -> int:
-        """Never answers."""
-        raise self._unavailable("DELETE /_security/api_key")
-
-    async def file_settings_state(self) -> FileSettingsState:
-        """Never answers."""
-        raise self._unavailable("GET /_cluster/state/metadata")
-
-    async def put_autoscaling_policy(self, name: str, policy: Mapping[str, Any]) -> None:
-        """Never answers."""
-        raise self._unavailable(f"PUT /_autoscaling/policy/{name}")
-
-    async def delete_autoscaling_policies(self) -> None:
-        """Never answers."""
-        raise self._unavailable("DELETE /_autoscaling/policy/*")
-
-    async def autoscaling_capacity(self) -> dict[str, Any]:
-        """Never answers."""
-        raise self._unavailable("GET /_autoscaling/capacity")
-
-    async def put_cluster_settings(self, persistent: Mapping[str, Any]) -> dict[str, Any]:
-        """Never answers."""
-        raise self._unavailable("PUT /_cluster/settings")
-
-    async def create_cross_cluster_api_key(
-        self, *, name: str, access: Mapping[str, Any], metadata: Mapping[str, Any]
-    ) -> ApiKey:
-        """Never answers."""
-        raise self._unavailable("POST /_security/cross_cluster/api_key")
-
-    async def update_cross_cluster_api_key(
-        self, key_id: str, *, access: Mapping[str, Any], metadata: Mapping[str, Any]
-    ) -> None:
-        """Never answers."""
-        raise self._unavailable("PUT /_security/cross_cluster/api_key")
-
-    async def active_api_keys(self, name: str) -> list[dict[str, Any]]:
-        """Never answers."""
-        raise self._unavailable("GET /_security/api_key")
-
-    async def cluster_uuid(self) -> str:
-        """Never answers."""
-        raise self._unavailable("GET /_cluster/state/metadata")
-
-    async def orchestration_health(self) -> OrchestrationHealth:
-        """Never answers."""
-        raise self._unavailable("GET /_cluster/health")
-
-    async def nodes(self) -> tuple[ClusterNode, ...]:
-        """Never answers."""
-        raise self._unavailable("GET /_nodes")
-
-    async def shards(self) -> tuple[Shard, ...]:
-        """Never answers."""
-        raise self._unavailable("GET /_cat/shards")
-
-    async def allocation_settings(self) -> AllocationSettings:
-        """Never answers."""
-        raise self._unavailable("GET /_cluster/settings")
-
-    async def put_transient_settings(self, settings: Mapping[str, str | None]) -> None:
-        """Never answers."""
-        raise self._unavailable("PUT /_cluster/settings")
-
-    async def flush(self) -> None:
-        """Never answers."""
-        raise self._unavailable("POST /_flush")
-
-    async def voting_exclusions(self) -> tuple[str, ...]:
-        """Never answers."""
-        raise self._unavailable("GET /_cluster/state/metadata")
-
-    async def add_voting_exclusions(self, node_names: Sequence[str]) -> None:
-        """Never answers."""
-        raise self._unavailable("POST /_cluster/voting_config_exclusions")
-
-    async def clear_voting_exclusions(self) -> None:
-        """Never answers."""
-        raise self._unavailable("DELETE /_cluster/voting_config_exclusions")
-
-    async def node_shutdowns(self) -> tuple[NodeShutdown, ...] | None:
-        """Never answers."""
-        raise self._unavailable("GET /_nodes/shutdown")
-
-    async def put_node_shutdown(
-        self, node_id: str, *, type: str, reason: str, allocation_delay: str | None = None
-    ) -> None:
-        """Never answers."""
-        raise self._unavailable(f"PUT /_nodes/{node_id}/shutdown")
-
-    async def delete_node_shutdown(self, node_id: str) -> None:
-        """Never answers."""
-        raise self._unavailable(f"DELETE /_nodes/{node_id}/shutdown")
 
 
 def unreachable_elasticsearch(endpoint: ElasticsearchEndpoint) -> ElasticsearchApi:
