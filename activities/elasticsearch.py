@@ -283,15 +283,18 @@ async def _observe_cluster(
     *,
     es: Mapping[str, Any],
     endpoint: ElasticsearchEndpoint | None,
+    health: str | None = None,
 ) -> tuple[str | None, LicenseOutcome]:
-    """Ask the cluster for its health, then install its license once it answers.
+    """Ask the cluster for its health (unless this pass read it already: ``health``), then
+    install its license once it answers.
 
     ``endpoint`` is None while no node is ready: then the cluster is not asked at all.
     """
     if endpoint is None:
         return None, await apply_cluster_license(context, es=es, api=None)
     async with context.elasticsearch_session(endpoint) as api:
-        health = await _cluster_health(api, endpoint)
+        if health is None:
+            health = await _cluster_health(api, endpoint)
         license_outcome = await apply_cluster_license(
             context, es=es, api=api if health is not None else None
         )
@@ -376,7 +379,11 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     pods = await context.scoped.list(PODS, namespace=ref.namespace, label_selector=selector)
     ready = any(is_pod_ready(pod) for pod in pods["items"])
     health, license_outcome = await _observe_cluster(
-        context, es=es, endpoint=endpoint_for(es, existing) if ready else None
+        context,
+        es=es,
+        endpoint=endpoint_for(es, existing) if ready else None,
+        # The node specs pass read it moments ago: one health call per reconcile, not two.
+        health=cluster.health.status if cluster is not None else None,
     )
     decision = _with_node_specs(
         es,

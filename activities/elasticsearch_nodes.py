@@ -80,9 +80,10 @@ class NodeSpecsOutcome:
 
 
 async def read_cluster(
-    context: ControllerContext, endpoint: ElasticsearchEndpoint
+    context: ControllerContext, endpoint: ElasticsearchEndpoint, *, with_uuid: bool = True
 ) -> tuple[ClusterView | None, str | None]:
-    """What Elasticsearch answers for the decisions, and the cluster's UUID once it has formed.
+    """What Elasticsearch answers for the decisions, and (``with_uuid``) the cluster's UUID once
+    it has formed; once it is recorded, it is not asked again.
 
     None when any call fails: a partial view could let a decision move data it cannot see.
     """
@@ -96,7 +97,7 @@ async def read_cluster(
                 voting_exclusions=await api.voting_exclusions(),
                 shutdowns=await api.node_shutdowns(),
             )
-            uuid = await api.cluster_uuid()
+            uuid = await api.cluster_uuid() if with_uuid else None
         except (ElasticsearchUnavailable, ElasticsearchError) as error:
             logger.info(
                 "cluster %s/%s not readable for orchestration: %s",
@@ -120,9 +121,10 @@ async def observe_cluster(
     ``cluster.initial_master_nodes``, without a restart since the setting is outside the hash)."""
     if endpoint is None:
         return None, es
-    cluster, uuid = await read_cluster(context, endpoint)
     meta = view(es)
-    if uuid is None or ES_CLUSTER_UUID_ANNOTATION in meta.annotations:
+    recorded = ES_CLUSTER_UUID_ANNOTATION in meta.annotations
+    cluster, uuid = await read_cluster(context, endpoint, with_uuid=not recorded)
+    if uuid is None or recorded:
         return cluster, es
     patched = await context.scoped.merge_patch(
         resource,
