@@ -82,13 +82,7 @@ async def test_a_downscale_with_the_shutdown_api_waits_for_the_data_to_move(
     cluster: Cluster, fake_es: FakeElasticsearch
 ) -> None:
     fake_es.state.shutdown_api = True
-    context = cluster.context(elasticsearch=FakeFactory(fake_es))
-    await cluster.create_namespace(NAMESPACE)
-    await cluster.raw.create(
-        es_ref().resource, es_manifest(count=3, version="8.17.0"), namespace=NAMESPACE
-    )
-    passes = Passes(cluster, context, fake_es)
-    await passes.until_ready(nodes=3)
+    passes = await _three_ready_nodes(cluster, fake_es)
     fake_es.create_index("docs", shards=3, replicas=1)
     leaving = "quickstart-es-default-2"
     assert fake_es.state.cluster.copies_on(leaving), "the leaving node holds copies to move"
@@ -119,13 +113,7 @@ async def test_a_rolling_upgrade_with_the_shutdown_api_restarts_each_node_once(
     cluster: Cluster, fake_es: FakeElasticsearch
 ) -> None:
     fake_es.state.shutdown_api = True
-    context = cluster.context(elasticsearch=FakeFactory(fake_es))
-    await cluster.create_namespace(NAMESPACE)
-    await cluster.raw.create(
-        es_ref().resource, es_manifest(count=3, version="8.17.0"), namespace=NAMESPACE
-    )
-    passes = Passes(cluster, context, fake_es)
-    await passes.until_ready(nodes=3)
+    passes = await _three_ready_nodes(cluster, fake_es)
 
     await cluster.raw.merge_patch(
         es_ref().resource, {"spec": {"version": "8.18.0"}}, namespace=NAMESPACE, name="quickstart"
