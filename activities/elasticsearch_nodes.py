@@ -154,9 +154,7 @@ def _target_statefulset(
     name = view(desired).name
     base = desired if name in targets.new_template or current is None else current
     written = copy.deepcopy(dict(base))
-    if current is not None and base is current:
-        for key in ("status",):
-            written.pop(key, None)
+    written.pop("status", None)
     written.setdefault("spec", {})["replicas"] = targets.replicas.get(
         name, int((desired.get("spec") or {}).get("replicas", 0))
     )
