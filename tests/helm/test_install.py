@@ -36,6 +36,9 @@ ACCESS = [
     ("create", "events", NAMESPACE, True),
     ("patch", "secrets", NAMESPACE, True),
     ("create", "leases.coordination.k8s.io", NAMESPACE, True),
+    # Reading and renewing only the operator's own Lease: no other Lease, not by any name.
+    ("get", "leases.coordination.k8s.io", NAMESPACE, False),
+    ("update", "leases.coordination.k8s.io", NAMESPACE, False),
     # The informers list and watch each managed namespace on its own, never cluster-wide.
     ("list", "secrets", LISTED, True),
     ("watch", "elasticsearches.elasticsearch.k8s.elastic.co", LISTED, True),

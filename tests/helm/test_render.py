@@ -20,6 +20,7 @@ from stackflow.config import (
     env_var_name,
     load_config,
 )
+from stackflow.kube.leader import DEFAULT_LEASE_NAME
 from stackflow.scope.matcher import ScopeMode
 from tests.clusters import CHART
 from tests.helm.chart import Rendered, grants, materialize, run_helm, template
@@ -413,6 +414,19 @@ def test_rendered_objects(case: Case) -> None:
 def test_the_default_image_tag_is_the_app_version() -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert Rendered.of({}).container()["image"] == f"stackflow:{chart['appVersion']}"
+
+
+def test_leader_election_reads_and_renews_only_the_operators_lease() -> None:
+    """Reading and renewing name the one Lease the operator elects on (RBAC cannot restrict
+    ``create`` by name, so creating is granted on leases); nothing else on leases."""
+    role = Rendered.of({}).objects["Role/elastic-system/stackflow-leader-election"]
+    rules = {
+        (tuple(rule["verbs"]), tuple(rule.get("resourceNames", ())))
+        for rule in role["rules"]
+        if rule["apiGroups"] == ["coordination.k8s.io"] and rule["resources"] == ["leases"]
+    }
+    assert rules == {(("create",), ()), (("get", "update"), (DEFAULT_LEASE_NAME,))}
+    assert len(role["rules"]) == 2
 
 
 @pytest.mark.parametrize(

@@ -47,6 +47,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "stackflow.licenseKeyDir" -}}/etc/stackflow-license{{- end -}}
 {{- define "stackflow.payloadKeyDir" -}}/etc/stackflow-payload-key{{- end -}}
 
+{{/* The Lease the replicas elect their leader on: the operator's DEFAULT_LEASE_NAME
+   (stackflow/kube/leader.py); tests/helm/test_render.py checks that the two agree. */}}
+{{- define "stackflow.leaseName" -}}stackflow-leader{{- end -}}
+
 {{/*
 Every grant the operator needs, as YAML (`rules:`); each rule says whether its resources are
 namespaced. The roles are cut from this one table:
