@@ -150,7 +150,8 @@ class ObjectStorage:
     # ------------------------------------------------------------ state file
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write every object and the RV counter to a JSON state file (atomically)."""
+        """Write every object and the RV counter to a JSON state file (atomically), readable by
+        its owner only: it holds every Secret's data."""
         state = {
             "resourceVersion": self._rv,
             "objects": [
@@ -164,7 +165,7 @@ class ObjectStorage:
         }
         target = Path(path)
         temporary = target.with_name(target.name + ".tmp")
-        temporary.write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")
+        _write_owner_only(temporary, json.dumps(state, separators=(",", ":")))
         os.replace(temporary, target)
 
     def forget_history(self) -> None:
@@ -190,3 +191,12 @@ class ObjectStorage:
         }
         self._rv = int(state["resourceVersion"])
         self._hub.reset(floor=self._rv)
+
+
+def _write_owner_only(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` with mode 0600, also when ``path`` exists with a wider mode
+    (a leftover temporary file): the mode is set on the open descriptor before any byte."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(descriptor, "w", encoding="utf-8") as file:
+        os.fchmod(file.fileno(), 0o600)
+        file.write(text)

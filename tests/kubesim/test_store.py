@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -676,6 +678,33 @@ def test_crd_name_clash_is_not_served() -> None:
 
 
 # ------------------------------------------------------------------------------ state file
+
+
+@pytest.mark.parametrize("existing_mode", [None, 0o644], ids=["new", "was-world-readable"])
+def test_state_file_is_readable_by_its_owner_only(
+    tmp_path: Path, existing_mode: int | None
+) -> None:
+    """The state file holds every Secret's data: 0600 whatever the umask, also when a file
+    (or a leftover temporary file) was there with a wider mode."""
+    sim = Sim()
+    secrets = sim.rt("", "secrets")
+    sim.store.create(
+        secrets,
+        {"metadata": {"name": "s"}, "data": {"password": "aHVudGVyMg=="}},
+        namespace="default",
+    )
+    state = tmp_path / "state.json"
+    if existing_mode is not None:
+        for stale in (state, tmp_path / "state.json.tmp"):
+            stale.write_text("{}")
+            stale.chmod(existing_mode)
+    previous = os.umask(0o022)
+    try:
+        sim.store.save(state)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(state.stat().st_mode) == 0o600
+    assert "aHVudGVyMg==" in state.read_text()
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
