@@ -4,11 +4,17 @@
 ``STACKFLOW_<KEY_IN_UPPER_SNAKE>`` overrides and validates the result. Every problem becomes a
 `ConfigError` whose message is one line naming the key and the problem, so that ``stackflow run``
 can print it and exit with status 2 before anything starts.
+
+The file is read with bounds, so that no content can take the operator's memory or stack: at most
+`MAX_CONFIG_BYTES`, no YAML anchors or aliases (an alias bomb of a few hundred bytes expands to
+gigabytes), at most `MAX_NESTING` levels deep, no key given twice in one mapping, and integers
+and booleans of their own type (``webhook-port: true`` is refused, not read as port 1).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Mapping
 from datetime import timedelta
@@ -35,6 +41,13 @@ from stackflow.scope.validation import describe_validation_error, quote
 
 ENV_PREFIX = "STACKFLOW_"
 REDACTED = "<redacted>"
+
+#: The largest configuration file read (ECK's are a few hundred bytes).
+MAX_CONFIG_BYTES = 1024 * 1024
+#: The deepest nesting of mappings and lists a configuration may have (a selector needs 4).
+MAX_NESTING = 32
+#: The longest error message: a refused value is quoted in it, and a value may be large.
+MAX_MESSAGE_CHARS = 1000
 
 # ECK settings that Stackflow does not implement: named as such instead of "unknown key".
 _ECK_ONLY_KEYS = frozenset(
@@ -96,8 +109,114 @@ class ConfigError(Exception):
     """An invalid operator configuration; the message is one line naming the key and problem."""
 
     def __init__(self, message: str) -> None:
-        """Keep the message on one line whatever produced it."""
-        super().__init__(" ".join(message.splitlines()))
+        """Keep the message on one line, and short, whatever produced it."""
+        super().__init__(_shortened(" ".join(message.splitlines())))
+
+
+def _shortened(line: str) -> str:
+    if len(line) <= MAX_MESSAGE_CHARS:
+        return line
+    cut = len(line) - MAX_MESSAGE_CHARS
+    return f"{line[:MAX_MESSAGE_CHARS]}... ({cut} more characters)"
+
+
+class ConfigYAMLError(yaml.YAMLError):
+    """YAML the configuration refuses although it parses: an alias, an anchor, nesting too deep,
+    a key given twice. ``path`` is where (``namespace-selector.matchLabels``), ``mark`` the line."""
+
+    def __init__(self, path: str, problem: str, mark: Any, *, detail: str = "") -> None:
+        """Keep where and what; `describe` puts them on one line."""
+        super().__init__(problem)
+        self.path = path
+        self.problem = problem
+        self.mark = mark
+        self.detail = detail
+
+    def describe(self) -> str:
+        """``<path>: <problem> at line L, column C (<detail>)`` (one line)."""
+        line = f"{self.path}: {self.problem}" if self.path else self.problem
+        if self.mark is not None:
+            line += f" at line {self.mark.line + 1}, column {self.mark.column + 1}"
+        return f"{line} ({self.detail})" if self.detail else line
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """The safe loader, refusing anchors and aliases, deep nesting and duplicate keys while it
+    composes the document, before anything is expanded or constructed."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._path: list[str] = []
+        self._depth = 0  # not len(_path): a complex key (``? [..]``) nests without a path step
+
+    def _where(self) -> str:
+        return "".join(
+            part if part.startswith("[") or index == 0 else f".{part}"
+            for index, part in enumerate(self._path)
+        )
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        # The stubs say int; PyYAML passes the key node for a mapping's value.
+        event: yaml.Event = self.peek_event()  # type: ignore[no-untyped-call]
+        step: str | None = None
+        key: object = index
+        if isinstance(parent, yaml.MappingNode) and isinstance(key, yaml.ScalarNode):
+            step = str(key.value)
+        elif isinstance(parent, yaml.SequenceNode) and isinstance(index, int):
+            step = f"[{index}]"
+        if step is not None:
+            self._path.append(step)
+        self._depth += 1
+        try:
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise ConfigYAMLError(
+                    self._where(),
+                    "YAML anchors and aliases (&name, *name) are not allowed",
+                    event.start_mark,
+                )
+            if self._depth > MAX_NESTING + 1:  # the document's own mapping is level 0
+                raise ConfigYAMLError(
+                    self._path[0] if self._path else "",  # the whole path is as long as the nesting
+                    f"nested more than {MAX_NESTING} levels deep",
+                    event.start_mark,
+                )
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+            if step is not None:
+                self._path.pop()
+        return node
+
+    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
+        node = super().compose_mapping_node(anchor)
+        first: dict[tuple[str, str], yaml.Mark] = {}
+        for key, _ in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue  # a complex key: the constructor names it, unhashable
+            seen = first.setdefault((key.tag, key.value), key.start_mark)
+            if seen is not key.start_mark:
+                self._path.append(str(key.value))
+                where = self._where()
+                self._path.pop()
+                raise ConfigYAMLError(
+                    where,
+                    "duplicate key",
+                    key.start_mark,
+                    detail=f"first given at line {seen.line + 1}",
+                )
+        return node
+
+
+def load_bounded_yaml(text: str) -> object:
+    """Parse one YAML document with `_BoundedLoader`'s refusals.
+
+    Raises ConfigYAMLError for what the bounds refuse, another yaml.YAMLError for invalid YAML.
+    """
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 class UnusableSettingError(Exception):
@@ -172,7 +291,9 @@ def _selector_input(value: object) -> object:
     if not value.strip():
         return {}
     try:
-        decoded = yaml.safe_load(value)
+        decoded = load_bounded_yaml(value)
+    except ConfigYAMLError as exc:
+        raise ValueError(exc.describe()) from None
     except yaml.YAMLError:
         decoded = None  # e.g. "!a", a YAML tag to the YAML parser, a selector to us
     if isinstance(decoded, dict):
@@ -325,6 +446,37 @@ class OperatorConfig(BaseModel):
             raise ValueError(f"must be a Kubernetes object name, got {quote(value)}")
         return value
 
+    @field_validator(
+        "webhook_port",
+        "metrics_port",
+        "log_verbosity",
+        "temporal_max_cached_workflows",
+        mode="before",
+    )
+    @classmethod
+    def _integer_of_its_own_type(cls, value: object) -> object:
+        # pydantic's lax mode reads true as 1 and 9443.0 as 9443: a typo, not a port.
+        if isinstance(value, bool | float):
+            raise ValueError(f"must be an integer, got {json.dumps(value)}")
+        return value
+
+    @field_validator(
+        "enable_webhook",
+        "manage_webhook_certs",
+        "enable_leader_election",
+        "disable_telemetry",
+        "enforce_rbac_on_refs",
+        "temporal_workflow_sandbox",
+        "in_cluster_networking",
+        mode="before",
+    )
+    @classmethod
+    def _boolean_of_its_own_type(cls, value: object) -> object:
+        # A number is not a boolean in YAML (strings stay: the environment's "true"/"false").
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(f"must be a boolean (true or false), got {json.dumps(value)}")
+        return value
+
     @field_validator("webhook_port")
     @classmethod
     def _valid_webhook_port(cls, value: int) -> int:
@@ -472,10 +624,22 @@ def _unknown_key_message(key: object) -> str:
     return f"{message} (did you mean {quote(close[0])}?)" if close else message
 
 
+def read_bounded(path: Path) -> bytes:
+    """The file's bytes, at most ``MAX_CONFIG_BYTES + 1`` of them (more says it is too large)."""
+    with path.open("rb") as file:
+        return file.read(MAX_CONFIG_BYTES + 1)
+
+
 def _read_file(path: Path) -> dict[str, Any]:
     shown = quote(str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_bounded(path)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"config file {shown}: larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MiB, "
+                "the most a configuration file may be"
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"config file {shown}: no such file") from None
     except IsADirectoryError:
@@ -483,7 +647,9 @@ def _read_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"config file {shown}: cannot be read: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_bounded_yaml(text)
+    except ConfigYAMLError as exc:
+        raise ConfigError(f"config file {shown}: {exc.describe()}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -25,7 +25,13 @@ from pathlib import Path
 
 import structlog
 
-from stackflow.config import ConfigError, OperatorConfig, config_keys, load_config
+from stackflow.config import (
+    ConfigError,
+    OperatorConfig,
+    config_keys,
+    load_config,
+    read_bounded,
+)
 from stackflow.scope import NamespaceMatcher, ScopeMode, selector_change_flips
 from watchers.sources import Watchers
 
@@ -136,7 +142,7 @@ class ConfigFileWatcher:
 
     def _read(self) -> bytes | None:
         try:
-            return self.path.read_bytes()
+            return read_bounded(self.path)  # enough to see a change; the load refuses a big file
         except OSError:
             return None  # mid-swap or gone: the load below says so if it stays that way
 
@@ -151,7 +157,12 @@ class ConfigFileWatcher:
             if content == self._seen:
                 continue
             self._seen = content
-            await self.check()
+            try:
+                await self.check()
+            except Exception as error:  # one bad apply must not end the watch
+                # A failure applying a good file (e.g. the informers' restart): logged, and the
+                # next edit is still read. The exit of this task would silently end the watch.
+                _log.error("config.apply_failed", error=" ".join(str(error).splitlines())[:1000])
 
     async def check(self) -> ReloadDecision:
         """Load the file once and act on it; returns the decision."""
@@ -159,6 +170,12 @@ class ConfigFileWatcher:
             loaded: OperatorConfig | ConfigError = load_config(self.path, self.environ)
         except ConfigError as error:
             loaded = error
+        except Exception as error:  # no file content may end the watch
+            # load_config bounds what it reads and names every problem; this is the backstop
+            # for what it did not foresee (a RecursionError, a MemoryError...).
+            loaded = ConfigError(
+                f"config file {self.path}: cannot be loaded: {type(error).__name__}: {error}"
+            )
         decision = decide_reload(self.current, loaded)
         if decision.action is ReloadAction.REJECT:
             _log.error("config.rejected", reason=decision.reason)

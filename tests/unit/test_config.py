@@ -383,3 +383,136 @@ def test_enforce_rbac_on_refs_from_the_file_or_the_environment(
 def test_enforce_rbac_on_refs_must_be_a_boolean(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^enforce-rbac-on-refs: "):
         load_config(_write(tmp_path, "enforce-rbac-on-refs: sometimes"), {})
+
+
+#: 422 bytes that expand to a billion "lol"s for a loader that follows aliases.
+ALIAS_BOMB = """a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            ALIAS_BOMB,
+            "a: YAML anchors and aliases (&name, *name) are not allowed at line 1, column 4",
+        ),
+        (
+            "namespaces: [a]\nnamespace-selector: *x\n",
+            "namespace-selector: YAML anchors and aliases (&name, *name) are not allowed "
+            "at line 2, column 21",
+        ),
+        (
+            "namespace-selector: " + "[" * 2000 + "]" * 2000,
+            "namespace-selector: nested more than 32 levels deep at line 1, column 53",
+        ),
+        (
+            "namespaces:\n" + "".join("  " * depth + "-\n" for depth in range(40)),
+            "namespaces: nested more than 32 levels deep at line 34, column 65",
+        ),
+        (
+            "? " + "[" * 2000 + "]" * 2000 + "\n: x\n",
+            "[0]: nested more than 32 levels deep at line 1, column 35",
+        ),
+        (
+            "webhook-port: 9443\nenable-webhook: true\nwebhook-port: 8443\n",
+            "webhook-port: duplicate key at line 3, column 1 (first given at line 1)",
+        ),
+        (
+            "namespace-selector:\n  matchLabels:\n    team: a\n    team: b\n",
+            "namespace-selector.matchLabels.team: duplicate key at line 4, column 5 "
+            "(first given at line 3)",
+        ),
+    ],
+)
+def test_yaml_the_loader_refuses(tmp_path: Path, text: str, problem: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {})
+    assert str(caught.value) == f'config file "{path}": {problem}'
+
+
+def test_a_file_over_one_mebibyte_is_refused_unread(tmp_path: Path) -> None:
+    path = _write(tmp_path, "# " + "x" * (1024 * 1024) + "\nwebhook-port: 9443\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {})
+    assert str(caught.value) == (
+        f'config file "{path}": larger than 1 MiB, the most a configuration file may be'
+    )
+
+
+def test_an_alias_in_an_environment_selector_is_refused() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(None, {"STACKFLOW_NAMESPACE_SELECTOR": "{matchLabels: {a: &x b, c: *x}}"})
+    assert str(caught.value) == (
+        "namespace-selector: matchLabels.a: YAML anchors and aliases (&name, *name) are not "
+        "allowed at line 1, column 19 (from STACKFLOW_NAMESPACE_SELECTOR)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "environ", "message"),
+    [
+        ("webhook-port: true", {}, "webhook-port: must be an integer, got true"),
+        ("webhook-port: 9443.0", {}, "webhook-port: must be an integer, got 9443.0"),
+        ("metrics-port: false", {}, "metrics-port: must be an integer, got false"),
+        ("log-verbosity: true", {}, "log-verbosity: must be an integer, got true"),
+        (
+            "temporal-max-cached-workflows: true",
+            {},
+            "temporal-max-cached-workflows: must be an integer, got true",
+        ),
+        (
+            "",
+            {"STACKFLOW_WEBHOOK_PORT": "true"},
+            'webhook-port: must be an integer, got "true" (from STACKFLOW_WEBHOOK_PORT)',
+        ),
+        ("enable-webhook: 1", {}, "enable-webhook: must be a boolean (true or false), got 1"),
+        (
+            "in-cluster-networking: 0",
+            {},
+            "in-cluster-networking: must be a boolean (true or false), got 0",
+        ),
+    ],
+)
+def test_integers_and_booleans_are_not_each_other(
+    tmp_path: Path, text: str, environ: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text), environ)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("text", "environ", "expected"),
+    [
+        ("webhook-port: 8443", {}, {"webhook_port": 8443}),
+        ("", {"STACKFLOW_WEBHOOK_PORT": "8443"}, {"webhook_port": 8443}),
+        ("enable-webhook: true", {}, {"enable_webhook": True}),
+        ("", {"STACKFLOW_ENABLE_WEBHOOK": "false"}, {"enable_webhook": False}),
+        ("log-verbosity: -1", {}, {"log_verbosity": -1}),
+    ],
+)
+def test_integers_and_booleans_of_their_own_type_pass(
+    tmp_path: Path, text: str, environ: dict[str, str], expected: dict[str, object]
+) -> None:
+    config = load_config(_write(tmp_path, text), environ)
+    assert {name: getattr(config, name) for name in expected} == expected
+
+
+def test_a_long_refused_value_is_not_repeated_in_full(tmp_path: Path) -> None:
+    path = _write(tmp_path, "namespaces: {" + ", ".join(f"k{i}: v" for i in range(20000)) + "}")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {})
+    message = str(caught.value)
+    assert message.startswith('namespaces: must be a list, got {"k0": "v"')
+    assert len(message) < 1100
+    assert message.endswith(" more characters)")

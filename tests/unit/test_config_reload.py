@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,14 @@ import yaml
 from stackflow.config import ConfigError, OperatorConfig
 from stackflow.models.engine import FlipDirectionName
 from stackflow.scope import NamespaceMatcher, SelectorFlip, selector_change_flips
-from watchers.config_reload import ConfigFileWatcher, ReloadAction, changed_keys, decide_reload
+from tests.polling import eventually
+from watchers.config_reload import (
+    ConfigFileWatcher,
+    ReloadAction,
+    ReloadDecision,
+    changed_keys,
+    decide_reload,
+)
 
 DYNAMIC = {"namespace-selector": {"matchLabels": {"team": "a"}}}
 
@@ -312,3 +320,110 @@ async def test_a_new_static_list_is_watched_and_flips_what_turned(
     assert [(flip[0], flip[2]) for flip in watchers.flips] == flipped
     assert live.watched_namespaces == tuple(sorted({*after, "elastic-system"}))
     assert watchers.informers.changes == (0 if before == after else 1)
+
+
+#: Contents the loader refuses, each with the key its refusal names.
+REFUSED_CONTENTS: list[tuple[str | bytes, str]] = [
+    ("namespace-selector: &a {matchLabels: {team: b}}\nnamespaces: *a\n", "namespace-selector"),
+    ("namespace-selector: " + "[" * 2000 + "]" * 2000, "namespace-selector: nested more than"),
+    (
+        "namespace-selector: {matchLabels: {team: b}}\nnamespace-selector: {}\n",
+        "namespace-selector: duplicate key",
+    ),
+    ("namespace-selector: {matchLabels: {team: b}}\nwebhook-port: true\n", "webhook-port"),
+    ("# " + "x" * (1024 * 1024 + 1), "larger than 1 MiB"),
+    (b"namespace-selector: \xff\xfe", "cannot be read"),
+]
+
+
+@pytest.mark.parametrize(("content", "names"), REFUSED_CONTENTS)
+async def test_a_refused_file_keeps_the_last_good_configuration(
+    tmp_path: Path, content: str | bytes, names: str
+) -> None:
+    path = tmp_path / "operator.yaml"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    live = matcher({"team": "a"})
+    watcher = ConfigFileWatcher(
+        path,
+        current=dynamic({"team": "a"}),
+        matcher=live,
+        watchers=_Watchers(leader=True),  # type: ignore[arg-type]
+        restart=lambda: pytest.fail("a refused file restarts nothing"),
+        environ={},
+    )
+    decision = await watcher.check()
+    assert decision.action is ReloadAction.REJECT
+    assert names in decision.reason
+    assert len(decision.reason) < 1200
+    assert live.scope.namespace_selector is not None
+    assert live.scope.namespace_selector.to_string() == "team=a"
+
+
+class _RecordingWatcher(ConfigFileWatcher):
+    """The watcher, keeping each decision its polls made."""
+
+    decisions: list[ReloadDecision]
+
+    async def check(self) -> ReloadDecision:
+        decision = await super().check()
+        self.decisions.append(decision)
+        return decision
+
+
+class _FailingOnceInformers(_Informers):
+    async def change_namespaces(self) -> None:
+        self.changes += 1
+        if self.changes == 1:
+            raise RuntimeError("the informers could not restart")
+
+
+async def test_the_watcher_outlives_every_refused_file_and_applies_the_next_good_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "operator.yaml"
+    path.write_text(yaml.safe_dump({"namespaces": ["a"]}))
+    live = NamespaceMatcher(config(namespaces=["a"]).scope(), source=_Namespaces())
+    watchers = _Watchers(leader=True)
+    watchers.informers = _FailingOnceInformers()
+    watcher = _RecordingWatcher(
+        path,
+        current=config(namespaces=["a"]),
+        matcher=live,
+        watchers=watchers,  # type: ignore[arg-type]
+        restart=lambda: pytest.fail("nothing here needs a restart"),
+        environ={},
+        interval=0.01,
+    )
+    watcher.decisions = []
+    stop = asyncio.Event()
+    watching = asyncio.create_task(watcher.run(stop))
+    try:
+        await eventually(lambda: len(watcher.decisions) == 1, within=30, what="the first poll")
+        # An apply that fails (the informers' restart) is logged, no decision returned; the
+        # watch goes on.
+        path.write_text(yaml.safe_dump({"namespaces": ["a", "b"]}))
+        await eventually(lambda: watchers.informers.changes == 1, within=30, what="failed apply")
+        for index, (content, _) in enumerate(REFUSED_CONTENTS):
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content)
+            seen = index + 2
+            await eventually(
+                lambda: len(watcher.decisions) == seen,  # noqa: B023 - awaited in this turn
+                within=30,
+                what=f"refused content {index}",
+            )
+            assert watcher.decisions[-1].action is ReloadAction.REJECT
+        path.write_text(yaml.safe_dump({"namespaces": ["a", "c"]}))
+        await eventually(
+            lambda: "c" in (live.watched_namespaces or ()), within=30, what="the good edit applied"
+        )
+        assert not watching.done()
+    finally:
+        stop.set()
+        await watching
+    assert watchers.informers.changes == 2
