@@ -23,7 +23,7 @@ from stackflow.config import (
     empty_selector_log_line,
     load_config,
 )
-from stackflow.logging import configure_logging
+from stackflow.logging import configure_logging, forward_temporal_core_logs
 
 EXIT_BAD_CONFIG = 2
 
@@ -85,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(describe_effective(config))
         return 0
     configure_logging(mode=args.log_format, verbosity=config.log_verbosity)
+    forward_temporal_core_logs()  # before any client: the core's lines in the same format
     log = structlog.get_logger("stackflow.cli.run")
     if (line := empty_selector_log_line(config)) is not None:
         log.info(line)

@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import structlog
 
-from stackflow.logging import configure_logging, level_for_verbosity
+from stackflow.logging import (
+    LIBRARY_FLOORS,
+    configure_logging,
+    level_for_verbosity,
+    library_floor,
+    temporal_core_forwarding,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +29,8 @@ def _restore_root_logger() -> Iterator[None]:
         if handler not in handlers:
             root.removeHandler(handler)
     root.setLevel(level)
+    for name in LIBRARY_FLOORS:
+        logging.getLogger(name).setLevel(logging.NOTSET)
     structlog.reset_defaults()
 
 
@@ -105,3 +115,93 @@ def test_console_mode_is_not_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert "key=value" in line
     with pytest.raises(json.JSONDecodeError):
         json.loads(line)
+
+
+@pytest.mark.parametrize("verbosity", [1, 3])
+def test_library_loggers_stay_at_their_floor_at_any_verbosity(
+    capsys: pytest.CaptureFixture[str], verbosity: int
+) -> None:
+    configure_logging(mode="json", verbosity=verbosity)
+    # What kubernetes_asyncio logs at DEBUG: the body of every response, a Secret's data.
+    logging.getLogger("kubernetes_asyncio.client.rest").debug("response body: %s", "c2VjcmV0")
+    logging.getLogger("aiohttp.client").debug("request headers: Authorization: Bearer t0ken")
+    logging.getLogger("temporalio.worker._activity").debug("activity args: password")
+    logging.getLogger("urllib3.connectionpool").info("https://x:443 GET /api")
+    logging.getLogger("kubernetes_asyncio.client.rest").warning("retrying")
+    logging.getLogger("temporalio.worker").info("worker started")
+    structlog.get_logger("stackflow.test").debug("ours")
+    lines = _json_lines(capsys.readouterr().err)
+    assert [(line["logger"], line["event"]) for line in lines] == [
+        ("kubernetes_asyncio.client.rest", "retrying"),
+        ("temporalio.worker", "worker started"),
+        ("stackflow.test", "ours"),
+    ]
+
+
+def test_a_library_logger_set_to_debug_by_its_library_is_still_held(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure_logging(mode="json", verbosity=1)
+    # kubernetes_asyncio's Configuration.debug = True sets DEBUG on its own loggers.
+    pinned = logging.getLogger("kubernetes_asyncio.client.rest")
+    pinned.setLevel(logging.DEBUG)
+    try:
+        pinned.debug("response body: %s", "c2VjcmV0")
+        logging.getLogger("client").debug("send: b'GET /api/v1/secrets'")
+    finally:
+        pinned.setLevel(logging.NOTSET)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "floor"),
+    [
+        ("kubernetes_asyncio", logging.WARNING),
+        ("kubernetes_asyncio.client.rest", logging.WARNING),
+        ("temporalio.core", logging.INFO),
+        ("asyncio", logging.WARNING),
+        ("aiohttp.access", logging.WARNING),
+        ("stackflow.kube", None),
+        ("clients", None),
+        ("temporal", None),
+    ],
+)
+def test_library_floor(name: str, floor: int | None) -> None:
+    assert library_floor(name) == floor
+
+
+@dataclass
+class _CoreEntry:
+    """What the Temporal core hands the forwarder for each line."""
+
+    target: str
+    message: str
+    level: int
+    fields: dict[str, Any]
+    time: float = 1_700_000_000.0
+
+
+def test_temporal_core_lines_are_json_records_without_colour(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure_logging(mode="json", verbosity=0)
+    temporal_core_forwarding()._on_logs(
+        [
+            _CoreEntry(
+                target="temporalio_sdk_core::worker",
+                message="\x1b[33mNetwork error while polling\x1b[0m: transport error",
+                level=logging.WARNING,
+                fields={"task_queue": "stackflow", "attempt": 3},
+            ),
+            _CoreEntry(
+                target="temporalio_sdk_core", message="polling", level=logging.DEBUG, fields={}
+            ),
+        ]
+    )
+    [line] = _json_lines(capsys.readouterr().err)
+    assert line["logger"] == "temporalio.core"
+    assert line["level"] == "warning"
+    assert line["event"] == "Network error while polling: transport error"
+    assert line["target"] == "temporalio_sdk_core::worker"
+    assert line["fields"] == {"task_queue": "stackflow", "attempt": "3"}
+    assert "temporal_log" not in line
