@@ -12,6 +12,12 @@ from stackflow.models.objects import view
 from stackflow.stack.apps.kinds import app_kind
 from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.naming import MAX_RESOURCE_NAME_LENGTH
+from stackflow.stack.spec_shapes import (
+    claim_templates_problems,
+    depth_problem,
+    not_a,
+    pod_template_problems,
+)
 
 FieldError = tuple[str, str]
 Spec = Mapping[str, Any]
@@ -220,11 +226,38 @@ _KIND_CHECKS: Mapping[str, Callable[[Spec], list[FieldError]]] = {
 }
 
 
+def _validate_shapes(app: str, spec: Spec) -> list[FieldError]:
+    """The free-form parts the workload is built from: the pod template and volume claims, at
+    ``spec`` or in the workload section (Beat's and Agent's ``daemonSet``/``deployment``/...)."""
+    sections: list[tuple[str, object]] = [("spec", spec)]
+    sections += [
+        (f"spec.{key}", spec.get(key))
+        for key in app_kind(app).workload_sections
+        if spec.get(key) is not None
+    ]
+    errors: list[FieldError] = []
+    for path, section in sections:
+        if not isinstance(section, Mapping):
+            errors.append(not_a(path, section, "a map"))
+            continue
+        errors += pod_template_problems(section.get("podTemplate"), f"{path}.podTemplate")
+        errors += claim_templates_problems(
+            section.get("volumeClaimTemplates"), f"{path}.volumeClaimTemplates"
+        )
+    return errors
+
+
 def validate_application(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     """Return the problems of an application object as ``(field, message)``; empty when valid."""
     app = app_kind(kind).kind
     spec: Spec = obj.get("spec") or {}
-    errors: list[FieldError] = []
+    if not isinstance(spec, Mapping):
+        return [not_a("spec", spec, "a map")]
+    deep = depth_problem(spec, "spec")
+    if deep is not None:
+        # Nothing else is read: every other check walks the spec.
+        return [deep]
+    errors: list[FieldError] = _validate_shapes(app, spec)
     if len(view(obj).name) > MAX_RESOURCE_NAME_LENGTH:
         errors.append(("metadata.name", NAME_TOO_LONG))
     errors += validate_version(app, spec.get("version"))
