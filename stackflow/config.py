@@ -355,7 +355,11 @@ class OperatorConfig(BaseModel):
     temporal_workflow_sandbox: bool = False
     #: A file holding a 32-byte key, base64-encoded: every Temporal payload is then encrypted
     #: with AES-256-GCM (``stackflow.codec``), so the Temporal server stores no readable data.
+    #: Several keys, one a line: the first encrypts, all decrypt (key rotation).
     temporal_payload_encryption_key: Path | None = None
+    #: Let payloads that are not encrypted through while ``temporal-payload-encryption-key`` is
+    #: set (off: refused, naming this key): for the histories written before the key was set.
+    temporal_payload_encryption_allow_plaintext: bool = False
     license_public_key: Path | None = None
     #: Dial the clusters' in-cluster Service addresses (``<es>-es-internal-http.<ns>.svc``).
     #: Unset (the default): on when the operator runs in a Pod, off outside a cluster, where

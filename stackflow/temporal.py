@@ -28,7 +28,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode
 
-from stackflow.codec import AesGcmCodec, read_key_file
+from stackflow.codec import AesGcmCodec, read_keyring
 from stackflow.config import OperatorConfig
 from stackflow.models.engine import (
     RESOURCE_WORKFLOW,
@@ -51,11 +51,15 @@ DATA_CONVERTER: DataConverter = pydantic_data_converter
 
 def data_converter(config: OperatorConfig) -> DataConverter:
     """The data converter every client of this configuration uses: ``DATA_CONVERTER``, its
-    payloads encrypted (``stackflow.codec``) when ``temporal-payload-encryption-key`` is set."""
+    payloads encrypted (``stackflow.codec``) with the keyring of
+    ``temporal-payload-encryption-key`` when it is set."""
     if config.temporal_payload_encryption_key is None:
         return DATA_CONVERTER
-    key = read_key_file(config.temporal_payload_encryption_key)
-    return dataclasses.replace(DATA_CONVERTER, payload_codec=AesGcmCodec(key))
+    codec = AesGcmCodec.of_keyring(
+        read_keyring(config.temporal_payload_encryption_key),
+        allow_plaintext=config.temporal_payload_encryption_allow_plaintext,
+    )
+    return dataclasses.replace(DATA_CONVERTER, payload_codec=codec)
 
 
 def tls_config(config: OperatorConfig) -> TLSConfig | bool:

@@ -2,7 +2,7 @@
 
 kubesim, a Temporal dev server and ``stackflow run`` with a payload key: an Elasticsearch gets
 green, and no payload of any workflow history is readable JSON; each carries the codec's
-encoding and the key's id, the same key decodes them again, and ``stackflow replay``'s replayer
+encoding, the key's id and the id of the workflow it is bound to, the same key decodes them again, and ``stackflow replay``'s replayer
 with the configuration's converter replays them.
 """
 
@@ -18,7 +18,7 @@ import yaml
 from temporalio.api.common.v1 import Payload
 
 from stackflow.cli.replay import replay_histories
-from stackflow.codec import ENCODING, KEY_ID, AesGcmCodec, key_id
+from stackflow.codec import ENCODING, KEY_ID, WORKFLOW_ID, AesGcmCodec, key_id
 from stackflow.config import load_config
 from stackflow.models.engine import RESOURCE_WORKFLOW
 from stackflow.temporal import data_converter
@@ -180,6 +180,9 @@ async def test_encrypted_operator_runs_and_history_payloads_are_ciphertext(
     assert sealed, "no encrypted payload in any history"
     assert plain == [], sorted({(str(dict(p.metadata)), p.data) for p in plain})
     assert {payload.metadata[KEY_ID] for payload in sealed} == {key_id(KEY).encode()}
+    # The SDK gave the codec a workflow for every payload: each is bound to one.
+    unbound = [payload for payload in sealed if not payload.metadata.get(WORKFLOW_ID)]
+    assert unbound == [], f"{len(unbound)} of {len(sealed)} payloads bound to no workflow"
     assert not any(is_json(payload.data) for payload in sealed)
     decoded = await AesGcmCodec(KEY).decode(sealed)
     assert all(is_json(payload.data) for payload in decoded if payload.data)

@@ -185,7 +185,8 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
     "temporal-address" (toString .Values.temporal.address)
     "temporal-namespace" (toString .Values.temporal.namespace)
     "temporal-task-queue" (toString .Values.temporal.taskQueue)
-    "temporal-workflow-sandbox" .Values.config.temporalWorkflowSandbox -}}
+    "temporal-workflow-sandbox" .Values.config.temporalWorkflowSandbox
+    "temporal-payload-encryption-allow-plaintext" .Values.config.temporalPayloadEncryptionAllowPlaintext -}}
 {{- if .Values.webhook.enabled }}
 {{- /* ECK's chart names: the Service `<name>-webhook` is the Secret's name without `-cert`. */}}
 {{- $_ := set $config "webhook-secret" (printf "%s-webhook-cert" (include "stackflow.fullname" .)) }}
