@@ -14,7 +14,9 @@ classes, raised ``from`` the original exception (``ApiException``, an aiohttp cl
     ├── Gone                   410 Expired (watch/list too old)          retryable (relist)
     ├── Invalid                422, with ``causes``                      not retryable
     ├── TooManyRequests        429, with ``retry_after``                 retryable
-    └── Unavailable            5xx, connection errors, timeouts          retryable
+    ├── Unavailable            5xx, connection errors, timeouts          retryable
+    └── Undecodable            an answer that cannot be used (not JSON,  not retryable
+                               nested too deep, wrong shape): a poison object
 
 Retryability is data (``error.retryable``) so that one table — here — decides what the
 activity layer retries; callers never parse status codes themselves.
@@ -46,6 +48,7 @@ __all__ = [
     "TooManyRequests",
     "Unauthorized",
     "Unavailable",
+    "Undecodable",
     "error_from_status",
     "not_found",
     "translate_errors",
@@ -189,6 +192,15 @@ class Unavailable(KubeError):  # noqa: N818 - Kubernetes' own reason names
 
     retryable = True
     default_reason = "ServiceUnavailable"
+
+
+class Undecodable(KubeError):  # noqa: N818 - named like its siblings
+    """The API server answered, but with something the operator cannot use: bytes that are not
+    JSON, an object nested deeper than ``stackflow.kube.decoding.MAX_OBJECT_DEPTH`` levels, or
+    of the wrong shape. Reading it again gives the same answer until someone fixes the object.
+    """
+
+    default_reason = "Undecodable"
 
 
 _CLASS_BY_STATUS: Mapping[int, type[KubeError]] = {

@@ -41,7 +41,9 @@ they pass and dropped, not held.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -54,11 +56,14 @@ from stackflow.kube.cache import (
     EventType,
     NamespaceView,
     ObjectCache,
+    ObjectKey,
     Projection,
     object_key,
     project,
     relist_events,
 )
+from stackflow.kube.decoding import QUARANTINED_KEY, Quarantined
+from stackflow.kube.events import EventRecorder, InvolvedObject
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import NAMESPACES, Kind
 from stackflow.models.objects import view
@@ -74,6 +79,22 @@ Selects = Callable[[Mapping[str, Any]], bool]
 """Whether an object belongs to a following informer (its label selector, evaluated locally)."""
 
 _log = structlog.get_logger(__name__)
+
+#: The reason of the Warning event recorded on an object the informers skip (``Quarantined``).
+QUARANTINED_REASON = "Quarantined"
+
+# One recorder per API client: two informers of one kind that skip the same object add to one
+# Event's count rather than creating two.
+_RECORDERS: weakref.WeakKeyDictionary[ResourceClient, EventRecorder] = weakref.WeakKeyDictionary()
+
+
+def quarantine_message(quarantined: Quarantined) -> str:
+    """The Warning event's message: what is wrong, and that the operator skips the object (pure)."""
+    kind = quarantined.kind or "object"
+    return (
+        f"The operator cannot read this {kind} and skips it until it is fixed: "
+        f"{quarantined.problem}"
+    )
 
 
 def _resource_version(obj: Mapping[str, Any] | None) -> str:
@@ -125,6 +146,9 @@ class Informer:
         self._source: Informer | None = None
         self._selects: Selects | None = None
         self._keeps: Selects | None = None
+        # Objects skipped as unusable: the resourceVersion and problem reported for each, so a
+        # replayed event or a relist reports nothing twice.
+        self._quarantined: dict[ObjectKey, tuple[str, str]] = {}
         self._log = _log.bind(resource=resource.group_resource, namespace=self.namespace or "")
 
     def add_handler(self, handler: EventHandler) -> None:
@@ -358,6 +382,7 @@ class Informer:
         if listed_before:
             self.relist_count += 1
         items: list[dict[str, Any]] = listed["items"]
+        unusable = [Quarantined.from_dict(entry) for entry in listed.pop(QUARANTINED_KEY, [])]
         if self._keeps is not None:
             # Before projecting: what is not kept is never projected nor held.
             items = [item for item in items if self._kept(item)]
@@ -369,6 +394,15 @@ class Informer:
         if multi:
             # This namespace's list says nothing about the other namespaces' objects.
             cached = {key: obj for key, obj in cached.items() if key[0] == namespace}
+        for key in list(self._quarantined):
+            if not multi or key[0] == namespace:
+                del self._quarantined[key]  # what is still unusable is listed below
+        for quarantined in unusable:
+            await self._quarantine(quarantined)
+            # An object that was usable before stays as it was, not DELETED: it still exists.
+            kept = cached.get((quarantined.namespace, quarantined.name))
+            if kept is not None:
+                items.append(kept)
         for event in relist_events(cached, items):
             await self._apply_and_dispatch(event)
         version = str(listed.get("metadata", {}).get("resourceVersion") or "") or None
@@ -386,6 +420,12 @@ class Informer:
         self, raw_event: Mapping[str, Any], namespace: str | None = None
     ) -> None:
         event_type = raw_event.get("type")
+        unusable = raw_event.get(QUARANTINED_KEY)
+        if isinstance(unusable, Mapping):
+            await self._on_unusable(str(event_type or ""), Quarantined.from_dict(unusable))
+            if unusable.get("resourceVersion"):
+                self._remember_version(namespace, str(unusable["resourceVersion"]))
+            return
         obj = raw_event.get("object")
         if not isinstance(obj, dict):
             return
@@ -395,6 +435,8 @@ class Informer:
                 self._remember_version(namespace, new_rv)
             return
         key = object_key(obj)
+        if self._quarantined.pop(key, None) is not None:
+            self._log.info("informer.quarantine_lifted", name=key[1], object_namespace=key[0])
         cached = self.cache.get(namespace=key[0], name=key[1])
         kept = self._kept(obj)
         if event_type in ("ADDED", "MODIFIED") and not kept:
@@ -414,6 +456,63 @@ class Informer:
             await self._apply_and_dispatch(("DELETED", cached, None))
         if new_rv:
             self._remember_version(namespace, new_rv)
+
+    async def _on_unusable(self, event_type: str, quarantined: Quarantined) -> None:
+        """A watched object that cannot be used: its deletion is still news; any other change
+        quarantines it (the cached state, if any, stays: the object has not gone away)."""
+        key = (quarantined.namespace, quarantined.name)
+        if event_type == "DELETED" and quarantined.name:
+            self._quarantined.pop(key, None)
+            cached = self.cache.get(namespace=key[0], name=key[1])
+            if cached is not None:
+                await self._apply_and_dispatch(("DELETED", cached, None))
+            return
+        await self._quarantine(quarantined)
+
+    async def _quarantine(self, quarantined: Quarantined) -> None:
+        """Skip an unusable object: one log line and one Warning event on it per version."""
+        if not quarantined.kind or not quarantined.api_version:
+            quarantined = dataclasses.replace(
+                quarantined,
+                kind=quarantined.kind or self.resource.kind,
+                api_version=quarantined.api_version or self.resource.api_version,
+            )
+        key = (quarantined.namespace, quarantined.name)
+        seen = (quarantined.resource_version, quarantined.problem)
+        if self._quarantined.get(key) == seen:
+            return  # a replay of what was reported
+        self._quarantined[key] = seen
+        self._log.warning(
+            "informer.quarantined",
+            name=quarantined.name,
+            object_namespace=quarantined.namespace,
+            resource_version=quarantined.resource_version,
+            problem=quarantined.problem,
+        )
+        if not quarantined.name:
+            return  # nothing to attach an event to: the log line is the report
+        involved = InvolvedObject(
+            api_version=quarantined.api_version,
+            kind=quarantined.kind,
+            name=quarantined.name,
+            namespace=quarantined.namespace,
+            uid=quarantined.uid,
+            resource_version=quarantined.resource_version,
+        )
+        try:
+            await self._recorder().warning(
+                involved, reason=QUARANTINED_REASON, message=quarantine_message(quarantined)
+            )
+        except Exception as error:
+            # The log line above already says it; an event that cannot be written stops nothing.
+            self._log.warning("informer.quarantine_event_failed", error=repr(error))
+
+    def _recorder(self) -> EventRecorder:
+        recorder = _RECORDERS.get(self.client)
+        if recorder is None:
+            recorder = EventRecorder(self.client, component="stackflow")
+            _RECORDERS[self.client] = recorder
+        return recorder
 
     def _on_source_event(
         self, event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None

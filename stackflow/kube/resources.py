@@ -13,8 +13,9 @@ from typing import Any
 
 import aiohttp
 from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio.client.exceptions import ApiException
 
-from stackflow.kube import errors
+from stackflow.kube import decoding, errors
 from stackflow.kube.writes import OwnWrites
 from stackflow.models.kinds import (
     CONFIGMAPS,
@@ -42,7 +43,6 @@ __all__ = [
 _JSON = "application/json"
 _MERGE_PATCH = "application/merge-patch+json"
 _APPLY_PATCH = "application/apply-patch+yaml"
-_RESPONSE_TYPES = {200: "object", 201: "object", 202: "object"}
 _AUTH_SETTINGS = ["BearerToken"]
 
 
@@ -102,22 +102,59 @@ class ResourceClient:
         body: Any = None,
         content_type: str = _JSON,
     ) -> dict[str, Any]:
+        result, _ = await self._call_document(
+            method, path, query=query, body=body, content_type=content_type
+        )
+        return result if isinstance(result, dict) else {}
+
+    async def _call_document(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = _JSON,
+    ) -> tuple[Any, bool]:
+        """The decoded answer, and whether it may nest deeper than an object may.
+
+        The body is decoded here rather than by kubernetes_asyncio, whose ``json.loads`` raises
+        ``RecursionError`` on an object nested too deep: ``decoding.loads`` never does.
+        """
         with errors.translate_errors():
-            result = await self.api_client.call_api(
+            response = await self.api_client.call_api(
                 path,
                 method,
                 query_params=query or [],
                 header_params={"Accept": _JSON, "Content-Type": content_type},
                 body=body,
-                response_types_map=_RESPONSE_TYPES,
                 auth_settings=_AUTH_SETTINGS,
-                _return_http_data_only=True,
+                _preload_content=False,
             )
-        return result if isinstance(result, dict) else {}
+            async with response:
+                raw = await response.read()
+                if not 200 <= response.status <= 299:
+                    failure = ApiException(status=response.status, reason=response.reason)
+                    failure.body, failure.headers = raw, response.headers
+                    raise failure
+        if not raw.strip():
+            return {}, False
+        try:
+            document = decoding.loads(raw)
+        except decoding.DocumentError as error:
+            raise errors.Undecodable(f"{method} {path}: the answer is {error}") from None
+        return document, decoding.may_nest_deeper(raw)
 
     async def get(self, resource: Kind, *, namespace: str | None, name: str) -> dict[str, Any]:
-        """GET one object; raises ``NotFound`` when it does not exist."""
-        return await self._call("GET", resource.object_path(namespace, name))
+        """GET one object; raises ``NotFound`` when it does not exist, ``Undecodable`` when it
+        cannot be used (nested too deep, wrong shape: see ``stackflow.kube.decoding``)."""
+        obj, may_be_deep = await self._call_document("GET", resource.object_path(namespace, name))
+        problem = decoding.object_problem(obj, may_be_deep=may_be_deep)
+        if problem is not None:
+            where = f"{namespace}/{name}" if namespace else name
+            raise errors.Undecodable(f"{resource.kind} {where}: {problem}")
+        assert isinstance(obj, dict)
+        return obj
 
     async def list(
         self,
@@ -133,13 +170,19 @@ class ResourceClient:
         ``namespace`` None lists across all namespaces. Items carry ``apiVersion`` and
         ``kind`` (the server omits them inside lists) so they look like watched objects.
         ``metadata.resourceVersion`` is the first page's: the snapshot the pages belong to.
+
+        An item that cannot be used (``decoding.object_problem``: nested too deep, wrong shape)
+        is left out of ``items`` and described, as far as it can be named, under
+        ``decoding.QUARANTINED_KEY`` (plain dicts, present only when there is one): the informer
+        reports it; one poison object never hides the others.
         """
         path = resource.collection_path(namespace)
         items: list[dict[str, Any]] = []
+        quarantined: list[dict[str, str]] = []
         first_page: dict[str, Any] | None = None
         continue_token: str | None = None
         while True:
-            page = await self._call(
+            document, may_be_deep = await self._call_document(
                 "GET",
                 path,
                 query=_query(
@@ -149,9 +192,16 @@ class ResourceClient:
                     **{"continue": continue_token},
                 ),
             )
+            page = document if isinstance(document, dict) else {}
             if first_page is None:
                 first_page = page
-            items.extend(page.get("items") or [])
+            page_items = page.get("items")
+            for item in page_items if isinstance(page_items, list) else []:
+                problem = decoding.object_problem(item, may_be_deep=may_be_deep)
+                if problem is None:
+                    items.append(item)
+                else:
+                    quarantined.append(decoding.Quarantined.of(item, problem).to_dict())
             continue_token = (page.get("metadata") or {}).get("continue") or None
             if not continue_token:
                 break
@@ -164,12 +214,15 @@ class ResourceClient:
         metadata = dict(first_page.get("metadata") or {})
         metadata.pop("continue", None)
         metadata.pop("remainingItemCount", None)
-        return {
+        listed: dict[str, Any] = {
             "apiVersion": first_page.get("apiVersion", resource.api_version),
             "kind": first_page.get("kind", f"{resource.kind}List"),
             "metadata": metadata,
             "items": items,
         }
+        if quarantined:
+            listed[decoding.QUARANTINED_KEY] = quarantined
+        return listed
 
     async def create(
         self,
@@ -320,13 +373,64 @@ class ResourceClient:
             async with response:
                 if response.status != 200:
                     raise _http_error(response.status, await response.text())
-                async for line in response.content:
-                    if not line.strip():
-                        continue
-                    event = json.loads(line)
-                    if event.get("type") == "ERROR":
-                        raise errors.error_from_status(event.get("object") or {})
-                    yield event
+                async for line in _lines(response.content, decoding.MAX_OBJECT_BYTES):
+                    event = _watch_event(line)
+                    if event is not None:
+                        yield event
+
+
+async def _lines(content: aiohttp.StreamReader, limit: int) -> AsyncIterator[bytes | None]:
+    """The lines of a watch stream; a line over ``limit`` bytes is dropped and yields None
+    once instead (aiohttp's own line reader fails the whole stream past 128 KiB,
+    so one large object would stall the watch for ever)."""
+    pending = bytearray()
+    dropping = False
+    async for chunk in content.iter_any():
+        pending += chunk
+        start = 0
+        while (end := pending.find(b"\n", start)) >= 0:
+            if dropping:
+                dropping = False
+            else:
+                yield bytes(pending[start:end])
+            start = end + 1
+        del pending[:start]
+        if len(pending) > limit:
+            if not dropping:
+                yield None
+            dropping = True
+            pending.clear()
+    if pending and not dropping:
+        yield bytes(pending)
+
+
+def _watch_event(line: bytes | None) -> dict[str, Any] | None:
+    """One watch event decoded (from None: a line too long to read), None for a blank line. An event whose object cannot be used
+    carries no ``object`` but a ``decoding.QUARANTINED_KEY`` naming it as far as it can be."""
+    if line is None:
+        problem = f"the watch event is larger than {decoding.MAX_OBJECT_BYTES} bytes"
+        return {"type": "", decoding.QUARANTINED_KEY: decoding.Quarantined(problem).to_dict()}
+    if not line.strip():
+        return None
+    try:
+        event = decoding.loads(line)
+    except decoding.DocumentError as error:
+        problem = f"the watch event is {error}"
+        return {"type": "", decoding.QUARANTINED_KEY: decoding.Quarantined(problem).to_dict()}
+    if not isinstance(event, dict):
+        problem = "the watch event is not a JSON object"
+        return {"type": "", decoding.QUARANTINED_KEY: decoding.Quarantined(problem).to_dict()}
+    event_type = event.get("type")
+    if event_type == "ERROR":
+        raise errors.error_from_status(event.get("object") or {})
+    if event_type == "BOOKMARK":
+        return event
+    obj = event.get("object")
+    unusable = decoding.object_problem(obj, may_be_deep=decoding.may_nest_deeper(line))
+    if unusable is None:
+        return event
+    quarantined = decoding.Quarantined.of(obj, unusable).to_dict()
+    return {"type": event_type, decoding.QUARANTINED_KEY: quarantined}
 
 
 def _http_error(status: int, text: str) -> errors.KubeError:
