@@ -16,8 +16,10 @@ from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
 from activities.binding import ControllerActivities
+from activities.building import build_off_loop
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
+from activities.unknown_fields import warn_unknown_fields
 from stackflow.controllers.apps import APP_CONTROLLER_NAMES, app_references
 from stackflow.kube import errors
 from stackflow.models.engine import (
@@ -139,11 +141,13 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     problems = validate_application(kind.kind, obj)
     if problems:
         raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
+    await warn_unknown_fields(context, ref, obj)
     existing = await _existing_objects(context, kind, obj)
-    try:
-        children = desired_children(kind.kind, obj, existing=existing, now=context.clock())
-    except (ValueError, KeyError) as error:
-        raise InvalidSpecError(str(error)) from error
+    now = context.clock()
+    children = await build_off_loop(
+        f"{kind.kind} {ref.namespace}/{ref.name}",
+        lambda: desired_children(kind.kind, obj, existing=existing, now=now),
+    )
     written = 0
     workload: dict[str, Any] | None = None
     for child in children:

@@ -12,6 +12,7 @@ applies.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import secrets
 import string
@@ -182,8 +183,16 @@ async def _credentials(
         existing=current_app,
         generate_password=random_password,
     )
-    es_secret = secret_builders.es_user_secret(
-        association, associated=associated, ref=ref, es=es, password=password, existing=current_es
+    # A new bcrypt hash costs tens of milliseconds of CPU: not on the event loop.
+    es_secret = await asyncio.to_thread(
+        lambda: secret_builders.es_user_secret(
+            association,
+            associated=associated,
+            ref=ref,
+            es=es,
+            password=password,
+            existing=current_es,
+        )
     )
     await apply_object(context.scoped, SECRETS, app_secret)
     await apply_object(context.scoped, SECRETS, es_secret)

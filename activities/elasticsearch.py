@@ -20,6 +20,7 @@ from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
 from activities.binding import ControllerActivities
+from activities.building import build_off_loop
 from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
 from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
 from activities.elasticsearch_nodes import (
@@ -30,6 +31,7 @@ from activities.elasticsearch_nodes import (
 from activities.elasticsearch_volumes import reconcile_volumes
 from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference, resource_for_kind
+from activities.unknown_fields import warn_unknown_fields
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, es_references
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
@@ -311,6 +313,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     problems = validate_elasticsearch(es)
     if problems:
         raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
+    await warn_unknown_fields(context, ref, es)
     existing = await _existing_objects(context, es)
     current_statefulsets = [obj for (kind, _), obj in existing.items() if kind == "StatefulSet"]
     current_pods = [obj for (kind, _), obj in existing.items() if kind == "Pod"]
@@ -323,16 +326,17 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     )
     es = dict(observed_es)
     secure_settings = await _secure_settings(context, es, existing)
-    try:
-        children = desired_children(
+    now = context.clock()
+    children = await build_off_loop(
+        f"Elasticsearch {ref.namespace}/{ref.name}",
+        lambda: desired_children(
             es,
             existing=existing,
-            now=context.clock(),
+            now=now,
             random_password=random_password,
             secure_settings=secure_settings,
-        )
-    except ValueError as error:
-        raise InvalidSpecError(str(error)) from error
+        ),
+    )
     written = 0
     if secure_settings is None and await _delete_unused_secure_settings(context, es, existing):
         written += 1

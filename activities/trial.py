@@ -11,6 +11,7 @@ to the ``license.k8s.elastic.co/invalid`` annotation, as ECK does. ``decide`` is
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -256,15 +257,17 @@ async def _start_trial(
     context: ControllerContext, secret: Mapping[str, Any], status: Mapping[str, Any] | None
 ) -> EnterpriseLicense:
     """Generate the trial key, record its public half, sign the trial, then end the activation."""
-    private_key = generate_private_key()
+    # RSA key generation and signing are CPU work: in a worker thread, off the event loop.
+    private_key = await asyncio.to_thread(generate_private_key)
     await _write_trial_status(
         context,
         current=status,
         pubkey=trial_status_pubkey(private_key.public_key()),
         secret=secret,
     )
-    trial = populate_trial_license(
-        requested_license(secret), private_key=private_key, now=context.clock()
+    now = context.clock()
+    trial = await asyncio.to_thread(
+        lambda: populate_trial_license(requested_license(secret), private_key=private_key, now=now)
     )
     metadata = secret["metadata"]
     await context.scoped.merge_patch(

@@ -123,3 +123,22 @@ class CustomResource(ApiModel):
     def namespace(self) -> str:
         """``metadata.namespace`` (empty when unset)."""
         return self.metadata.namespace or ""
+
+
+def unknown_fields(model: BaseModel, path: str = "") -> list[str]:
+    """The paths of the fields ``model`` keeps without knowing them (``extra="allow"``), pure.
+
+    Free-form parts (``config``, ``podTemplate``) are plain dicts, not models, and are not
+    looked into: anything goes there. A typo such as ``nodeSet`` for ``nodeSets`` shows up here.
+    """
+    found = [f"{path}.{name}" if path else name for name in (model.model_extra or {})]
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name, None)
+        where = f"{path}.{info.alias or name}" if path else str(info.alias or name)
+        if isinstance(value, BaseModel):
+            found += unknown_fields(value, where)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    found += unknown_fields(item, f"{where}[{index}]")
+    return found

@@ -9,7 +9,7 @@ from stackflow.api.agent import Agent
 from stackflow.api.apm import ApmServer
 from stackflow.api.autoops import AutoOpsAgentPolicy
 from stackflow.api.autoscaler import ElasticsearchAutoscaler
-from stackflow.api.base import CustomResource
+from stackflow.api.base import CustomResource, InvalidResourceError, unknown_fields
 from stackflow.api.beat import Beat
 from stackflow.api.elasticsearch import Elasticsearch
 from stackflow.api.enterprisesearch import EnterpriseSearch
@@ -297,3 +297,16 @@ def parse_object(obj: dict[str, Any]) -> CustomResource:
             f"not an ECK kind: apiVersion={obj.get('apiVersion')!r} kind={obj.get('kind')!r}"
         )
     return info.model.from_object(obj)
+
+
+def unknown_spec_fields(obj: dict[str, Any]) -> list[str]:
+    """The ``spec`` fields of an ECK object its kind does not declare (kept, but not read), pure.
+
+    Empty for an object that does not parse (validation reports its problems) or of an unknown
+    kind. Free-form parts (``config``, ``podTemplate``) are never looked into.
+    """
+    try:
+        model = parse_object(obj)
+    except (ValueError, InvalidResourceError):
+        return []
+    return [path for path in unknown_fields(model) if path.startswith("spec.")]
