@@ -10,7 +10,7 @@ condition when it has one, and the Temporal UI link of the workflow.
 ``KIND`` is read as ``stackflow reconcile`` reads it. ``--ui-url`` is required: ``stackflow dev``
 serves the UI on a port of its own (printed at start-up), which the Temporal address does not tell.
 Exit status: 0 printed, 1 Temporal or the API server could not be reached, 2 bad arguments or
-configuration, or no workflow for the resource.
+configuration, no kubeconfig, or no workflow for the resource.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from urllib.parse import quote
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 
-from stackflow.config import ConfigError, OperatorConfig, load_config
+from stackflow.cli.kubeconfig import kubeconfig_problem
+from stackflow.config import ConfigError, OperatorConfig, UnusableSettingError, load_config
 from stackflow.models.engine import (
     SA_PHASE,
     ResourceRef,
@@ -455,9 +456,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"stackflow status: {exc}", file=sys.stderr)
         return EXIT_BAD_ARGS
+    # Before Temporal is asked anything: a missing kubeconfig is the user's to fix, not an outage.
+    if (problem := kubeconfig_problem(args.kubeconfig, os.environ)) is not None:
+        print(f"stackflow status: {problem}", file=sys.stderr)
+        return EXIT_BAD_ARGS
     try:
         status = asyncio.run(_status(args, ref))
-    except (BadInputError, ValueError) as exc:
+    except (BadInputError, ValueError, UnusableSettingError) as exc:
         print(f"stackflow status: {exc}", file=sys.stderr)
         status = EXIT_BAD_ARGS
     except ConfigError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -301,3 +302,45 @@ def test_the_ui_url_is_required(capsys: pytest.CaptureFixture[str]) -> None:
         stackflow_main(["status", "es/team-a/quickstart"])
     assert exited.value.code == 2
     assert "--ui-url" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flags", "environ", "problem"),
+    [
+        (
+            [],
+            {"HOME": "{d}"},
+            "no kubeconfig: not in a Pod, $KUBECONFIG is not set and {d}/.kube/config does not "
+            "exist; pass --kubeconfig",
+        ),
+        (
+            [],
+            {"HOME": "{d}", "KUBECONFIG": "{d}/missing"},
+            "no kubeconfig: none of $KUBECONFIG's files exists ({d}/missing); pass --kubeconfig",
+        ),
+        (
+            ["--kubeconfig", "{d}/missing"],
+            {"HOME": "{d}"},
+            "no kubeconfig: --kubeconfig {d}/missing does not exist or is not a file",
+        ),
+    ],
+)
+def test_no_kubeconfig_exits_2_with_one_line_before_temporal_is_asked(
+    flags: list[str],
+    environ: dict[str, str],
+    problem: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value.format(d=tmp_path))
+    # No Temporal listens on port 1: the command must stop at the kubeconfig.
+    monkeypatch.setenv("STACKFLOW_TEMPORAL_ADDRESS", "127.0.0.1:1")
+    argv = ["status", "es/team-a/quickstart", "--ui-url", "http://127.0.0.1:8233"]
+    assert stackflow_main([*argv, *(flag.format(d=tmp_path) for flag in flags)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [f"stackflow status: {problem.format(d=tmp_path)}"]
