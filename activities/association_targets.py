@@ -81,6 +81,8 @@ class RefOutcome:
     watched: tuple[ObjectKey, ...] = field(default=())
     #: The referring object's ServiceAccount may not get the Elasticsearch (enforce-rbac-on-refs).
     denied: bool = False
+    #: The target itself does not exist (or is out of scope): ECK warns ``AssociationError``.
+    backend_missing: bool = False
 
 
 def _tls_disabled(target: Mapping[str, Any]) -> bool:
@@ -274,6 +276,12 @@ def _check_target(association: Association, target: Mapping[str, Any]) -> None:
             )
 
 
+def missing_backend_message(kind: str, group: str, ref: AssociationRef) -> str:
+    """ECK's ``AssociationError`` message for a target that does not exist (pure): the
+    association controller's ``Failed to find referenced backend`` with the API's not-found."""
+    return f'Failed to find referenced backend {ref.key}: {kind}.{group} "{ref.name}" not found'
+
+
 async def resolve_ref(
     context: ControllerContext,
     association: Association,
@@ -295,7 +303,13 @@ async def resolve_ref(
     )
     target = await context.scoped.get_or_none(resource, namespace=ref.namespace, name=ref.name)
     if target is None:
-        return RefOutcome(ref, PENDING, f"{kind.kind} {ref.key} not found", watched=watched)
+        return RefOutcome(
+            ref,
+            PENDING,
+            missing_backend_message(kind.kind, resource.group, ref),
+            watched=watched,
+            backend_missing=True,
+        )
     _check_target(association, target)
     ca_provided, ca_name = False, ""
     if not _tls_disabled(target):

@@ -136,7 +136,7 @@ async def _record_status(
     ref = request.ref
     involved = InvolvedObject.of(involved_reference(ref, dict(obj)))
     for outcome in outcomes:
-        if outcome.status == FAILED:
+        if outcome.status == FAILED or outcome.backend_missing:
             await context.events.warning(
                 involved, reason=EVENT_ASSOCIATION_ERROR, message=outcome.message
             )

@@ -185,6 +185,26 @@ async def test_external_secret_without_url_fails_with_an_event(world: Cluster) -
     assert ("Warning", "AssociationError") in {(e["type"], e["reason"]) for e in events}
 
 
+async def test_a_missing_target_is_pending_with_ecks_association_error(world: Cluster) -> None:
+    context = world.context(selector=SELECTOR)
+    spec = {"count": 1, "elasticsearchRef": {"name": "nowhere", "namespace": ES_NS}}
+    await world.raw.create(kind_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
+
+    result = await reconcile(context, "kb-es", ref_for("kb-es", APP_NS, "kb"))
+
+    assert result.phase is Phase.RECONCILING
+    obj = await read(world, "Kibana", APP_NS, "kb")
+    assert obj["status"]["elasticsearchAssociationStatus"] == "Pending"
+    events = (await world.raw.list(EVENTS, namespace=APP_NS))["items"]
+    warnings = [
+        e["message"] for e in events if (e["type"], e["reason"]) == ("Warning", "AssociationError")
+    ]
+    assert warnings == [
+        f"Failed to find referenced backend {ES_NS}/nowhere: "
+        'Elasticsearch.elasticsearch.k8s.elastic.co "nowhere" not found'
+    ]
+
+
 @pytest.mark.parametrize(
     ("controller", "kind", "spec", "message"),
     [
