@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from activities.unknown_fields import unknown_fields_message
+from stackflow.api.kinds import unknown_spec_fields
 from stackflow.stack.apps.validation import validate_application
 from stackflow.stack.elasticsearch.validation import (
     max_node_set_count,
@@ -297,3 +299,71 @@ def test_a_wrong_shaped_application_is_refused_naming_its_field(
     obj = {"metadata": {"name": "app", "namespace": "ns"}, "spec": {"version": "9.1.0", **spec}}
     problems = validate_application(kind, obj)
     assert any(path == field and message in text for path, text in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("obj", "fields"),
+    [
+        pytest.param(
+            {
+                "apiVersion": "elasticsearch.k8s.elastic.co/v1",
+                "kind": "Elasticsearch",
+                "metadata": {"name": "es", "managedFields": []},
+                "spec": {
+                    "version": "9.1.0",
+                    "nodeSet": [{"name": "typo"}],
+                    "nodeSets": [
+                        {"name": "default", "count": 1, "cont": 3, "config": {"any": {"x": 1}}}
+                    ],
+                    "http": {"tls": {"selfSignedCertificate": {"disabled": True, "sans": 1}}},
+                },
+                "status": {"somethingNew": 1},
+            },
+            [
+                "spec.nodeSet",
+                "spec.nodeSets[0].cont",
+                "spec.http.tls.selfSignedCertificate.sans",
+            ],
+            id="elasticsearch-typos",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "kibana.k8s.elastic.co/v1",
+                "kind": "Kibana",
+                "metadata": {"name": "kb"},
+                "spec": {"version": "9.1.0", "count": 1, "podTemplate": {"spec": {"x": 1}}},
+            },
+            [],
+            id="kibana-free-form-pod-template",
+        ),
+        pytest.param(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "spec": {"a": 1}},
+            [],
+            id="not-an-eck-kind",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "elasticsearch.k8s.elastic.co/v1",
+                "kind": "Elasticsearch",
+                "metadata": {"name": "es"},
+                "spec": {"version": "9.1.0", "nodeSets": "x", "extra": 1},
+            },
+            [],
+            id="does-not-parse",
+        ),
+    ],
+)
+def test_unknown_spec_fields_are_the_undeclared_ones_outside_free_form_parts(
+    obj: dict[str, Any], fields: list[str]
+) -> None:
+    assert sorted(unknown_spec_fields(obj)) == sorted(fields)
+
+
+def test_the_unknown_fields_warning_names_ten_fields_and_counts_the_rest() -> None:
+    fields = [f"spec.field{index}" for index in range(12)]
+    message = unknown_fields_message("Kibana", "ns/kb", fields)
+    assert message == (
+        "Kibana ns/kb has fields this operator does not know, kept but ignored: "
+        + ", ".join(fields[:10])
+        + " and 2 more"
+    )
