@@ -8,7 +8,9 @@ functions of ``stackflow.stack.policies.validation``.
 
 ``review(path, body, is_managed, enterprise=...)`` decides: a body that is not an AdmissionReview
 v1 is a 400 with an AdmissionReview error; an object in a namespace the operator does not manage is
-allowed untouched (ECK's pre-check); one annotated ``eck.k8s.elastic.co/license: enterprise`` is
+allowed untouched (ECK's pre-check); one whose top-level fields have the wrong JSON type or that is
+nested deeper than ``stackflow.kube.decoding.MAX_OBJECT_DEPTH`` levels is denied naming the field
+(the informers would quarantine it); one annotated ``eck.k8s.elastic.co/license: enterprise`` is
 denied unless the operator runs with an enterprise license (the second pre-check); otherwise the
 kind's rules allow it or deny it with ECK's wording,
 ``<Kind>.<group> "<name>" is invalid: <field>: Invalid value: <value>: <rule>``. The license level
@@ -23,7 +25,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
+
 from stackflow.api.kinds import kind_info
+from stackflow.kube import decoding
 from stackflow.stack.apps.validation import application_warnings, validate_application
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
 from stackflow.stack.policies.validation import (
@@ -31,6 +36,8 @@ from stackflow.stack.policies.validation import (
     validate_elasticsearch_autoscaler,
     validate_stack_config_policy,
 )
+
+_log = structlog.get_logger("stackflow.webhooks")
 
 FieldError = tuple[str, str]
 Validator = Callable[[str, Mapping[str, Any]], list[FieldError]]
@@ -188,6 +195,14 @@ def malformed(message: str, *, uid: str = "") -> Answer:
     )
 
 
+def refused(status: int, message: str) -> Answer:
+    """The answer to a request refused before it is read (413 too large, 408 too slow)."""
+    return Answer(
+        status,
+        _review({"uid": "", "allowed": False, "status": {"code": status, "message": message}}),
+    )
+
+
 def unavailable(message: str) -> Answer:
     """The 500 answer when something the decision needs cannot be read (the call fails)."""
     return Answer(
@@ -325,24 +340,57 @@ def review(
         return malformed("the AdmissionReview request has no object", uid=uid)
     if not is_managed(_namespace_of(request, obj)):
         return allowed(uid)
+    unusable = shape_problem(obj)
+    if unusable is not None:
+        return denied(uid, _invalid(webhook, obj, [unusable]))
     if requests_enterprise(obj) and not enterprise:
         return denied(uid, license_denial_message(webhook, obj))
     kind = obj.get("kind")
     if kind is not None and kind != webhook.kind:
         return malformed(f"{webhook.path} validates {webhook.kind}, not {kind!r}", uid=uid)
-    problems = webhook.rules(webhook.kind, obj)
+    try:
+        problems = webhook.rules(webhook.kind, obj)
+        warned = webhook.warnings(webhook.kind, obj)
+    except Exception as error:
+        # A rule that trips over a shape it did not expect: the object is refused with what is
+        # known, one log line, and no traceback (a 500 would let failurePolicy Ignore admit it).
+        _log.warning("webhook.rules_failed", kind=webhook.kind, error=repr(error))
+        rule = f"the object cannot be validated ({type(error).__name__}: {error})"
+        return denied(uid, _invalid(webhook, obj, [f"spec: Invalid value: {rule}"]))
     if problems:
         return denied(uid, denial_message(webhook, obj, problems))
-    notes = [f"{path}: {message}" for path, message in webhook.warnings(webhook.kind, obj)]
+    notes = [f"{path}: {message}" for path, message in warned]
     return allowed(uid, warnings=notes)
 
 
+#: The top-level fields every kind's rules read, and the JSON type each must have.
+_TOP_LEVEL_OBJECTS = ("metadata", "spec", "status")
+
+
+def shape_problem(obj: Mapping[str, Any]) -> str | None:
+    """What makes ``obj`` unusable before any rule reads it, as a field error, or None (pure):
+    a top-level field of the wrong JSON type, or nesting deeper than
+    ``stackflow.kube.decoding.MAX_OBJECT_DEPTH`` levels (the informers would quarantine it)."""
+    for field in _TOP_LEVEL_OBJECTS:
+        value = obj.get(field)
+        if value is not None and not isinstance(value, Mapping):
+            return f"{field}: Invalid value: {type(value).__name__}: must be an object"
+    path = decoding.too_deep_path(obj)
+    if path is not None:
+        return f"{path or 'the object'}: nested deeper than {decoding.MAX_OBJECT_DEPTH} levels"
+    return None
+
+
 def decode_body(raw: bytes) -> object:
-    """The JSON of a raw request body; raises :class:`MalformedReviewError` when it is not JSON."""
+    """The JSON of a raw request body; raises :class:`MalformedReviewError` when it is not JSON.
+
+    A body nested too deep for the stdlib decoder is decoded with its deepest values replaced
+    (``stackflow.kube.decoding.loads``), so the review can still name the field and deny it.
+    """
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise MalformedReviewError(f"the body is not JSON: {error}") from None
+        return decoding.loads(raw)
+    except decoding.DocumentError as error:
+        raise MalformedReviewError(f"the body is {error}") from None
 
 
 def review_bytes(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 
+from stackflow.kube.decoding import MAX_OBJECT_DEPTH
 from stackflow.webhooks.admission import WEBHOOKS, WEBHOOKS_BY_PATH, review, review_bytes
 
 MANAGED = "managed"
@@ -302,3 +304,72 @@ def test_webhook_names_are_ecks() -> None:
     names = {webhook.name for webhook in WEBHOOKS}
     assert "elastic-es-validation-v1.k8s.elastic.co" in names
     assert "elastic-kb-validation-v1beta1.k8s.elastic.co" in names
+
+
+ES_PATH = "/validate-elasticsearch-k8s-elastic-co-v1-elasticsearch"
+TOO_DEEP = (
+    'Elasticsearch.elasticsearch.k8s.elastic.co "sample" is invalid: '
+    f"spec.nodeSets[0].config: nested deeper than {MAX_OBJECT_DEPTH} levels"
+)
+
+
+def deep_review_bytes(depth: int) -> bytes:
+    """An AdmissionReview of an Elasticsearch whose config nests ``depth`` levels (written out:
+    json.dumps would recurse)."""
+    spec = {**VALID_ES, "nodeSets": [{"name": "default", "count": 1, "config": "__CONFIG__"}]}
+    text = json.dumps(admission_review(resource("Elasticsearch", spec)))
+    return text.replace('"__CONFIG__"', '{"a":' * depth + "1" + "}" * depth).encode()
+
+
+@pytest.mark.parametrize("depth", [MAX_OBJECT_DEPTH + 10, 1500, 20000])
+def test_an_object_nested_too_deep_is_denied_naming_the_field(depth: int) -> None:
+    answer = review_bytes(ES_PATH, deep_review_bytes(depth), is_managed)
+    assert answer.status == 200
+    assert answer.body["response"]["allowed"] is False
+    assert answer.body["response"]["uid"] == "uid-1"
+    assert answer.body["response"]["status"]["message"] == TOO_DEEP
+
+
+def test_an_object_just_within_the_depth_limit_is_judged_by_the_rules() -> None:
+    # object(1) > spec(2) > nodeSets(3) > [0](4) > config(5): the config adds 95 more levels.
+    answer = review_bytes(ES_PATH, deep_review_bytes(MAX_OBJECT_DEPTH - 5), is_managed)
+    assert answer.body["response"]["allowed"] is True
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        (
+            {"kind": "Elasticsearch", "metadata": "sample", "spec": VALID_ES},
+            "metadata: Invalid value: str: must be an object",
+        ),
+        (
+            {"kind": "Elasticsearch", "metadata": {"name": "sample"}, "spec": ["x"]},
+            "spec: Invalid value: list: must be an object",
+        ),
+        (
+            {"kind": "Elasticsearch", "metadata": {"name": "sample"}, "status": 3},
+            "status: Invalid value: int: must be an object",
+        ),
+    ],
+)
+def test_a_wrong_shaped_object_is_denied_naming_the_field(obj: object, message: str) -> None:
+    answer = review(ES_PATH, admission_review(obj), is_managed)
+    assert answer.status == 200
+    assert answer.body["response"]["allowed"] is False
+    assert answer.body["response"]["status"]["message"].endswith(f"is invalid: {message}")
+
+
+def test_a_rule_that_fails_denies_the_object_instead_of_failing_the_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def tripping(_kind: str, obj: Any) -> list[tuple[str, str]]:
+        return [("spec.x", obj["spec"]["nodeSets"]["missing"])]
+
+    webhook = WEBHOOKS_BY_PATH[ES_PATH]
+    monkeypatch.setitem(WEBHOOKS_BY_PATH, ES_PATH, dataclasses.replace(webhook, rules=tripping))
+    answer = review(ES_PATH, admission_review(resource("Elasticsearch", VALID_ES)), is_managed)
+    assert answer.status == 200
+    assert answer.body["response"]["allowed"] is False
+    message = answer.body["response"]["status"]["message"]
+    assert "spec: Invalid value: the object cannot be validated (TypeError" in message

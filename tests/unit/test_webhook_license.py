@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 
 from stackflow.webhooks.admission import needs_license, requests_enterprise, review
-from stackflow.webhooks.server import WebhookServer
+from stackflow.webhooks.server import LicenseVerdict, WebhookServer
 
 MANAGED = "managed"
 KB_PATH = "/validate-kibana-k8s-elastic-co-v1-kibana"
@@ -148,4 +149,62 @@ async def test_an_unreadable_license_fails_the_call() -> None:
     answer = await server.decide(KB_PATH, raw(kibana(ENTERPRISE)))
     # An HTTP error, not a denial: failurePolicy Ignore lets the API server admit the object.
     assert answer.status == 500
+    assert source.calls == 1
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_burst_of_annotated_reviews_reads_the_license_once() -> None:
+    reading, release = asyncio.Event(), asyncio.Event()
+    calls = 0
+
+    async def slow_read() -> bool:
+        nonlocal calls
+        calls += 1
+        reading.set()
+        await release.wait()
+        return True
+
+    clock = Clock()
+    verdict = LicenseVerdict(slow_read, ttl_seconds=30, clock=clock)
+    waiting = [asyncio.create_task(verdict()) for _ in range(20)]
+    await reading.wait()  # the first review reads; the 19 others started with it and wait
+    release.set()
+    assert await asyncio.gather(*waiting) == [True] * 20
+    assert calls == 1
+    clock.now += 29
+    assert await verdict() is True
+    assert calls == 1
+    clock.now += 2  # the verdict is 31 seconds old: read again
+    assert await verdict() is True
+    assert calls == 2
+
+
+async def test_a_failed_license_read_is_not_remembered() -> None:
+    source = LicenseSource(error=RuntimeError("API server unreachable"))
+    verdict = LicenseVerdict(source, ttl_seconds=30, clock=Clock())
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            await verdict()
+    assert source.calls == 2
+    source.error = None
+    source.licensed = True
+    assert await verdict() is True
+    assert source.calls == 3
+
+
+async def test_the_server_reads_the_license_once_for_many_annotated_objects() -> None:
+    source = LicenseSource(licensed=True)
+    server = WebhookServer(
+        host="127.0.0.1", port=0, is_managed=is_managed, enterprise_license=source
+    )
+    for _ in range(50):
+        answer = await server.decide(KB_PATH, raw(kibana(ENTERPRISE)))
+        assert answer.body["response"]["allowed"] is True
     assert source.calls == 1
