@@ -1,7 +1,10 @@
 """The operator's HTTP endpoints (``/metrics``, ``/healthz``, ``/readyz``) and its reconcile metrics.
 
 ``ProbeServer`` serves all three paths on the health port and, when ``metrics-port`` is set,
-``/metrics`` on that port too. ``ActivityMetrics`` is a Temporal worker interceptor: it times and
+``/metrics`` on that port too. ``/readyz`` answers 503 while the operator is not ready or one of
+its readiness checks names a reason (``not ready: temporal: ...``). A client must send a request
+within ``READ_TIMEOUT_SECONDS`` (else its connection is closed), its body at most
+``MAX_BODY_BYTES``: a probe sends none. ``ActivityMetrics`` is a Temporal worker interceptor: it times and
 counts the activities that matter to an operator (reconciles by controller and outcome, license
 waits, scope checks that found a resource out of scope) without the activities knowing.
 """
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 import errno
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -26,9 +29,28 @@ from stackflow.metrics import CONTENT_TYPE, LicenseGauges, Registry
 from stackflow.models.engine import ACT_LICENSE_WAIT_NOTICE, ACT_SCOPE_CHECK
 from stackflow.models.telemetry import ACT_LICENSE_USAGE
 
-__all__ = ["ActivityMetrics", "ProbeServer"]
+__all__ = ["ActivityMetrics", "ProbeServer", "ReadinessCheck", "not_ready_reasons"]
 
 _RECONCILE_SUFFIX = ".reconcile"
+
+#: How long a client may take to send a request (and how long an idle connection stays open).
+READ_TIMEOUT_SECONDS = 10.0
+
+#: The probes and the scrape are GETs: a larger body is refused with a 413.
+MAX_BODY_BYTES = 64 * 1024
+
+ReadinessCheck = Callable[[], str | None]
+"""Why the operator is not ready (e.g. ``temporal: unreachable at host:7233``), None when it is."""
+
+
+def not_ready_reasons(is_ready: bool, checks: Sequence[ReadinessCheck]) -> list[str]:
+    """Every reason the operator is not ready; empty when it is (pure but for the checks)."""
+    reasons = [] if is_ready else ["the worker or the informers are not running"]
+    for check in checks:
+        reason = check()
+        if reason:
+            reasons.append(reason)
+    return reasons
 
 
 class _ActivityMetricsInbound(ActivityInboundInterceptor):
@@ -115,11 +137,18 @@ class ProbeServer:
         host: str,
         health_port: int,
         metrics_port: int = 0,
+        readiness_checks: Sequence[ReadinessCheck] = (),
+        read_timeout_seconds: float = READ_TIMEOUT_SECONDS,
     ) -> None:
-        """``health_port`` 0 picks a free port; ``metrics_port`` 0 adds no metrics listener."""
+        """``health_port`` 0 picks a free port; ``metrics_port`` 0 adds no metrics listener.
+
+        ``/readyz`` is 200 when ``is_ready()`` and no ``readiness_checks`` names a reason.
+        """
         self.registry = registry
         self.is_healthy = is_healthy
         self.is_ready = is_ready
+        self.readiness_checks = tuple(readiness_checks)
+        self.read_timeout_seconds = read_timeout_seconds
         self.host = host
         self.health_port = health_port
         self.metrics_port = metrics_port
@@ -129,7 +158,7 @@ class ProbeServer:
 
     def app(self) -> web.Application:
         """The aiohttp application."""
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
@@ -141,9 +170,10 @@ class ProbeServer:
         return web.Response(status=503, text="unhealthy\n")
 
     async def _readyz(self, _: web.Request) -> web.Response:
-        if self.is_ready():
+        reasons = not_ready_reasons(self.is_ready(), self.readiness_checks)
+        if not reasons:
             return web.Response(text="ok\n")
-        return web.Response(status=503, text="not ready\n")
+        return web.Response(status=503, text=f"not ready: {'; '.join(reasons)}\n")
 
     async def _metrics(self, _: web.Request) -> web.Response:
         response = web.Response(body=self.registry.render().encode())
@@ -152,7 +182,15 @@ class ProbeServer:
 
     async def start(self) -> None:
         """Bind and serve."""
-        self._runner = web.AppRunner(self.app(), handle_signals=False, access_log=None)
+        # keepalive_timeout also bounds a connection whose request headers are not complete;
+        # lingering_time how long an unread body is drained.
+        self._runner = web.AppRunner(
+            self.app(),
+            handle_signals=False,
+            access_log=None,
+            keepalive_timeout=self.read_timeout_seconds,
+            lingering_time=self.read_timeout_seconds,
+        )
         await self._runner.setup()
         await self._bind("--health-port", self.health_port)
         self.bound_health_port = int(self._runner.addresses[0][1])

@@ -8,10 +8,14 @@ workflow (by its registered type name: this adapter does not import the workflow
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
 from typing import Any
 
+import structlog
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
@@ -47,6 +51,8 @@ from stackflow.models.engine import (
 )
 
 DATA_CONVERTER: DataConverter = pydantic_data_converter
+
+_log = structlog.get_logger("stackflow.temporal")
 
 
 def data_converter(config: OperatorConfig) -> DataConverter:
@@ -211,3 +217,69 @@ async def signal_with_start(
         static_details=resource_static_details(ref),
         search_attributes=resource_search_attributes(ref),
     )
+
+
+#: How often the operator asks the Temporal frontend whether it serves, and how long it waits.
+REACHABILITY_INTERVAL_SECONDS = 5.0
+REACHABILITY_TIMEOUT_SECONDS = 3.0
+
+
+class TemporalReachability:
+    """Whether the Temporal frontend answered its last health check: a readiness check
+    (``stackflow.observability.ReadinessCheck``) that costs one gRPC health call per interval,
+    never one per probe. The worker itself keeps retrying while Temporal is down; this only
+    makes it visible in ``/readyz``."""
+
+    def __init__(
+        self,
+        check_health: Callable[[], Awaitable[bool]],
+        *,
+        address: str,
+        interval_seconds: float = REACHABILITY_INTERVAL_SECONDS,
+    ) -> None:
+        """Ask ``check_health()`` (True: serving) every ``interval_seconds``."""
+        self._check_health = check_health
+        self.address = address
+        self.interval_seconds = interval_seconds
+        self._reason: str | None = None
+
+    @classmethod
+    def of(cls, client: Client, *, address: str) -> TemporalReachability:
+        """The reachability of ``client``'s frontend (the SDK's gRPC health check)."""
+
+        async def check_health() -> bool:
+            timeout = timedelta(seconds=REACHABILITY_TIMEOUT_SECONDS)
+            return await client.service_client.check_health(timeout=timeout)
+
+        return cls(check_health, address=address)
+
+    def not_ready_reason(self) -> str | None:
+        """Why Temporal counts as unreachable, None when its last check passed (the readiness
+        check)."""
+        return self._reason
+
+    async def check_once(self) -> None:
+        """Ask the frontend once and remember the verdict (logged when it changes)."""
+        try:
+            serving = await self._check_health()
+            reason = None if serving else f"temporal: {self.address} is not serving"
+        except Exception as error:
+            reason = f"temporal: unreachable at {self.address} ({_first_line(error)})"
+        if reason != self._reason:
+            if reason is None:
+                _log.info("temporal.reachable", address=self.address)
+            else:
+                _log.warning("temporal.unreachable", address=self.address, reason=reason)
+        self._reason = reason
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Check every interval until ``stop`` is set."""
+        while not stop.is_set():
+            await self.check_once()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.interval_seconds)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return text.splitlines()[0]

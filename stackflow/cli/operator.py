@@ -52,7 +52,11 @@ from stackflow.kube.writes import OwnWrites
 from stackflow.metrics import Registry
 from stackflow.observability import ActivityMetrics, ProbeServer
 from stackflow.scope import NamespaceMatcher
-from stackflow.temporal import connect_client, register_search_attributes
+from stackflow.temporal import (
+    TemporalReachability,
+    connect_client,
+    register_search_attributes,
+)
 from stackflow.webhooks.runner import start_webhooks
 from watchers.config_reload import CONFIG_POLL_SECONDS, ConfigFileWatcher
 from watchers.informers import InformerSet
@@ -267,12 +271,17 @@ async def run_operator(
             return 0
         signaller.start()
         running.push_async_callback(signaller.stop)
+        # /readyz is false while the Temporal frontend does not answer (one check per interval).
+        reachability = TemporalReachability.of(temporal, address=config.temporal_address)
+        reaching = asyncio.create_task(reachability.run(stop), name="temporal-reachability")
+        running.push_async_callback(_cancel, reaching)
         probes = ProbeServer(
             registry=metrics,
             is_healthy=lambda: not worker_task.done(),
             is_ready=lambda: (
                 not worker_task.done() and namespaces.has_synced and informers.has_synced
             ),
+            readiness_checks=[reachability.not_ready_reason],
             host=options.health_host,
             health_port=options.health_port,
             metrics_port=config.metrics_port,
