@@ -1,0 +1,1 @@
+"""A bounded fuzz tier: generated custom resources, admission bodies and watch lines (hypothesis)."""
