@@ -113,6 +113,8 @@ class Outcome:
     samples: list[tuple[int, Memory]]
     settled: Memory
     seconds_to_reconcile: float
+    #: Workflows running once settled (the sticky cache holds at most ``cached`` of them).
+    running: int
 
 
 async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Outcome:
@@ -181,11 +183,18 @@ async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Ou
                     memory = memory_of(pid)
                     progress(f"settling: rss {memory.rss / MiB:.0f} MiB")
                 settled = memory_of(pid)
+                running = (await temporal.client.count_workflows("ExecutionStatus='Running'")).count
             finally:
                 status = await operator.stop()
                 if status != 0:
                     progress(f"operator exited with status {status}")
-    return Outcome(cached=cached, samples=samples, settled=settled, seconds_to_reconcile=took)
+    return Outcome(
+        cached=cached,
+        samples=samples,
+        settled=settled,
+        seconds_to_reconcile=took,
+        running=running,
+    )
 
 
 def main() -> None:
@@ -214,7 +223,10 @@ def main() -> None:
         at = next((memory for done, memory in outcome.samples if done >= wanted), None)
         if at is not None:
             print(f"rss at {wanted}/{args.in_scope} reconciled: {at.rss / MiB:.0f} MiB")
-    print(f"all reconciled in {outcome.seconds_to_reconcile:.0f} s")
+    print(
+        f"all reconciled in {outcome.seconds_to_reconcile:.0f} s;"
+        f" {outcome.running} workflows running (cache {outcome.cached})"
+    )
     settled, peak = outcome.settled.rss / MiB, outcome.settled.peak / MiB
     verdict = "fits" if outcome.settled.peak < limit else "exceeds"
     print(f"settled {settled:.0f} MiB, peak {peak:.0f} MiB, limit {limit // MiB} MiB: {verdict}")
