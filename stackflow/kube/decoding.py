@@ -9,8 +9,8 @@ than :data:`DOCUMENT_DEPTH_CAP` by a placeholder string and decode the rest. The
 a list, and the poison item's own metadata (which is shallow), are still there.
 
 :func:`object_problem` then says, per object, why it cannot be used: not an object, no name,
-nested deeper than :data:`MAX_OBJECT_DEPTH` levels (``spec.nodeSets[0].config: nested deeper
-than 100 levels``), or larger than :data:`MAX_OBJECT_BYTES`. Such an object is *quarantined*
+nested more than :data:`MAX_OBJECT_DEPTH` levels deep (``spec.nodeSets[0].config: nested more
+than 400 levels deep``), or larger than :data:`MAX_OBJECT_BYTES`. Such an object is *quarantined*
 by its reader: skipped, reported once, never fatal (see ``stackflow.kube.informer``).
 """
 
@@ -37,8 +37,11 @@ __all__ = [
 ]
 
 #: The deepest nesting an object may have (the object itself is level 1). Real Kubernetes
-#: objects stay below 20; the operator's recursive code is safe far above 100.
-MAX_OBJECT_DEPTH = 100
+#: objects stay below 20. Above the spec validators' bound (200 levels below ``spec``,
+#: ``stackflow.stack.spec_shapes.MAX_SPEC_DEPTH``), so that an object they refuse with a
+#: condition still reaches them; below what Python's decoder (about 1,000 levels) and the
+#: operator's recursive code (``copy.deepcopy``: about 450) survive.
+MAX_OBJECT_DEPTH = 400
 
 #: A document (a list, a watch event, an AdmissionReview) wraps its objects in a few levels
 #: more; beyond this cap the fallback decoder keeps a placeholder instead of the value.
@@ -259,7 +262,7 @@ def object_problem(
             return f"metadata.{key}: must be a string, not a JSON {_json_type(value)}"
     path = too_deep_path(obj, max_depth) if may_be_deep else None
     if path is not None:
-        return f"{path or '(the object)'}: nested deeper than {max_depth} levels"
+        return f"{path or '(the object)'}: nested more than {max_depth} levels deep"
     return None
 
 

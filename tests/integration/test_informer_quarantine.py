@@ -29,7 +29,7 @@ FAST_BACKOFF = Backoff(initial=0.05, maximum=0.5)
 #: deeper than an object may be, though not too deep to decode; on the real API server it is
 #: deep enough to make Python's json give up (the fallback decoder's case).
 POISON_DEPTH = {APISERVER: 1500}
-SHALLOW_POISON_DEPTH = MAX_OBJECT_DEPTH + 50
+SHALLOW_POISON_DEPTH = MAX_OBJECT_DEPTH + 20
 
 
 def nested_json(depth: int) -> str:
@@ -130,7 +130,7 @@ async def test_a_poison_elasticsearch_is_quarantined_and_every_other_one_still_d
             assert events[0]["count"] == 1
             assert events[0]["involvedObject"]["kind"] == "Elasticsearch"
             assert (
-                f"spec.nodeSets[0].config: nested deeper than {MAX_OBJECT_DEPTH} levels"
+                f"spec.nodeSets[0].config: nested more than {MAX_OBJECT_DEPTH} levels deep"
                 in events[0]["message"]
             )
 
@@ -159,7 +159,7 @@ async def test_a_get_of_a_poison_object_is_one_undecodable_error_naming_the_fiel
 
     with pytest.raises(errors.Undecodable) as raised:
         await kube.get(ELASTICSEARCH, namespace="tenant-a", name="poison")
-    assert "spec.nodeSets[0].config: nested deeper than" in str(raised.value)
+    assert "spec.nodeSets[0].config: nested more than" in str(raised.value)
     assert not raised.value.retryable
 
     listed = await kube.list(ELASTICSEARCH)

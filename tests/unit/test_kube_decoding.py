@@ -22,6 +22,7 @@ from stackflow.kube.decoding import (
     too_deep_path,
 )
 from stackflow.kube.resources import _lines, _watch_event
+from stackflow.stack.spec_shapes import MAX_SPEC_DEPTH
 
 PLACEHOLDER = json.dumps(TOO_DEEP_PLACEHOLDER)
 
@@ -60,11 +61,11 @@ def named(**fields: Any) -> dict[str, Any]:
         (named(spec={"config": nested(MAX_OBJECT_DEPTH - 2)}), None),  # exactly the limit
         (
             named(spec={"config": nested(MAX_OBJECT_DEPTH - 1)}),
-            f"spec.config.a.a: nested deeper than {MAX_OBJECT_DEPTH} levels",
+            f"spec.config.a.a: nested more than {MAX_OBJECT_DEPTH} levels deep",
         ),
         (
             named(spec={"nodeSets": [{"config": nested(500)}]}),
-            f"spec.nodeSets[0].config: nested deeper than {MAX_OBJECT_DEPTH} levels",
+            f"spec.nodeSets[0].config: nested more than {MAX_OBJECT_DEPTH} levels deep",
         ),
         (["a"], "the object is a JSON array, not an object"),
         (None, "the object is a JSON null, not an object"),
@@ -150,7 +151,7 @@ def test_loads_recovers_every_other_item_of_a_list_too_deep_for_the_stdlib() -> 
     items = decoding.loads(raw)["items"]
     assert [item["metadata"]["name"] for item in items] == ["poison", "good"]
     assert object_problem(items[0]) == (
-        f"spec.nodeSets[0].config: nested deeper than {MAX_OBJECT_DEPTH} levels"
+        f"spec.nodeSets[0].config: nested more than {MAX_OBJECT_DEPTH} levels deep"
     )
     assert object_problem(items[1]) is None
     assert items[1]["spec"]["nodeSets"][0]["config"] == {"x": 1}
@@ -190,7 +191,7 @@ def test_watch_event_passes_usable_events_unchanged(line: bytes, expected: str |
             + elasticsearch_json("deep", nested_json(3000)).encode()
             + b"}",
             "deep",
-            f"spec.nodeSets[0].config: nested deeper than {MAX_OBJECT_DEPTH} levels",
+            f"spec.nodeSets[0].config: nested more than {MAX_OBJECT_DEPTH} levels deep",
         ),
         (b'{"type":"ADDED","object":[1]}', "", "the object is a JSON array, not an object"),
         (b"[1]", "", "the watch event is not a JSON object"),
@@ -224,3 +225,9 @@ async def test_lines_drop_an_oversized_line_and_keep_the_next_ones() -> None:
     oversized = _watch_event(lines[2])
     assert oversized is not None
     assert "larger than" in oversized[decoding.QUARANTINED_KEY]["problem"]
+
+
+def test_the_informers_read_every_spec_the_validators_refuse_with_a_condition() -> None:
+    # A spec nested past the validators' bound is refused on the object (a condition), not
+    # quarantined: the informer's limit counts from the object, two levels above the spec.
+    assert MAX_OBJECT_DEPTH > MAX_SPEC_DEPTH + 2

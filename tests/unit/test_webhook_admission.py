@@ -309,7 +309,7 @@ def test_webhook_names_are_ecks() -> None:
 ES_PATH = "/validate-elasticsearch-k8s-elastic-co-v1-elasticsearch"
 TOO_DEEP = (
     'Elasticsearch.elasticsearch.k8s.elastic.co "sample" is invalid: '
-    f"spec.nodeSets[0].config: nested deeper than {MAX_OBJECT_DEPTH} levels"
+    f"spec.nodeSets[0].config: nested more than {MAX_OBJECT_DEPTH} levels deep"
 )
 
 
@@ -331,9 +331,17 @@ def test_an_object_nested_too_deep_is_denied_naming_the_field(depth: int) -> Non
 
 
 def test_an_object_just_within_the_depth_limit_is_judged_by_the_rules() -> None:
-    # object(1) > spec(2) > nodeSets(3) > [0](4) > config(5): the config adds 95 more levels.
-    answer = review_bytes(ES_PATH, deep_review_bytes(MAX_OBJECT_DEPTH - 5), is_managed)
+    # object(1) > status(2) > ... > the innermost map (MAX_OBJECT_DEPTH): exactly the limit.
+    deep_status: dict[str, Any] = {"leaf": True}
+    for _ in range(MAX_OBJECT_DEPTH - 2):
+        deep_status = {"a": deep_status}
+    obj = {**resource("Elasticsearch", VALID_ES), "status": deep_status}
+    answer = review(ES_PATH, admission_review(obj), is_managed)
     assert answer.body["response"]["allowed"] is True
+    answer = review(ES_PATH, admission_review({**obj, "status": {"a": deep_status}}), is_managed)
+    assert answer.body["response"]["status"]["message"].endswith(
+        f"is invalid: status.a.a.a: nested more than {MAX_OBJECT_DEPTH} levels deep"
+    )
 
 
 @pytest.mark.parametrize(
