@@ -280,7 +280,7 @@ def _from_api_exception(exc: ApiException) -> KubeError:
     if isinstance(body, str) and body:
         try:
             parsed = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
     status = int(exc.status) if exc.status else None
     if isinstance(parsed, Mapping) and parsed.get("kind") == "Status":

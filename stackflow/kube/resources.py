@@ -436,7 +436,7 @@ def _watch_event(line: bytes | None) -> dict[str, Any] | None:
 def _http_error(status: int, text: str) -> errors.KubeError:
     try:
         body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict) and body.get("kind") == "Status":
         return errors.error_from_status(body, http_status=status)
