@@ -9,7 +9,7 @@ functions of ``stackflow.stack.policies.validation``.
 ``review(path, body, is_managed, enterprise=...)`` decides: a body that is not an AdmissionReview
 v1 is a 400 with an AdmissionReview error; an object in a namespace the operator does not manage is
 allowed untouched (ECK's pre-check); one whose top-level fields have the wrong JSON type or that is
-nested deeper than ``stackflow.kube.decoding.MAX_OBJECT_DEPTH`` levels is denied naming the field
+nests more than ``stackflow.kube.decoding.MAX_OBJECT_DEPTH`` levels is denied naming the field
 (the informers would quarantine it); one annotated ``eck.k8s.elastic.co/license: enterprise`` is
 denied unless the operator runs with an enterprise license (the second pre-check); otherwise the
 kind's rules allow it or deny it with ECK's wording,
@@ -377,7 +377,7 @@ def shape_problem(obj: Mapping[str, Any]) -> str | None:
             return f"{field}: Invalid value: {type(value).__name__}: must be an object"
     path = decoding.too_deep_path(obj)
     if path is not None:
-        return f"{path or 'the object'}: nested deeper than {decoding.MAX_OBJECT_DEPTH} levels"
+        return f"{path or 'the object'}: nested more than {decoding.MAX_OBJECT_DEPTH} levels deep"
     return None
 
 
