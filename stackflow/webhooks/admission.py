@@ -8,7 +8,7 @@ functions of ``stackflow.stack.policies.validation``.
 
 ``review(path, body, is_managed, enterprise=...)`` decides: a body that is not an AdmissionReview
 v1 is a 400 with an AdmissionReview error; an object in a namespace the operator does not manage is
-allowed untouched (ECK's pre-check); one whose top-level fields have the wrong JSON type or that is
+allowed untouched (ECK's pre-check); one whose top-level fields have the wrong JSON type or that
 nests more than ``stackflow.kube.decoding.MAX_OBJECT_DEPTH`` levels is denied naming the field
 (the informers would quarantine it); one annotated ``eck.k8s.elastic.co/license: enterprise`` is
 denied unless the operator runs with an enterprise license (the second pre-check); otherwise the
