@@ -44,6 +44,20 @@ def run_check(
         (None, {}, "no such file"),
         ("webhook-port: [1]\n", {}, "webhook-port"),
         ("{}\n", {"STACKFLOW_NAMESPACE_SELECTOR": "env in (a"}, "STACKFLOW_NAMESPACE_SELECTOR"),
+        # Bounded reading: each of these was a traceback, a 122 MB line or port 1.
+        (
+            'a: &a ["lol","lol"]\nb: [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n',
+            {},
+            "a: YAML anchors and aliases (&name, *name) are not allowed at line 1",
+        ),
+        (
+            "namespace-selector: " + "[" * 2000 + "]" * 2000 + "\n",
+            {},
+            "namespace-selector: nested more than 32 levels deep",
+        ),
+        ("webhook-port: 9443\nwebhook-port: 8443\n", {}, "webhook-port: duplicate key at line 2"),
+        ("webhook-port: true\n", {}, "webhook-port: must be an integer, got true"),
+        ("#" * (1024 * 1024 + 1) + "\n", {}, "larger than 1 MiB"),
     ],
 )
 def test_bad_configuration_exits_2_with_one_line(
