@@ -49,8 +49,9 @@ MiB = 1024 * 1024
 CHART_LIMIT = 512 * MiB
 WRITE_CONCURRENCY = 16
 PROGRESS_SECONDS = 5.0
-#: How long the operator runs on after the last first reconcile before the settled figure.
-DEFAULT_SETTLE_SECONDS = 120.0
+#: How long the operator runs on after the last first reconcile before the settled figure: the
+#: reconciles that follow the children's creation go on for minutes, and so does the growth.
+DEFAULT_SETTLE_SECONDS = 480.0
 DEADLINE_SECONDS = 2400.0
 RECONCILED = (
     "WorkflowType='ResourceWorkflow' AND StackflowController='elasticsearch'"
@@ -115,6 +116,8 @@ class Outcome:
     seconds_to_reconcile: float
     #: Workflows running once settled (the sticky cache holds at most ``cached`` of them).
     running: int
+    #: The memory each minute after the first reconciles (the later reconciles go on).
+    minutes: list[Memory]
 
 
 async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Outcome:
@@ -177,11 +180,14 @@ async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Ou
                     await asyncio.sleep(PROGRESS_SECONDS)
                 took = time.monotonic() - began
                 progress(f"all reconciled in {took:.0f} s; settling {settle:.0f} s")
-                settle_end = time.monotonic() + settle
-                while time.monotonic() < settle_end:
+                settle_began = time.monotonic()
+                minutes: list[Memory] = []
+                while time.monotonic() < settle_began + settle:
                     await asyncio.sleep(PROGRESS_SECONDS)
                     memory = memory_of(pid)
                     progress(f"settling: rss {memory.rss / MiB:.0f} MiB")
+                    if time.monotonic() - settle_began >= 60 * (len(minutes) + 1):
+                        minutes.append(memory)
                 settled = memory_of(pid)
                 running = (await temporal.client.count_workflows("ExecutionStatus='Running'")).count
             finally:
@@ -194,6 +200,7 @@ async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Ou
         settled=settled,
         seconds_to_reconcile=took,
         running=running,
+        minutes=minutes,
     )
 
 
@@ -227,6 +234,8 @@ def main() -> None:
         f"all reconciled in {outcome.seconds_to_reconcile:.0f} s;"
         f" {outcome.running} workflows running (cache {outcome.cached})"
     )
+    trend = ", ".join(f"{memory.rss / MiB:.0f}" for memory in outcome.minutes)
+    print(f"rss each minute after that: {trend} MiB")
     settled, peak = outcome.settled.rss / MiB, outcome.settled.peak / MiB
     verdict = "fits" if outcome.settled.peak < limit else "exceeds"
     print(f"settled {settled:.0f} MiB, peak {peak:.0f} MiB, limit {limit // MiB} MiB: {verdict}")
