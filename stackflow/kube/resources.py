@@ -386,9 +386,11 @@ async def _lines(content: aiohttp.StreamReader, limit: int) -> AsyncIterator[byt
     pending = bytearray()
     dropping = False
     async for chunk in content.iter_any():
+        # Only the new bytes can hold a newline: a long line is not searched again per chunk.
+        searched = len(pending)
         pending += chunk
         start = 0
-        while (end := pending.find(b"\n", start)) >= 0:
+        while (end := pending.find(b"\n", max(start, searched))) >= 0:
             if dropping:
                 dropping = False
             else:

@@ -18,7 +18,7 @@ from stackflow.kube.cache import ObjectKey, object_key
 from stackflow.kube.decoding import MAX_OBJECT_DEPTH
 from stackflow.kube.informer import QUARANTINED_REASON, Backoff, Informer
 from stackflow.kube.resources import ResourceClient
-from stackflow.models.kinds import EVENTS
+from stackflow.models.kinds import CONFIGMAPS, EVENTS
 from tests.clusters import APISERVER, ClusterTarget, KubeCluster, ensure_namespace
 from tests.polling import eventually
 
@@ -164,3 +164,27 @@ async def test_a_get_of_a_poison_object_is_one_undecodable_error_naming_the_fiel
 
     listed = await kube.list(ELASTICSEARCH)
     assert [item["metadata"]["name"] for item in listed["items"]] == ["good"]
+
+
+async def test_a_large_object_is_watched_like_any_other(cluster: KubeCluster) -> None:
+    # 600 KiB: over aiohttp's own 128 KiB line limit, under the API server's 1 MiB for a ConfigMap.
+    kube = cluster.kube
+    informer = Informer(kube, CONFIGMAPS, namespace="tenant-a", backoff=FAST_BACKOFF)
+    informer.start()
+    try:
+        await eventually(lambda: informer.has_synced, what="the informer synced")
+        large = {
+            "metadata": {"name": "large", "namespace": "tenant-a"},
+            "data": {"v": "x" * 600_000},
+        }
+        await kube.create(CONFIGMAPS, large)
+        await kube.create(CONFIGMAPS, {"metadata": {"name": "after", "namespace": "tenant-a"}})
+        await eventually(
+            lambda: informer.cache.get(namespace="tenant-a", name="after") is not None,
+            what="the ConfigMap created after the large one",
+        )
+        cached = informer.cache.get(namespace="tenant-a", name="large")
+        assert cached is not None
+        assert len(cached["data"]["v"]) == 600_000
+    finally:
+        await informer.stop()
