@@ -5,7 +5,9 @@ matching only the old selector out (its workflow waits ``OutOfScope``), with the
 same Lease holder; an invalid edit is refused with one log line naming the key and the operator
 keeps running; a switch to another scope mode ends the run cleanly (status 0) saying why. A
 static ``namespaces`` list edited the same way is watched anew: the added namespace is reconciled,
-the removed one's workflow waits ``OutOfScope``, by the same process.
+the removed one's workflow waits ``OutOfScope``, by the same process; hostile contents (an alias
+bomb, nesting 2,000 deep, a duplicate key, a boolean port) are each refused with one line naming the
+key, and the good edit after them applies.
 """
 
 from __future__ import annotations
@@ -53,6 +55,25 @@ async def reconciled(kube: ResourceClient, namespace: str) -> bool:
     es = await kube.get(ES, namespace=namespace, name="quickstart")
     observed = (es.get("status") or {}).get("observedGeneration")
     return observed is not None and int(observed) == int(es["metadata"]["generation"])
+
+
+def hostile_edits(good: str) -> list[tuple[str, str]]:
+    """File contents the loader refuses, each with what its ``config.rejected`` line names."""
+    bomb = 'lol: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+        f"l{level}: &l{level} [{','.join(['*' + ('a' if level == 0 else f'l{level - 1}')] * 9)}]\n"
+        for level in range(8)
+    )
+    return [
+        (good + bomb, "lol: YAML anchors and aliases"),
+        (good + "namespace-selector: " + "[" * 2000 + "]" * 2000 + "\n", "nested more than"),
+        (good + "temporal-address: localhost:7233\n", "temporal-address: duplicate key"),
+        (good + "metrics-port: true\n", "metrics-port: must be an integer"),
+    ]
+
+
+def rejected_lines(log: Path) -> int:
+    """How many ``config.rejected`` lines the log has."""
+    return sum("config.rejected" in line for line in log.read_text(errors="replace").splitlines())
 
 
 async def lease(kube: ResourceClient) -> LeaseRecord:
@@ -198,5 +219,41 @@ async def test_a_static_list_edit_is_watched_anew_without_a_restart(
             await eventually(dropped_out_of_scope, within=60, what="the unlisted one OutOfScope")
             assert operator.process is process
             assert process.returncode is None
+
+            # Hostile contents: each refused with one line naming the key; the watch goes on.
+            good = config.read_text()
+            for hostile, named in hostile_edits(good):
+                before = rejected_lines(operator.log)
+                config.write_text(hostile)
+
+                def refused(before: int = before, named: str = named) -> bool:
+                    lines = [
+                        line
+                        for line in operator.log.read_text(errors="replace").splitlines()
+                        if "config.rejected" in line
+                    ]
+                    return len(lines) > before and named in lines[-1]
+
+                await eventually(refused, within=60, what=f"refused naming {named!r}")
+                assert process.returncode is None, operator.tail()
+            # A good edit after them all still applies: the first namespace listed again.
+            config.write_text(good)
+            edit_config(config, namespaces=[first, second])
+            await kube.merge_patch(
+                ES,
+                {"metadata": {"labels": {"touched": "after-hostile-edits"}}},
+                namespace=first,
+                name="quickstart",
+            )
+
+            async def first_back_in_scope() -> bool:
+                described = await dropped.describe()
+                return described.typed_search_attributes.get(SA_PHASE) != "OutOfScope"
+
+            try:
+                await eventually(first_back_in_scope, within=120, what="the first listed again")
+            except AssertionError as error:
+                raise AssertionError(f"{error}\n{operator.tail()}") from None
+            assert operator.process is process
         finally:
             assert await operator.stop() == 0, operator.tail()
