@@ -24,9 +24,11 @@ import pytest
 import yaml
 
 from stackflow.kube import errors
-from stackflow.models.kinds import SECRETS
+from stackflow.kube.decoding import MAX_OBJECT_DEPTH
+from stackflow.kube.informer import QUARANTINED_REASON
+from stackflow.models.kinds import EVENTS, SECRETS
 from stackflow.webhooks.certs import VALIDATING_WEBHOOK_CONFIGURATIONS
-from tests.clusters import ClusterTarget, kubectl
+from tests.clusters import APISERVER, ClusterTarget, kubectl
 from tests.e2e.harness import (
     ES,
     Operator,
@@ -87,6 +89,26 @@ def admission_review(namespace: str) -> dict[str, Any]:
             "object": invalid_es(namespace),
         },
     }
+
+
+TOO_DEEP = f"spec.nodeSets[0].config: nested more than {MAX_OBJECT_DEPTH} levels deep"
+
+
+def deep_es_json(namespace: str, depth: int) -> str:
+    """An Elasticsearch whose node set config nests ``depth`` levels, as JSON text (written out:
+    json.dumps would recurse)."""
+    spec = {"version": "8.15.0", "nodeSets": [{"name": "default", "count": 1, "config": "@"}]}
+    text = json.dumps(manifest("Elasticsearch", "deep-es", namespace, spec))
+    return text.replace('"@"', '{"a":' * depth + "1" + "}" * depth)
+
+
+async def apply_text(kubeconfig: Path, text: str) -> str:
+    """``kubectl apply`` of a manifest's text: '' when accepted, else kubectl's error."""
+    try:
+        await asyncio.to_thread(kubectl, kubeconfig, "apply", "-f", "-", stdin=text)
+    except AssertionError as error:
+        return str(error)
+    return ""
 
 
 async def post(port: int, ca: bytes, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -177,6 +199,27 @@ async def test_webhooks_deny_in_scope_allow_out_of_scope_on_every_replica(
             assert await get_or_none(kube, ES, namespace=MANAGED, name="bad-es") is None
             assert await apply(admin, invalid_es(UNMANAGED)) == ""
             assert await get_or_none(kube, ES, namespace=UNMANAGED, name="bad-es") is not None
+
+            # A config nested too deep (on the real API server, too deep for Python's json) is
+            # denied naming the field, not answered with a 500 that failurePolicy Ignore admits.
+            depth = 1500 if cluster.name == APISERVER else MAX_OBJECT_DEPTH + 20
+            denial = await apply_text(admin, deep_es_json(MANAGED, depth))
+            assert TOO_DEEP in denial, denial
+            assert await get_or_none(kube, ES, namespace=MANAGED, name="deep-es") is None
+            # Out of scope it is admitted; the operator's cluster-wide informer skips it with one
+            # Warning event on it, and goes on.
+            assert await apply_text(admin, deep_es_json(UNMANAGED, depth)) == ""
+
+            async def quarantined() -> bool:
+                events = (await kube.list(EVENTS, namespace=UNMANAGED))["items"]
+                return any(
+                    event.get("reason") == QUARANTINED_REASON
+                    and event["involvedObject"].get("name") == "deep-es"
+                    and TOO_DEEP in event.get("message", "")
+                    for event in events
+                )
+
+            await eventually(quarantined, what="the Quarantined event on deep-es", within=120)
 
             secret = await kube.get(SECRETS, namespace="elastic-system", name=SECRET)
             ca = base64.b64decode(secret["data"]["ca.crt"])
