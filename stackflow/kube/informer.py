@@ -394,9 +394,11 @@ class Informer:
         if multi:
             # This namespace's list says nothing about the other namespaces' objects.
             cached = {key: obj for key, obj in cached.items() if key[0] == namespace}
+        still_unusable = {(entry.namespace, entry.name) for entry in unusable}
         for key in list(self._quarantined):
-            if not multi or key[0] == namespace:
-                del self._quarantined[key]  # what is still unusable is listed below
+            # Gone or usable now; what is still unusable keeps its record (no second report).
+            if (not multi or key[0] == namespace) and key not in still_unusable:
+                del self._quarantined[key]
         for quarantined in unusable:
             await self._quarantine(quarantined)
             # An object that was usable before stays as it was, not DELETED: it still exists.

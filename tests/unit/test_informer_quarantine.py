@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from stackflow.kube import errors
 from stackflow.kube.decoding import QUARANTINED_KEY, Quarantined
 from stackflow.kube.informer import QUARANTINED_REASON, Backoff, Informer
 from stackflow.kube.resources import ResourceClient
@@ -15,6 +16,8 @@ from stackflow.models.kinds import CONFIGMAPS, EVENTS, Kind
 from tests.polling import eventually
 
 PROBLEM = "data: nested more than 400 levels deep"
+#: Queued as a watch event: the watch ends with 410 Expired, so the informer lists again.
+EXPIRED: dict[str, Any] = {"type": "EXPIRED"}
 
 
 def configmap(name: str, rv: str) -> dict[str, Any]:
@@ -51,7 +54,10 @@ class ScriptedServer:
 
     async def watch(self, resource: Kind, **_: Any) -> AsyncIterator[dict[str, Any]]:
         while True:
-            yield await self.events.get()
+            event = await self.events.get()
+            if event == EXPIRED:
+                raise errors.Gone("too old resource version", status=410)
+            yield event
 
     async def create(self, resource: Kind, body: Mapping[str, Any], **_: Any) -> dict[str, Any]:
         assert resource == EVENTS
@@ -145,3 +151,24 @@ def test_the_scripted_server_speaks_like_the_resource_client() -> None:
     for name in ("list", "watch", "create", "merge_patch"):
         assert callable(getattr(ResourceClient, name))
         assert callable(getattr(ScriptedServer, name))
+
+
+async def test_a_relist_reports_a_poison_object_it_reported_already_no_more() -> None:
+    unusable = Quarantined(PROBLEM, namespace="ns", name="poison", resource_version="7")
+    server = ScriptedServer([configmap("good", "5")], [unusable])
+    informer = Informer(server, CONFIGMAPS, backoff=Backoff(initial=0.01, maximum=0.05))  # type: ignore[arg-type]
+    informer.start()
+    try:
+        await eventually(lambda: informer.has_synced, what="synced")
+        server.listed.append(configmap("added-meanwhile", "8"))
+        await server.events.put(EXPIRED)
+        await eventually(
+            lambda: informer.cache.get(namespace="ns", name="added-meanwhile") is not None,
+            what="the relist",
+        )
+        assert server.lists == 2
+        assert [event["involvedObject"]["name"] for event in server.written] == ["poison"]
+        assert server.bumped == []
+        assert informer.cache.get(namespace="ns", name="good") is not None
+    finally:
+        await informer.stop()
