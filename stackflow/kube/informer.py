@@ -36,6 +36,13 @@ one that starts being kept (its next event) arrives as ADDED, and a kept object 
 was ever cached is still handed on as DELETED (its owners learn it is gone). The unfiltered Secret
 informer is narrowed so (``watchers.informers``): a cluster's unrelated Secrets are decoded as
 they pass and dropped, not held.
+
+An object that cannot be used (``stackflow.kube.decoding``: nested too deep, wrong shape, a watch
+line too large) is quarantined: never cached nor handed on, reported once per version with one
+log line (``informer.quarantined``) and one Warning event on it (reason ``Quarantined``), and the
+watch resumes after it, so it is never replayed. A cached object that turns poison keeps its
+cached state (it still exists); its deletion is still handed on; its next usable version arrives
+as any change does.
 """
 
 from __future__ import annotations
