@@ -234,9 +234,11 @@ def instructions(
 
 def _log_to_file(path: Path) -> None:
     """Send the operator's logs to ``path`` so the terminal keeps the instructions readable."""
-    from stackflow.logging import configure_logging
+    from stackflow.logging import configure_logging, forward_temporal_core_logs
 
     configure_logging(mode="console", verbosity=0)
+    # The Temporal core's lines to the file too, not coloured over the terminal's instructions.
+    forward_temporal_core_logs()
     # kubesim shares this process: its access log would drown the operator's own lines.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     for handler in logging.getLogger().handlers:
