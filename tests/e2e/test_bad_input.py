@@ -400,13 +400,148 @@ async def deeply_nested_config(matrix: Matrix, namespace: str) -> None:
     await wait_green(matrix, namespace)
 
 
+async def containers_not_a_list(matrix: Matrix, namespace: str) -> None:
+    """A pod template whose containers are a string: refused naming the field, not a traceback."""
+    spec = node_sets({"name": "default", "count": 1, "podTemplate": {"spec": {"containers": "x"}}})
+    await create_es(matrix, namespace, spec)
+    await refused(
+        matrix,
+        namespace,
+        "spec.nodeSets[0].podTemplate.spec.containers: must be a list of containers, "
+        "not a string ('x')",
+    )
+
+
+async def env_not_a_list(matrix: Matrix, namespace: str) -> None:
+    """A container env that is a string: refused naming the field."""
+    container = {"name": "elasticsearch", "env": "A=1"}
+    spec = node_sets(
+        {"name": "default", "count": 1, "podTemplate": {"spec": {"containers": [container]}}}
+    )
+    await create_es(matrix, namespace, spec)
+    await refused(
+        matrix, namespace, "spec.nodeSets[0].podTemplate.spec.containers[0].env: must be a list"
+    )
+
+
+async def claims_not_a_list(matrix: Matrix, namespace: str) -> None:
+    """Volume claim templates that are a map: refused naming the field (the CRD schema lets a
+    list of objects through only: the item is the free-form part)."""
+    claim = {"metadata": {"name": "elasticsearch-data"}, "spec": "10Gi"}
+    spec = node_sets({"name": "default", "count": 1, "volumeClaimTemplates": [claim]})
+    await create_es(matrix, namespace, spec)
+    await refused(matrix, namespace, "spec.nodeSets[0].volumeClaimTemplates[0].spec: must be a map")
+
+
+async def count_int32_max(matrix: Matrix, namespace: str) -> None:
+    """2147483647 nodes: refused at once, before a single key is made (the operator used to name
+    every Pod and make a key per Pod until it was killed)."""
+    spec = node_sets({"name": "default", "count": 2147483647})
+    await create_es(matrix, namespace, spec)
+    await refused(
+        matrix,
+        namespace,
+        "spec.nodeSets[0].count: count 2147483647 is more than the 234 nodes a node set may have",
+    )
+
+
+async def count_over_the_secret_limit(matrix: Matrix, namespace: str) -> None:
+    """300 nodes in one node set: their transport certificates would not fit into one Secret."""
+    spec = node_sets({"name": "default", "count": 300})
+    await create_es(matrix, namespace, spec)
+    await refused(matrix, namespace, "transport certificates Secret, which may hold at most 1 MiB")
+
+
+async def garbage_roles(matrix: Matrix, namespace: str) -> None:
+    """A node role Elasticsearch does not know: refused naming it."""
+    config = {"node.roles": ["master", "garbage"]}
+    await create_es(matrix, namespace, node_sets({"name": "default", "count": 1, "config": config}))
+    await refused(
+        matrix, namespace, "spec.nodeSets[0].config.node.roles: unknown node role 'garbage'"
+    )
+
+
+async def garbage_memory(matrix: Matrix, namespace: str) -> None:
+    """A memory request that is no quantity: refused naming it, never copied to a StatefulSet."""
+    resources = {"requests": {"memory": "lots"}}
+    spec = node_sets({"name": "default", "count": 1, "resources": resources})
+    await create_es(matrix, namespace, spec)
+    await refused(
+        matrix,
+        namespace,
+        "spec.nodeSets[0].resources.requests.memory: 'lots' is not a Kubernetes quantity",
+    )
+
+
+async def garbage_storage(matrix: Matrix, namespace: str) -> None:
+    """A storage size that is no quantity: refused naming it."""
+    claim = {
+        "metadata": {"name": "elasticsearch-data"},
+        "spec": {"resources": {"requests": {"storage": "huge"}}},
+    }
+    spec = node_sets({"name": "default", "count": 1, "volumeClaimTemplates": [claim]})
+    await create_es(matrix, namespace, spec)
+    await refused(
+        matrix,
+        namespace,
+        "spec.nodeSets[0].volumeClaimTemplates[0].spec.resources.requests.storage: "
+        "'huge' is not a Kubernetes quantity",
+    )
+
+
+async def config_too_deep(matrix: Matrix, namespace: str) -> None:
+    """A config nested 300 levels deep: refused naming the field."""
+    nested: dict[str, Any] = {"leaf": "value"}
+    for _ in range(300):
+        nested = {"level": nested}
+    await create_es(
+        matrix, namespace, node_sets({"name": "default", "count": 1, "config": {"deep": nested}})
+    )
+    await refused(
+        matrix, namespace, "spec.nodeSets[0].config.deep.level: nested more than 200 levels deep"
+    )
+
+
+async def config_too_large(matrix: Matrix, namespace: str) -> None:
+    """900 KB of node set config: its elasticsearch.yml would not fit into a Secret."""
+    config = {f"custom.setting{index}": "v" * 100 for index in range(8000)}
+    await create_es(matrix, namespace, node_sets({"name": "default", "count": 1, "config": config}))
+    await refused(matrix, namespace, "larger than the 786432 bytes allowed")
+
+
+async def kibana_containers_not_a_list(matrix: Matrix, namespace: str) -> None:
+    """A Kibana whose pod template containers are a string: a ``Validation`` warning naming it."""
+    await create_namespace(matrix.stack.kube, namespace, in_scope=True)
+    spec = {"version": VERSION, "count": 1, "podTemplate": {"spec": {"containers": "x"}}}
+    await matrix.stack.kube.create(
+        KIBANA, manifest("Kibana", "kb", namespace, spec), namespace=namespace
+    )
+    await wait_warning(
+        matrix,
+        namespace=namespace,
+        kind="Kibana",
+        name="kb",
+        reason="Validation",
+        contains="spec.podTemplate.spec.containers: must be a list of containers",
+    )
+
+
 async def unknown_fields(matrix: Matrix, namespace: str) -> None:
-    """Fields the operator does not know are kept as written, and the cluster still reconciles."""
+    """Fields the operator does not know are kept as written and named in one ``UnknownFields``
+    warning, and the cluster still reconciles."""
     spec = elasticsearch_spec(
         futureField={"enabled": True},
         nodeSets=[{"name": "default", "count": 1, "futureNodeSetField": 3}],
     )
     await create_es(matrix, namespace, spec)
+    await wait_warning(
+        matrix,
+        namespace=namespace,
+        kind="Elasticsearch",
+        name="es",
+        reason="UnknownFields",
+        contains="kept but ignored: spec.futureField, spec.nodeSets[0].futureNodeSetField",
+    )
     await wait_green(matrix, namespace)
     stored = await matrix.stack.kube.get(ES, namespace=namespace, name="es")
     assert stored["spec"]["futureField"] == {"enabled": True}
@@ -443,13 +578,25 @@ async def longest_namespace_name(matrix: Matrix, namespace: str) -> None:
 
 
 async def missing_reference(matrix: Matrix, namespace: str) -> None:
-    """A Kibana pointing at an Elasticsearch that does not exist: association ``Pending``."""
+    """A Kibana pointing at an Elasticsearch that does not exist: association ``Pending`` and
+    ECK's Warning ``AssociationError``."""
     await create_namespace(matrix.stack.kube, namespace, in_scope=True)
     spec = {"version": VERSION, "count": 1, "elasticsearchRef": {"name": "nowhere"}}
     await matrix.stack.kube.create(
         KIBANA, manifest("Kibana", "kb", namespace, spec), namespace=namespace
     )
     await wait_association_pending(matrix, namespace)
+    await wait_warning(
+        matrix,
+        namespace=namespace,
+        kind="Kibana",
+        name="kb",
+        reason="AssociationError",
+        contains=(
+            f"Failed to find referenced backend {namespace}/nowhere: "
+            'Elasticsearch.elasticsearch.k8s.elastic.co "nowhere" not found'
+        ),
+    )
 
 
 async def out_of_scope_reference(matrix: Matrix, namespace: str) -> None:
@@ -708,6 +855,17 @@ ROWS = [
     Row("config-not-a-map", config_not_a_map),
     Row("huge-config", huge_config),
     Row("deeply-nested-config", deeply_nested_config),
+    Row("containers-not-a-list", containers_not_a_list),
+    Row("env-not-a-list", env_not_a_list),
+    Row("claim-spec-not-a-map", claims_not_a_list),
+    Row("count-int32-max", count_int32_max),
+    Row("count-over-the-secret-limit", count_over_the_secret_limit),
+    Row("garbage-roles", garbage_roles),
+    Row("garbage-memory", garbage_memory),
+    Row("garbage-storage", garbage_storage),
+    Row("config-too-deep", config_too_deep),
+    Row("config-too-large", config_too_large),
+    Row("kibana-containers-not-a-list", kibana_containers_not_a_list),
     Row("unknown-fields", unknown_fields),
     Row("unusual-labels", unusual_labels),
     Row("longest-namespace", longest_namespace_name),
