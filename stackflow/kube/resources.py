@@ -202,7 +202,9 @@ class ResourceClient:
                     items.append(item)
                 else:
                     quarantined.append(decoding.Quarantined.of(item, problem).to_dict())
-            continue_token = (page.get("metadata") or {}).get("continue") or None
+            page_metadata = page.get("metadata")
+            token = page_metadata.get("continue") if isinstance(page_metadata, dict) else None
+            continue_token = token if isinstance(token, str) and token else None
             if not continue_token:
                 break
         assert first_page is not None
@@ -211,7 +213,8 @@ class ResourceClient:
             item.setdefault("apiVersion", resource.api_version)
             if item_kind:
                 item.setdefault("kind", item_kind)
-        metadata = dict(first_page.get("metadata") or {})
+        first_metadata = first_page.get("metadata")
+        metadata = dict(first_metadata) if isinstance(first_metadata, dict) else {}
         metadata.pop("continue", None)
         metadata.pop("remainingItemCount", None)
         listed: dict[str, Any] = {
@@ -424,7 +427,8 @@ def _watch_event(line: bytes | None) -> dict[str, Any] | None:
         return {"type": "", decoding.QUARANTINED_KEY: decoding.Quarantined(problem).to_dict()}
     event_type = event.get("type")
     if event_type == "ERROR":
-        raise errors.error_from_status(event.get("object") or {})
+        status = event.get("object")
+        raise errors.error_from_status(status if isinstance(status, dict) else {})
     if event_type == "BOOKMARK":
         return event
     obj = event.get("object")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from stackflow.kube import decoding
+from stackflow.kube import decoding, errors
 from stackflow.kube.decoding import (
     DOCUMENT_DEPTH_CAP,
     MAX_OBJECT_DEPTH,
@@ -231,3 +231,17 @@ def test_the_informers_read_every_spec_the_validators_refuse_with_a_condition() 
     # A spec nested past the validators' bound is refused on the object (a condition), not
     # quarantined: the informer's limit counts from the object, two levels above the spec.
     assert MAX_OBJECT_DEPTH > MAX_SPEC_DEPTH + 2
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"type":"ERROR","object":[1]}',
+        b'{"type":"ERROR","object":"gone"}',
+        b'{"type":"ERROR"}',
+        b'{"type":"ERROR","object":{"code":410,"reason":"Expired","message":"too old"}}',
+    ],
+)
+def test_an_error_event_of_any_shape_is_one_of_the_operators_errors(line: bytes) -> None:
+    with pytest.raises(errors.KubeError):
+        _watch_event(line)
