@@ -13,6 +13,7 @@ from stackflow.stack.apps.kinds import app_kind
 from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.naming import MAX_RESOURCE_NAME_LENGTH
 from stackflow.stack.spec_shapes import (
+    as_list,
     claim_templates_problems,
     depth_problem,
     not_a,
@@ -81,10 +82,12 @@ def single_source(spec: Spec, *, first: str, second: str) -> list[FieldError]:
     return []
 
 
-def validate_ref(path: str, ref: Mapping[str, Any] | None) -> list[FieldError]:
+def validate_ref(path: str, ref: object) -> list[FieldError]:
     """Return the problems of one reference: ``name`` xor ``secretName``, secretName stands alone."""
     if not ref:
         return []
+    if not isinstance(ref, Mapping):
+        return [not_a(path, ref, "a map (a reference: name, namespace or secretName)")]
     errors: list[FieldError] = []
     if ref.get("name") and ref.get("secretName"):
         errors.append((path, NAME_AND_SECRET_NAME))
@@ -129,13 +132,30 @@ def _validate_refs(kind: str, spec: Spec) -> list[FieldError]:
     errors: list[FieldError] = []
     for field in SINGLE_REFS.get(kind, ()):
         errors += validate_ref(f"spec.{field}", spec.get(field))
-    for index, ref in enumerate(spec.get("elasticsearchRefs") or []):
-        errors += validate_ref(f"spec.elasticsearchRefs[{index}]", ref)
-    monitoring: Mapping[str, Any] = spec.get("monitoring") or {}
+    errors += _validate_ref_list("spec.elasticsearchRefs", spec.get("elasticsearchRefs"))
+    monitoring = spec.get("monitoring") or {}
+    if not isinstance(monitoring, Mapping):
+        return [*errors, not_a("spec.monitoring", monitoring, "a map")]
     for section in ("metrics", "logs"):
-        refs = (monitoring.get(section) or {}).get("elasticsearchRefs") or []
-        for index, ref in enumerate(refs):
-            errors += validate_ref(f"spec.monitoring.{section}.elasticsearchRefs[{index}]", ref)
+        target = monitoring.get(section) or {}
+        if not isinstance(target, Mapping):
+            errors.append(not_a(f"spec.monitoring.{section}", target, "a map"))
+            continue
+        errors += _validate_ref_list(
+            f"spec.monitoring.{section}.elasticsearchRefs", target.get("elasticsearchRefs")
+        )
+    return errors
+
+
+def _validate_ref_list(path: str, refs: object) -> list[FieldError]:
+    if not refs:
+        return []
+    listed = as_list(refs)
+    if listed is None:
+        return [not_a(path, refs, "a list of references")]
+    errors: list[FieldError] = []
+    for index, ref in enumerate(listed):
+        errors += validate_ref(f"{path}[{index}]", ref)
     return errors
 
 
@@ -253,6 +273,9 @@ def validate_application(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     spec: Spec = obj.get("spec") or {}
     if not isinstance(spec, Mapping):
         return [not_a("spec", spec, "a map")]
+    metadata = obj.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        return [not_a("metadata", metadata, "a map")]
     deep = depth_problem(spec, "spec")
     if deep is not None:
         # Nothing else is read: every other check walks the spec.

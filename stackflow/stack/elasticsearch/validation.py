@@ -135,7 +135,9 @@ def upgrade_path_problem(*, proposed: str, running: str | None) -> FieldError | 
 
 
 def _validate_no_downgrade(es: Mapping[str, Any]) -> list[FieldError]:
-    running = (es.get("status") or {}).get("version")
+    status = es.get("status")
+    # The operator writes the status: one that is not a map is treated as none written yet.
+    running = status.get("version") if isinstance(status, Mapping) else None
     allowed = view(es).annotations.get(DISABLE_DOWNGRADE_VALIDATION_ANNOTATION) == "true"
     proposed = str((es.get("spec") or {}).get("version") or "")
     running_version = str(running) if running else None
@@ -271,6 +273,9 @@ def validate_elasticsearch(es: Mapping[str, Any]) -> list[FieldError]:
     spec: Mapping[str, Any] = es.get("spec") or {}
     if not isinstance(spec, Mapping):
         return [not_a("spec", spec, "a map")]
+    metadata = es.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        return [not_a("metadata", metadata, "a map")]
     deep = depth_problem(spec, "spec")
     if deep is not None:
         # Nothing else is read: every other check walks the spec.
