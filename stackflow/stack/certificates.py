@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -107,7 +107,8 @@ def _load_pair(
     try:
         certificate = x509.load_pem_x509_certificate(cert_pem)
         private_key = serialization.load_pem_private_key(key_pem, password=None)
-    except ValueError:
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        # TypeError: an encrypted key (a Secret edited by hand); it is replaced like garbage.
         return None
     public_bytes = private_key.public_key().public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -263,7 +264,8 @@ def issue_leaf(
     request = fitted_request(request)
     try:
         return _issue_leaf(ca=ca, request=request, now=now, settings=settings)
-    except ValueError as error:
+    except (ValueError, TypeError, UnsupportedAlgorithm) as error:
+        # TypeError: a user's CA key that is encrypted (no password is ever given).
         raise CertificateError(
             f"cannot issue the certificate for {request.common_name!r}: {error}"
         ) from error

@@ -136,7 +136,12 @@ def verify_pbkdf2(stored: str, password: str) -> bool:
         return False
     try:
         cost, salt, _ = stored[len(PBKDF2_PREFIX) :].split("$")
-        expected = pbkdf2_hash(password, salt=base64.b64decode(salt), iterations=int(cost))
+        iterations = int(cost)
+        if not 0 < iterations <= PBKDF2_ITERATIONS:
+            # Anyone who may edit the Secret may write a cost of a billion: never pay more than
+            # the operator's own hashing; such a hash is replaced by a new one.
+            return False
+        expected = pbkdf2_hash(password, salt=base64.b64decode(salt), iterations=iterations)
     except ValueError:
         return False
     return hmac.compare_digest(expected, stored)
@@ -229,9 +234,18 @@ def _user_file_realm(context: BuildContext) -> tuple[dict[str, str], dict[str, s
             data.get("users_roles", b"").decode(errors="replace")
         ).items():
             roles.setdefault(role, set()).update(members)
-    for source in auth.get("roles") or []:
-        data = context.existing_secret_data(str(source.get("secretName", "")))
-        loaded = yaml.safe_load(data.get("roles.yml", b"").decode(errors="replace") or "{}")
+    for index, source in enumerate(auth.get("roles") or []):
+        secret_name = str(source.get("secretName", ""))
+        data = context.existing_secret_data(secret_name)
+        text = data.get("roles.yml", b"").decode(errors="replace") or "{}"
+        try:
+            loaded = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError) as error:
+            problem = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise ValueError(
+                f"spec.auth.roles[{index}]: roles.yml of Secret {secret_name!r} is not "
+                f"readable YAML: {problem}"
+            ) from error
         if isinstance(loaded, dict):
             roles_yml.update(loaded)
     # The StackConfigPolicies' securityRoles, written by the policy controller.
