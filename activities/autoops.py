@@ -38,6 +38,7 @@ from activities.binding import ControllerActivities
 from activities.context import ControllerContext, ElasticsearchEndpoint
 from activities.elasticsearch import operator_endpoint
 from activities.errors import InvalidSpecError
+from activities.unknown_fields import warn_unknown_fields
 from stackflow.controllers.autoops import (
     AUTOOPS_POLICY,
     AUTOOPS_POLICY_CONTROLLER,
@@ -697,6 +698,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
         )
     paused = _paused(policy)
     await _validate(context, policy)
+    await warn_unknown_fields(context, ref, policy)
     try:
         parsed = parse_policy(policy)
     except SelectorError as error:

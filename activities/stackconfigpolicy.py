@@ -25,6 +25,7 @@ from activities.context import ControllerContext
 from activities.elasticsearch import operator_endpoint
 from activities.errors import InvalidSpecError
 from activities.generic import invalid_spec_status
+from activities.unknown_fields import warn_unknown_fields
 from stackflow.api.kinds import kind_info
 from stackflow.controllers.stackconfigpolicy import (
     POLICY_SECRET_SELECTOR,
@@ -531,6 +532,7 @@ async def reconcile(context: ControllerContext, request: ReconcileInput) -> Reco
     problems = validate_stack_config_policy(obj)
     if problems:
         raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
+    await warn_unknown_fields(context, ref, obj)
     try:
         policy = await _resolved_policy(context, obj)
     except SelectorError as error:
