@@ -17,7 +17,6 @@ from types import TracebackType
 from typing import Any
 
 import aiohttp
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -152,10 +151,6 @@ LINES = st.lists(
 )
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="finding: an ERROR watch event whose object is not a map raises AttributeError in errors.error_from_status",
-)
 @FUZZ_SETTINGS
 @given(LINES)
 @example([b"not json"])
@@ -224,10 +219,6 @@ PAGE = st.one_of(
 ).map(event_line)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="finding: a list page whose metadata is not a map raises AttributeError in ResourceClient.list",
-)
 @FUZZ_SETTINGS
 @given(st.one_of(PAGE, st.binary(max_size=60)))
 @example(b'{"kind": "PodList", "items": [1]}')

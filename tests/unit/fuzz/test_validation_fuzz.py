@@ -70,10 +70,6 @@ def test_schema_valid_elasticsearch_gets_field_problems(es: Mapping[str, Any]) -
     assert_field_problems(validate_elasticsearch(es))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="finding: a status that is not a map raises AttributeError in validation._validate_no_downgrade",
-)
 @FUZZ_SETTINGS
 @given(elasticsearch_objects(fuzz=True))
 @example(elasticsearch(["8.15.0"]))
@@ -96,10 +92,6 @@ def test_schema_valid_kibana_gets_field_problems(kb: Mapping[str, Any]) -> None:
     assert_field_problems(validate_application("Kibana", kb))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="finding: a reference (elasticsearchRef, monitoring) that is not a map raises AttributeError in validate_application",
-)
 @FUZZ_SETTINGS
 @given(kibana_objects(fuzz=True))
 @example(kibana(["8.15.0"]))
