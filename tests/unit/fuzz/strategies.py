@@ -523,3 +523,68 @@ POD_TEMPLATES = shaped(POD_TEMPLATE)
 VOLUME_CLAIM_TEMPLATES = st.one_of(
     st.lists(shaped(VOLUME_CLAIM_TEMPLATE), max_size=3), json_values(4)
 )
+
+
+def crd_file(group: str, plural: str) -> str:
+    """The committed CRD file of a kind: ``deploy/crds/<group>_<plural>.yaml``."""
+    return f"{group}_{plural}.yaml"
+
+
+def objects_of(
+    group: str, plural: str, kind: str, version: str, *, fuzz: bool
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Objects of any kind from its CRD's ``version`` schema (``fuzz``: with wrong types too)."""
+    schema = crd_schema(crd_file(group, plural), version)
+    properties = schema["properties"]
+    return st.fixed_dictionaries(
+        {
+            "apiVersion": st.just(f"{group}/{version}"),
+            "kind": st.just(kind),
+            "metadata": metadata(fuzz=fuzz),
+            "spec": from_schema(properties["spec"], fuzz=fuzz, depth=1),
+        },
+        optional={"status": from_schema(properties["status"], fuzz=fuzz, depth=1)},
+    )
+
+
+#: What each application kind needs to get past validation, beyond a supported version.
+APPLICATION_REQUIREMENTS: dict[str, dict[str, Any]] = {
+    "Kibana": {},
+    "ApmServer": {},
+    "EnterpriseSearch": {"version": "8.15.0"},
+    "Beat": {"type": "filebeat", "deployment": {}},
+    "Agent": {"deployment": {}},
+    "Logstash": {"version": "8.15.0"},
+    "ElasticMapsServer": {},
+    "PackageRegistry": {},
+}
+#: The fields the requirements fix, left out of the drawn spec.
+_WORKLOAD_FIELDS = ("daemonSet", "deployment", "statefulSet", "mode", "fleetServerEnabled")
+
+
+def application_valid_looking(
+    group: str, plural: str, kind: str, version: str
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Application objects likely to pass validation: a supported version, the kind's required
+    fields, every other spec field from the CRD (``podTemplate`` and ``config`` free-form)."""
+    spec_schema = crd_schema(crd_file(group, plural), version)["properties"]["spec"]
+    required = APPLICATION_REQUIREMENTS[kind]
+    optional_spec = {
+        field: POD_TEMPLATES if field == "podTemplate" else from_schema(child, depth=1)
+        for field, child in spec_schema["properties"].items()
+        if field != "version" and field not in required and field not in _WORKLOAD_FIELDS
+    }
+    name = st.from_regex(r"[a-z]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
+    return st.fixed_dictionaries(
+        {
+            "apiVersion": st.just(f"{group}/{version}"),
+            "kind": st.just(kind),
+            "metadata": st.fixed_dictionaries(
+                {"name": name, "namespace": st.just("ns1"), "uid": st.just("uid-1")},
+                optional={"annotations": annotation_maps(fuzz=False)},
+            ),
+            "spec": st.fixed_dictionaries(
+                {"version": SUPPORTED_VERSIONS}, optional=optional_spec
+            ).map(lambda spec: {**spec, **required}),
+        }
+    )

@@ -12,16 +12,24 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import example, given
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from stackflow.webhooks.admission import ADMISSION_API_VERSION, WEBHOOKS, Answer, review_bytes
+from stackflow.webhooks.admission import (
+    ADMISSION_API_VERSION,
+    WEBHOOKS,
+    Answer,
+    Webhook,
+    review_bytes,
+)
 from tests.unit.fuzz.strategies import (
     ADVERSARIAL,
     FUZZ_SETTINGS,
     elasticsearch_objects,
     json_values,
     kibana_objects,
+    objects_of,
 )
 
 ELASTICSEARCH_PATH = "/validate-elasticsearch-k8s-elastic-co-v1-elasticsearch"
@@ -169,3 +177,17 @@ def test_a_body_nested_too_deep_is_refused(depth: int) -> None:
     answer = decide(ELASTICSEARCH_PATH, nested_bytes(depth))
     assert_an_answer(answer)
     assert answer.body["response"]["allowed"] is False
+
+
+@pytest.mark.parametrize("webhook", WEBHOOKS, ids=[webhook.path for webhook in WEBHOOKS])
+def test_any_object_of_every_validated_kind_gets_an_answer(webhook: Webhook) -> None:
+    objects = objects_of(webhook.group, webhook.plural, webhook.kind, webhook.version, fuzz=True)
+
+    # Every kind's webhook, its own CRD version's objects: a smaller budget for each of them.
+    @settings(FUZZ_SETTINGS, max_examples=40)
+    @given(objects, OPERATIONS, st.booleans())
+    def check(obj: dict[str, Any], operation: object, enterprise: bool) -> None:
+        answer = decide(webhook.path, envelope(obj, operation=operation), enterprise=enterprise)
+        assert_an_answer(answer, kind=webhook.kind)
+
+    check()

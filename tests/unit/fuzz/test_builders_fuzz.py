@@ -21,15 +21,18 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from hypothesis import event, example, given
+from hypothesis import event, example, given, settings
 
+from stackflow.api.kinds import kind_info
 from stackflow.stack import certificates
 from stackflow.stack.apps.builder import desired_children as application_children
+from stackflow.stack.apps.kinds import APP_KINDS
 from stackflow.stack.apps.validation import validate_application
 from stackflow.stack.elasticsearch.builder import desired_children as elasticsearch_children
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
 from tests.unit.fuzz.strategies import (
     BUILD_SETTINGS,
+    application_valid_looking,
     elasticsearch_valid_looking,
     kibana_valid_looking,
 )
@@ -111,13 +114,13 @@ def test_a_valid_elasticsearch_builds_or_is_refused(es: dict[str, Any]) -> None:
     build_elasticsearch(es)
 
 
-def build_kibana(kb: Mapping[str, Any]) -> None:
-    """What the application reconcile does for a Kibana: validate, then build."""
-    if validate_application("Kibana", kb):
+def build_application(kind: str, obj: Mapping[str, Any]) -> None:
+    """What the application reconcile does: validate, then build."""
+    if validate_application(kind, obj):
         event("invalid")
         return
     try:
-        children = application_children("Kibana", kb, existing={}, now=NOW)
+        children = application_children(kind, obj, existing={}, now=NOW)
     except (ValueError, KeyError) as error:
         refusal = str(error)
     else:
@@ -131,4 +134,19 @@ def build_kibana(kb: Mapping[str, Any]) -> None:
 @BUILD_SETTINGS
 @given(kibana_valid_looking())
 def test_a_valid_kibana_builds_or_is_refused(kb: dict[str, Any]) -> None:
-    build_kibana(kb)
+    build_application("Kibana", kb)
+
+
+@pytest.mark.parametrize("kind", [kind for kind in APP_KINDS if kind != "Kibana"])
+def test_a_valid_application_of_every_kind_builds_or_is_refused(kind: str) -> None:
+    info = kind_info(kind)
+    stored = next(version.name for version in info.versions if version.storage)
+    objects = application_valid_looking(info.group, info.plural, kind, stored)
+
+    # Every other application kind: a smaller budget for each of them.
+    @settings(BUILD_SETTINGS, max_examples=25)
+    @given(objects)
+    def check(obj: dict[str, Any]) -> None:
+        build_application(kind, obj)
+
+    check()
