@@ -390,7 +390,8 @@ def elasticsearch_valid_looking(*, max_count: int = 3) -> st.SearchStrategy[dict
     }
     spec = st.fixed_dictionaries(
         {
-            "version": SUPPORTED_VERSIONS,
+            # Mostly supported versions (the build is reached), sometimes what a user may type.
+            "version": st.one_of(SUPPORTED_VERSIONS, SUPPORTED_VERSIONS, VERSION_STRINGS),
             "nodeSets": st.builds(lambda first, rest: [first, *rest], master, others),
         },
         optional=optional_spec,
@@ -405,7 +406,13 @@ def elasticsearch_valid_looking(*, max_count: int = 3) -> st.SearchStrategy[dict
                 optional={"annotations": annotation_maps(fuzz=False)},
             ),
             "spec": spec,
-        }
+        },
+        # The running version the upgrade and downgrade rules compare with.
+        optional={
+            "status": st.fixed_dictionaries(
+                {"version": st.one_of(SUPPORTED_VERSIONS, VERSION_STRINGS)}
+            )
+        },
     )
 
 
