@@ -211,7 +211,11 @@ PAGE = st.one_of(
                 json_values(3),
             ),
             "metadata": st.one_of(
-                st.fixed_dictionaries({"resourceVersion": st.just("7")}), json_values(3)
+                st.fixed_dictionaries(
+                    {"resourceVersion": st.just("7")},
+                    optional={"continue": st.one_of(st.just("next-page"), json_values(3))},
+                ),
+                json_values(3),
             ),
         },
     ),
@@ -220,14 +224,15 @@ PAGE = st.one_of(
 
 
 @FUZZ_SETTINGS
-@given(st.one_of(PAGE, st.binary(max_size=60)))
-@example(b'{"kind": "PodList", "items": [1]}')
-@example(b'{"kind": "PodList", "items": "pods"}')
-@example(b'{"kind": "PodList", "items": [], "metadata": ["7"]}')
-@example(b"[]")
-@example(b"not json")
-def test_any_list_page_gives_objects_or_an_own_error(page: bytes) -> None:
-    assert_objects_or_own_error([page])
+@given(st.lists(st.one_of(PAGE, st.binary(max_size=60)), min_size=1, max_size=3))
+@example([b'{"kind": "PodList", "items": [1]}'])
+@example([b'{"kind": "PodList", "items": "pods"}'])
+@example([b'{"kind": "PodList", "items": [], "metadata": ["7"]}'])
+@example([b'{"kind": "PodList", "items": [], "metadata": {"continue": "next"}}', b"[]"])
+@example([b"[]"])
+@example([b"not json"])
+def test_any_list_pages_give_objects_or_an_own_error(pages: list[bytes]) -> None:
+    assert_objects_or_own_error(pages)
 
 
 def test_a_list_item_nested_too_deep_gives_objects_or_an_own_error() -> None:
@@ -236,3 +241,36 @@ def test_a_list_item_nested_too_deep_gives_objects_or_an_own_error() -> None:
     ).split(b'"HOLE"')
     page = head + b"[" * 5_000 + b"]" * 5_000 + tail
     assert_objects_or_own_error([page])
+
+
+def getting(body: bytes) -> dict[str, Any]:
+    """What a GET answered with ``body`` returns; raises what the get raises."""
+
+    async def run() -> dict[str, Any]:
+        client = ResourceClient(CannedApiClient([body]))  # type: ignore[arg-type]
+        return await client.get(PODS, namespace="ns1", name="p")
+
+    return asyncio.run(run())
+
+
+@FUZZ_SETTINGS
+@given(
+    st.one_of(
+        elasticsearch_objects(fuzz=True).map(event_line),
+        json_values().map(event_line),
+        st.binary(max_size=60),
+    )
+)
+@example(b"[]")
+@example(b'"pod"')
+@example(b"not json")
+@example(b'{"metadata": ["p"]}')
+def test_any_get_answer_gives_an_object_or_an_own_error(body: bytes) -> None:
+    try:
+        obj = getting(body)
+    except errors.KubeError as error:
+        obj, refusal = {}, str(error)
+    else:
+        refusal = "none"
+    assert refusal.strip()
+    assert isinstance(obj, Mapping)
