@@ -24,7 +24,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stackflow.stack import certificates
@@ -350,7 +350,8 @@ def build_application(kind: str, config_text: str) -> None:
     reason="finding: a configRef Secret's YAML nested too deep raises RecursionError in "
     "apps/settings.parse_yaml_settings",
 )
-@BUILD_SETTINGS
+# Eight kinds and a small set of texts: a smaller budget covers them.
+@settings(BUILD_SETTINGS, max_examples=40)
 @given(st.sampled_from(sorted(APPLICATION_CONFIG_FILES)), YAML_TEXTS)
 @example("Kibana", DEEP_YAML)
 @example("Agent", DEEP_YAML)
