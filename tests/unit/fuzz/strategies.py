@@ -240,6 +240,8 @@ MEANINGFUL_ANNOTATIONS = (
 ANNOTATION_VALUES = st.one_of(
     st.sampled_from(["enterprise", "true", "false", "*", "", "a,b", "[]", "{}", '["x"]']),
     st.sampled_from(['{"a": 1}', '{"a": {"b": 1}}', "null", "1", "[1, 2]", '{"a": [1]}']),
+    # JSON nested deeper than Python's decoder recurses (an annotation may hold 256 KiB).
+    st.just("[" * 5_000 + "]" * 5_000),
     st.sampled_from(
         [
             '{"url": "https://es-es-http.ns1.svc:9200", "authSecretName": "kb-user",'
