@@ -53,6 +53,8 @@ PROGRESS_SECONDS = 5.0
 #: reconciles that follow the children's creation go on for minutes, and so does the growth.
 DEFAULT_SETTLE_SECONDS = 480.0
 DEADLINE_SECONDS = 2400.0
+#: Settle without the last few first reconciles once none has come for this long.
+STALL_SECONDS = 180.0
 RECONCILED = (
     "WorkflowType='ResourceWorkflow' AND StackflowController='elasticsearch'"
     " AND StackflowPhase!='Reconciling'"
@@ -114,6 +116,8 @@ class Outcome:
     samples: list[tuple[int, Memory]]
     settled: Memory
     seconds_to_reconcile: float
+    #: How many clusters were past their first reconcile when the settling began.
+    reconciled: int
     #: Workflows running once settled (the sticky cache holds at most ``cached`` of them).
     running: int
     #: The memory each minute after the first reconciles (the later reconciles go on).
@@ -161,8 +165,13 @@ async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Ou
                 pid = operator.process.pid
                 began = time.monotonic()
                 samples: list[tuple[int, Memory]] = []
-                done = 0
+                done, last_rise = 0, time.monotonic()
                 while done < in_scope:
+                    if time.monotonic() - last_rise > STALL_SECONDS:
+                        # A few workflows' tasks keep timing out on a starved worker: measure
+                        # the settling anyway, and say how many were reconciled.
+                        progress(f"no new first reconcile in {STALL_SECONDS:.0f} s; settling")
+                        break
                     if time.monotonic() - began > DEADLINE_SECONDS:
                         raise TimeoutError(
                             f"{in_scope - done} of {in_scope} not reconciled in time\n"
@@ -170,7 +179,9 @@ async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Ou
                         )
                     if operator.process.returncode is not None:
                         raise RuntimeError(f"the operator exited\n{operator.tail()}")
-                    done = await reconciled(temporal.client)
+                    now_done = await reconciled(temporal.client)
+                    if now_done > done:
+                        done, last_rise = now_done, time.monotonic()
                     memory = memory_of(pid)
                     samples.append((done, memory))
                     progress(
@@ -179,7 +190,7 @@ async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Ou
                     )
                     await asyncio.sleep(PROGRESS_SECONDS)
                 took = time.monotonic() - began
-                progress(f"all reconciled in {took:.0f} s; settling {settle:.0f} s")
+                progress(f"{done}/{in_scope} reconciled in {took:.0f} s; settling {settle:.0f} s")
                 settle_began = time.monotonic()
                 minutes: list[Memory] = []
                 while time.monotonic() < settle_began + settle:
@@ -199,6 +210,7 @@ async def bench(namespaces: int, in_scope: int, limit: int, settle: float) -> Ou
         samples=samples,
         settled=settled,
         seconds_to_reconcile=took,
+        reconciled=done,
         running=running,
         minutes=minutes,
     )
@@ -231,7 +243,8 @@ def main() -> None:
         if at is not None:
             print(f"rss at {wanted}/{args.in_scope} reconciled: {at.rss / MiB:.0f} MiB")
     print(
-        f"all reconciled in {outcome.seconds_to_reconcile:.0f} s;"
+        f"{outcome.reconciled}/{args.in_scope} reconciled in"
+        f" {outcome.seconds_to_reconcile:.0f} s;"
         f" {outcome.running} workflows running (cache {outcome.cached})"
     )
     trend = ", ".join(f"{memory.rss / MiB:.0f}" for memory in outcome.minutes)
