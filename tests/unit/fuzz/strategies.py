@@ -28,7 +28,7 @@ INT_OR_STRING = "x-kubernetes-int-or-string"
 
 #: The budget of every fuzz test: fixed, derandomized, without the on-disk example database.
 FUZZ_SETTINGS = settings(
-    max_examples=150,
+    max_examples=80,
     deadline=None,
     derandomize=True,
     database=None,
@@ -43,7 +43,7 @@ FUZZ_SETTINGS = settings(
 )
 
 #: The builders' budget: a build signs certificates and hashes passwords, so fewer examples.
-BUILD_SETTINGS = settings(FUZZ_SETTINGS, max_examples=100)
+BUILD_SETTINGS = settings(FUZZ_SETTINGS, max_examples=60)
 
 #: Versions a user may write: valid ones across the supported range and the edges, and junk.
 VERSION_STRINGS = st.one_of(

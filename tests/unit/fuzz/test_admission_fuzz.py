@@ -184,7 +184,7 @@ def test_any_object_of_every_validated_kind_gets_an_answer(webhook: Webhook) -> 
     objects = objects_of(webhook.group, webhook.plural, webhook.kind, webhook.version, fuzz=True)
 
     # Every kind's webhook, its own CRD version's objects: a smaller budget for each of them.
-    @settings(FUZZ_SETTINGS, max_examples=40)
+    @settings(FUZZ_SETTINGS, max_examples=25)
     @given(objects, OPERATIONS, st.booleans())
     def check(obj: dict[str, Any], operation: object, enterprise: bool) -> None:
         answer = decide(webhook.path, envelope(obj, operation=operation), enterprise=enterprise)

@@ -31,6 +31,7 @@ from stackflow.stack.apps.validation import validate_application
 from stackflow.stack.elasticsearch.builder import desired_children as elasticsearch_children
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
 from tests.unit.fuzz.strategies import (
+    APPLICATION_REQUIREMENTS,
     BUILD_SETTINGS,
     application_valid_looking,
     elasticsearch_valid_looking,
@@ -160,6 +161,13 @@ def test_a_valid_application_of_every_kind_builds_or_is_refused(kind: str) -> No
     info = kind_info(kind)
     stored = next(version.name for version in info.versions if version.storage)
     objects = application_valid_looking(info.group, info.plural, kind, stored)
+    # The found input first: while it still crashes, the test fails at once rather than after a
+    # search and a shrink.
+    required = APPLICATION_REQUIREMENTS[kind]
+    metadata = {"name": "app", "namespace": "ns1", "uid": "uid-1", "annotations": DEEP_CONF}
+    build_application(
+        kind, {"kind": kind, "metadata": metadata, "spec": {"version": "8.15.0", **required}}
+    )
 
     # Every other application kind: a smaller budget for each of them.
     @settings(BUILD_SETTINGS, max_examples=25)

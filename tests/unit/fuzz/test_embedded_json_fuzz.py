@@ -126,7 +126,7 @@ OPEN_FINDINGS = frozenset(READERS)
 )
 def test_any_embedded_json_is_read_or_refused(reader: Callable[[str], object]) -> None:
     # Each reader: a smaller budget, the too-deep document always tried first.
-    @settings(FUZZ_SETTINGS, max_examples=40)
+    @settings(FUZZ_SETTINGS, max_examples=25)
     @given(TEXTS)
     @example(DEEP_JSON)
     def check(text: str) -> None:
