@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from stackflow.codec import PayloadKeyError, read_key_file
+from stackflow.models.documents import DocumentYAMLError, load_bounded_yaml
 from stackflow.scope.matcher import MUTUALLY_EXCLUSIVE_MESSAGE, ScopeConfig, ScopeMode
 from stackflow.scope.selector import LabelSelector, SelectorError, selector_data_from_string
 from stackflow.scope.validation import describe_validation_error, quote
@@ -120,105 +121,6 @@ def _shortened(line: str) -> str:
     return f"{line[:MAX_MESSAGE_CHARS]}... ({cut} more characters)"
 
 
-class ConfigYAMLError(yaml.YAMLError):
-    """YAML the configuration refuses although it parses: an alias, an anchor, nesting too deep,
-    a key given twice. ``path`` is where (``namespace-selector.matchLabels``), ``mark`` the line."""
-
-    def __init__(self, path: str, problem: str, mark: Any, *, detail: str = "") -> None:
-        """Keep where and what; `describe` puts them on one line."""
-        super().__init__(problem)
-        self.path = path
-        self.problem = problem
-        self.mark = mark
-        self.detail = detail
-
-    def describe(self) -> str:
-        """``<path>: <problem> at line L, column C (<detail>)`` (one line)."""
-        line = f"{self.path}: {self.problem}" if self.path else self.problem
-        if self.mark is not None:
-            line += f" at line {self.mark.line + 1}, column {self.mark.column + 1}"
-        return f"{line} ({self.detail})" if self.detail else line
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """The safe loader, refusing anchors and aliases, deep nesting and duplicate keys while it
-    composes the document, before anything is expanded or constructed."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._path: list[str] = []
-        self._depth = 0  # not len(_path): a complex key (``? [..]``) nests without a path step
-
-    def _where(self) -> str:
-        return "".join(
-            part if part.startswith("[") or index == 0 else f".{part}"
-            for index, part in enumerate(self._path)
-        )
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        # The stubs say int; PyYAML passes the key node for a mapping's value.
-        event: yaml.Event = self.peek_event()  # type: ignore[no-untyped-call]
-        step: str | None = None
-        key: object = index
-        if isinstance(parent, yaml.MappingNode) and isinstance(key, yaml.ScalarNode):
-            step = str(key.value)
-        elif isinstance(parent, yaml.SequenceNode) and isinstance(index, int):
-            step = f"[{index}]"
-        if step is not None:
-            self._path.append(step)
-        self._depth += 1
-        try:
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                raise ConfigYAMLError(
-                    self._where(),
-                    "YAML anchors and aliases (&name, *name) are not allowed",
-                    event.start_mark,
-                )
-            if self._depth > MAX_NESTING + 1:  # the document's own mapping is level 0
-                raise ConfigYAMLError(
-                    self._path[0] if self._path else "",  # the whole path is as long as the nesting
-                    f"nested more than {MAX_NESTING} levels deep",
-                    event.start_mark,
-                )
-            node = super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-            if step is not None:
-                self._path.pop()
-        return node
-
-    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
-        node = super().compose_mapping_node(anchor)
-        first: dict[tuple[str, str], yaml.Mark] = {}
-        for key, _ in node.value:
-            if not isinstance(key, yaml.ScalarNode):
-                continue  # a complex key: the constructor names it, unhashable
-            seen = first.setdefault((key.tag, key.value), key.start_mark)
-            if seen is not key.start_mark:
-                self._path.append(str(key.value))
-                where = self._where()
-                self._path.pop()
-                raise ConfigYAMLError(
-                    where,
-                    "duplicate key",
-                    key.start_mark,
-                    detail=f"first given at line {seen.line + 1}",
-                )
-        return node
-
-
-def load_bounded_yaml(text: str) -> object:
-    """Parse one YAML document with `_BoundedLoader`'s refusals.
-
-    Raises ConfigYAMLError for what the bounds refuse, another yaml.YAMLError for invalid YAML.
-    """
-    loader = _BoundedLoader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
 class UnusableSettingError(Exception):
     """A setting the operator cannot start with although it parsed (a port already taken, a
     kubeconfig that cannot be loaded); the message is one line naming the setting, which
@@ -291,8 +193,8 @@ def _selector_input(value: object) -> object:
     if not value.strip():
         return {}
     try:
-        decoded = load_bounded_yaml(value)
-    except ConfigYAMLError as exc:
+        decoded = load_bounded_yaml(value, max_nesting=MAX_NESTING)
+    except DocumentYAMLError as exc:
         raise ValueError(exc.describe()) from None
     except yaml.YAMLError:
         decoded = None  # e.g. "!a", a YAML tag to the YAML parser, a selector to us
@@ -651,8 +553,8 @@ def _read_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"config file {shown}: cannot be read: {exc}") from None
     try:
-        data = load_bounded_yaml(text)
-    except ConfigYAMLError as exc:
+        data = load_bounded_yaml(text, max_nesting=MAX_NESTING)
+    except DocumentYAMLError as exc:
         raise ConfigError(f"config file {shown}: {exc.describe()}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark

@@ -10,11 +10,11 @@ as ``${VAR}``, so a config Secret never holds a password.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.naming import hash_object, object_selector
 
@@ -103,7 +103,7 @@ def confs_from_annotations(obj: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if not key.startswith(ANNOTATION_PREFIX) or "-conf" not in key:
             continue
         try:
-            parsed = json.loads(value)
+            parsed = load_bounded_json(value)
         except (TypeError, ValueError):
             continue
         if isinstance(parsed, dict):

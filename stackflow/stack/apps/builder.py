@@ -21,7 +21,7 @@ from stackflow.stack.apps.associations import (
 )
 from stackflow.stack.apps.context import AppContext, AppParts, ExistingObjects
 from stackflow.stack.apps.kinds import app_kind
-from stackflow.stack.apps.settings import merge_layers, parse_yaml_settings, render_yaml
+from stackflow.stack.apps.settings import merge_layers, read_yaml_settings, render_yaml
 from stackflow.stack.apps.tls import http_certificate_secrets, http_service_name
 from stackflow.stack.apps.workload import http_port_name, workload
 from stackflow.stack.certificates import CertificateSettings
@@ -87,7 +87,10 @@ def config_settings(context: AppContext, parts: AppParts) -> dict[str, Any]:
     reference = (context.spec.get("configRef") or {}).get("secretName")
     if reference:
         data = context.existing_secret_data(str(reference))
-        referenced = parse_yaml_settings(data.get(context.render(context.kind.config_file)))
+        key = context.render(context.kind.config_file)
+        referenced = read_yaml_settings(
+            data.get(key), source=f"spec.configRef: key {key} of Secret {reference}"
+        )
     return merge_layers(
         parts.config, referenced, context.spec.get("config"), policy_settings(context)
     )

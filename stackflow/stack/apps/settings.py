@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from stackflow.models.documents import load_bounded_yaml
 from stackflow.stack.objects import decode_secret_data
 
 Settings = dict[str, Any]
@@ -61,13 +62,29 @@ def render_yaml(flat: Mapping[str, Any]) -> str:
 
 
 def parse_yaml_settings(text: bytes | str | None) -> Settings:
-    """Return the flattened settings of a YAML config file; empty when missing or not a map."""
+    """Return the flattened settings of a YAML config file; empty when missing, not a map, or
+    refused (invalid YAML, anchors, nesting too deep: see `read_yaml_settings`)."""
+    try:
+        return read_yaml_settings(text, source="")
+    except ValueError:
+        return {}
+
+
+def read_yaml_settings(text: bytes | str | None, *, source: str) -> Settings:
+    """Return the flattened settings of a YAML config file (empty when missing or not a map).
+
+    Raises ValueError naming ``source`` for YAML that does not parse or that the document bounds
+    refuse (anchors and aliases, which expand without limit once flattened; nesting too deep).
+    """
     if not text:
         return {}
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
     try:
-        parsed = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return {}
+        parsed = load_bounded_yaml(text)
+    except yaml.YAMLError as error:
+        problem = " ".join(str(error).split())
+        raise ValueError(f"{source}: not usable YAML: {problem}") from None
     return flatten(parsed) if isinstance(parsed, Mapping) else {}
 
 

@@ -159,6 +159,12 @@ def _validate_ref_list(path: str, refs: object) -> list[FieldError]:
     return errors
 
 
+def _ref_maps(refs: object) -> list[Mapping[str, Any]]:
+    """The references of a list that are maps: `_validate_ref_list` names every other shape, so
+    the kind's own checks read only these."""
+    return [ref for ref in as_list(refs) or [] if isinstance(ref, Mapping)]
+
+
 def _validate_count(spec: Spec) -> list[FieldError]:
     count = spec.get("count")
     if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
@@ -194,7 +200,7 @@ def _validate_agent(spec: Spec) -> list[FieldError]:
         errors.append(("spec", AGENT_WORKLOAD))
     fleet = spec.get("mode") == "fleet"
     fleet_server = bool(spec.get("fleetServerEnabled"))
-    refs = list(spec.get("elasticsearchRefs") or [])
+    refs = _ref_maps(spec.get("elasticsearchRefs"))
     if fleet:
         if spec.get("config"):
             errors.append(("spec.config", AGENT_CONFIG_IN_FLEET))
@@ -228,7 +234,11 @@ def _validate_agent(spec: Spec) -> list[FieldError]:
 def _validate_logstash(spec: Spec) -> list[FieldError]:
     errors = single_source(spec, first="pipelines", second="pipelinesRef")
     seen: set[str] = set()
-    for index, ref in enumerate(spec.get("elasticsearchRefs") or []):
+    for index, ref in enumerate(as_list(spec.get("elasticsearchRefs")) or []):
+        if ref is None:
+            ref = {}  # an empty entry: it names no cluster either
+        elif not isinstance(ref, Mapping):
+            continue  # `_validate_ref_list` names it
         path = f"spec.elasticsearchRefs[{index}].clusterName"
         cluster_name = str(ref.get("clusterName") or "")
         if not cluster_name:
@@ -295,7 +305,9 @@ def validate_application(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
 
 def application_warnings(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     """Return the admission warnings (accepted, but worth telling the user)."""
-    spec: Spec = obj.get("spec") or {}
+    spec = obj.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        return []  # the rules name the wrong shape
     if app_kind(kind).kind == "Agent" and spec.get("mode") == "fleet" and not spec.get("policyID"):
         return [("spec.policyID", AGENT_POLICY_ID_WARNING)]
     return []

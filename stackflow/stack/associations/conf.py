@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.associations.refs import AssociationRef
 from stackflow.stack.associations.table import NO_AUTH_REQUIRED, Association
@@ -90,8 +91,8 @@ class ConfError(ValueError):
 def parse_conf(value: str) -> AssociationConf:
     """Parse an annotation value back into an :class:`AssociationConf` (unknown keys ignored)."""
     try:
-        data = json.loads(value)
-    except json.JSONDecodeError as error:
+        data = load_bounded_json(value)
+    except ValueError as error:
         raise ConfError(f"association conf is not JSON: {error}") from None
     if not isinstance(data, dict):
         raise ConfError("association conf must be a JSON object")

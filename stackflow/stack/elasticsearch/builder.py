@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.certificates import CertificateSettings, KeyPair
 from stackflow.stack.elasticsearch import names
@@ -248,7 +249,7 @@ def file_settings_secret(context: BuildContext) -> Manifest:
     version = str(int(context.now.timestamp() * 1_000_000_000))
     data = context.existing_secret_data(name)
     with contextlib.suppress(KeyError, ValueError, TypeError):
-        version = str(json.loads(data[FILE_SETTINGS_KEY])["metadata"]["version"])
+        version = str(load_bounded_json(data[FILE_SETTINGS_KEY])["metadata"]["version"])
     settings = {
         "metadata": {"version": version, "compatibility": FILE_SETTINGS_COMPATIBILITY},
         "state": empty_state(),

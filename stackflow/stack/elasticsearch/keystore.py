@@ -20,11 +20,11 @@ Everything here is pure.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.remote_clusters import remote_api_keys_secret_name
@@ -98,7 +98,7 @@ def policy_sources(file_settings: Mapping[str, Any] | None) -> list[SecureSettin
     if not raw:
         return []
     try:
-        listed = json.loads(raw)
+        listed = load_bounded_json(raw)
     except ValueError:
         return []
     found = []

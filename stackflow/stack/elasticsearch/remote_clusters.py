@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch.names import transport_service_name
 from stackflow.stack.elasticsearch.version import parse_version
@@ -555,7 +556,7 @@ def read_stored_keys(secret: Mapping[str, Any] | None) -> dict[str, StoredKey]:
         return {}
     raw = view(secret).annotations.get(API_KEYS_ANNOTATION) or "{}"
     try:
-        index = json.loads(raw)
+        index = load_bounded_json(raw)
     except ValueError:
         return {}
     data = decode_secret_data(secret)

@@ -34,6 +34,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.models.quantity import parse_quantity
 from stackflow.stack.elasticsearch import names
@@ -399,7 +400,7 @@ class RecreateStep:
 def _stored_statefulset(value: str) -> tuple[Mapping[str, Any] | None, str]:
     """The StatefulSet an annotation holds, or None and why not."""
     try:
-        stored = json.loads(value)
+        stored = load_bounded_json(value)
     except ValueError as error:
         return None, f"not JSON ({error})"
     if not isinstance(stored, Mapping):

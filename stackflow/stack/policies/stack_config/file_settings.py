@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
+
 #: The lowest Elasticsearch version that reads the document (ECK's value).
 FILE_SETTINGS_COMPATIBILITY = "8.4.0"
 
@@ -45,7 +47,7 @@ def _current_document(settings_json: str | None) -> tuple[int | None, str | None
     if not settings_json:
         return None, None
     try:
-        document = json.loads(settings_json)
+        document = load_bounded_json(settings_json)
         version = int(document["metadata"]["version"])
     except (ValueError, KeyError, TypeError):
         return None, None

@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.labels import (
     SOFT_OWNER_KIND_LABEL,
@@ -28,7 +29,7 @@ def secret_owners(secret: Mapping[str, Any] | None) -> tuple[tuple[str, str], ..
     refs = meta.annotations.get(SOFT_OWNER_REFS_ANNOTATION)
     if refs is not None:
         try:
-            listed = json.loads(refs)
+            listed = load_bounded_json(refs)
         except ValueError:
             return ()
         owners = []

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.policies.stack_config.secrets import (
     ES_CONFIG_KEY,
@@ -24,7 +24,7 @@ def _decoded_json(secret: Mapping[str, Any] | None, key: str) -> Any:
     if not text:
         return None
     try:
-        return json.loads(text)
+        return load_bounded_json(text)
     except ValueError:
         return None
 
