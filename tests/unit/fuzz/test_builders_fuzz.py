@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from hypothesis import event, example, given, settings
+from hypothesis import currently_in_test_context, event, example, given, settings
 
 from stackflow.api.kinds import kind_info
 from stackflow.stack import certificates
@@ -51,6 +51,12 @@ def one_key_for_every_certificate() -> Iterator[None]:
         patch.setattr(certificates, "_new_key", lambda: key)
         patch.setattr(serialization, "load_pem_private_key", load_key)
         yield
+
+
+def outcome(name: str) -> None:
+    """Count how a build ended in hypothesis' statistics (when called from a hypothesis test)."""
+    if currently_in_test_context():
+        event(name)
 
 
 def assert_manifests(children: object) -> None:
@@ -83,7 +89,7 @@ def cluster(**node_set: Any) -> dict[str, Any]:
 def build_elasticsearch(es: Mapping[str, Any]) -> None:
     """What the reconcile does: validate, then build; only a refusal may stop the build."""
     if validate_elasticsearch(es):
-        event("invalid")
+        outcome("invalid")
         return
     passwords = itertools.count()
     try:
@@ -93,10 +99,10 @@ def build_elasticsearch(es: Mapping[str, Any]) -> None:
     except ValueError as error:
         refusal = str(error)
     else:
-        event("built")
+        outcome("built")
         assert_manifests(children)
         return
-    event("refused")
+    outcome("refused")
     assert refusal.strip()
 
 
@@ -118,17 +124,17 @@ def test_a_valid_elasticsearch_builds_or_is_refused(es: dict[str, Any]) -> None:
 def build_application(kind: str, obj: Mapping[str, Any]) -> None:
     """What the application reconcile does: validate, then build."""
     if validate_application(kind, obj):
-        event("invalid")
+        outcome("invalid")
         return
     try:
         children = application_children(kind, obj, existing={}, now=NOW)
     except (ValueError, KeyError) as error:
         refusal = str(error)
     else:
-        event("built")
+        outcome("built")
         assert_manifests(children)
         return
-    event("refused")
+    outcome("refused")
     assert refusal.strip()
 
 
