@@ -140,14 +140,8 @@ def build_application(kind: str, obj: Mapping[str, Any]) -> None:
 
 #: An association conf annotation nested deeper than Python's JSON decoder recurses.
 DEEP_CONF = {"association.k8s.elastic.co/es-conf": "[" * 5_000 + "]" * 5_000}
-DEEP_CONF_FINDING = pytest.mark.xfail(
-    strict=False,
-    reason="finding: an association conf annotation nested too deep raises RecursionError in "
-    "apps/associations.confs_from_annotations",
-)
 
 
-@DEEP_CONF_FINDING
 @BUILD_SETTINGS
 @given(kibana_valid_looking())
 @example(
@@ -161,7 +155,6 @@ def test_a_valid_kibana_builds_or_is_refused(kb: dict[str, Any]) -> None:
     build_application("Kibana", kb)
 
 
-@DEEP_CONF_FINDING
 @pytest.mark.parametrize("kind", [kind for kind in APP_KINDS if kind != "Kibana"])
 def test_a_valid_application_of_every_kind_builds_or_is_refused(kind: str) -> None:
     info = kind_info(kind)

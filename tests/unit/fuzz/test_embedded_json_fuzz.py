@@ -101,29 +101,7 @@ READERS: dict[str, Callable[[str], object]] = {
 }
 
 
-#: The readers that still raise RecursionError on JSON nested too deep (open findings on main).
-OPEN_FINDINGS = frozenset(READERS)
-
-
-@pytest.mark.parametrize(
-    "reader",
-    [
-        pytest.param(
-            reader,
-            id=name,
-            marks=[
-                pytest.mark.xfail(
-                    strict=False,
-                    reason="finding: json.loads of JSON nested too deep raises RecursionError, "
-                    "the reader catches ValueError only",
-                )
-            ]
-            if name in OPEN_FINDINGS
-            else [],
-        )
-        for name, reader in READERS.items()
-    ],
-)
+@pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
 def test_any_embedded_json_is_read_or_refused(reader: Callable[[str], object]) -> None:
     # Each reader: a smaller budget, the too-deep document always tried first.
     @settings(FUZZ_SETTINGS, max_examples=25)

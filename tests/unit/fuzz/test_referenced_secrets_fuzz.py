@@ -345,11 +345,6 @@ def build_application(kind: str, config_text: str) -> None:
     assert refusal.strip()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="finding: a configRef Secret's YAML nested too deep raises RecursionError in "
-    "apps/settings.parse_yaml_settings",
-)
 # Eight kinds and a small set of texts: a smaller budget covers them.
 @settings(BUILD_SETTINGS, max_examples=25)
 @given(st.sampled_from(sorted(APPLICATION_CONFIG_FILES)), YAML_TEXTS)

@@ -140,17 +140,6 @@ FOUND_WRONG_SHAPES: dict[str, list[object]] = {
         {"version": "8.15.0", "elasticsearchRefs": 5},
     ],
 }
-#: The kinds whose found shapes still crash their rules on main.
-KINDS_WITH_OPEN_FINDINGS = frozenset({"Agent", "Logstash"})
-
-
-def open_finding(kind: str) -> list[pytest.MarkDecorator]:
-    """The xfail mark of a kind whose rules still trip over a found shape (none once fixed)."""
-    if kind not in KINDS_WITH_OPEN_FINDINGS:
-        return []
-    return [
-        pytest.mark.xfail(strict=False, reason=f"finding: {kind}'s rules trip over wrong shapes")
-    ]
 
 
 def assert_application_field_problems(kind: str, spec: object) -> None:
@@ -165,7 +154,7 @@ def assert_application_field_problems(kind: str, spec: object) -> None:
 @pytest.mark.parametrize(
     ("kind", "spec"),
     [
-        pytest.param(kind, spec, id=f"{kind}-{index}", marks=open_finding(kind))
+        pytest.param(kind, spec, id=f"{kind}-{index}")
         for kind, specs in FOUND_WRONG_SHAPES.items()
         for index, spec in enumerate(specs)
     ],
@@ -174,13 +163,7 @@ def test_a_wrong_shaped_application_gets_field_problems(kind: str, spec: object)
     assert_application_field_problems(kind, spec)
 
 
-@pytest.mark.parametrize(
-    "webhook",
-    [
-        pytest.param(webhook, id=webhook.path, marks=open_finding(webhook.kind))
-        for webhook in WEBHOOKS
-    ],
-)
+@pytest.mark.parametrize("webhook", WEBHOOKS, ids=[webhook.path for webhook in WEBHOOKS])
 def test_any_object_of_every_kind_gets_field_problems(webhook: Webhook) -> None:
     """The rules themselves, not the webhook (which turns a rule's crash into a denial): every
     kind's rules and warnings return field problems for any object of its CRD, wrong types too."""
