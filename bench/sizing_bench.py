@@ -2,7 +2,7 @@
 those holding one Elasticsearch reconciled by the real controllers, against a memory limit.
 
 Run: ``.venv/bin/python bench/sizing_bench.py [--namespaces 1000] [--in-scope 500]
-[--memory-limit 512Mi]`` (about 11 minutes at the defaults on a 2-core machine). The stack is the
+[--memory-limit 512Mi]`` (15 to 25 minutes at the defaults on a 2-core machine). The stack is the
 end-to-end one (``tests/e2e/harness.py``): kubesim (in this process), a Temporal dev server, and
 the operator as the subprocess ``stackflow run`` in namespace-selector mode, as the chart runs it.
 The namespaces and Elasticsearch resources exist before the operator starts (a restart or an
