@@ -177,7 +177,7 @@ class ControlPlane:
         )
         document["contexts"][0]["context"]["namespace"] = namespace
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(document))
+        pki.write_private(path, yaml.safe_dump(document).encode())  # it holds a token
         return path
 
     def pids(self) -> list[int]:

@@ -481,7 +481,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``stackflow dev``."""
     args = build_parser().parse_args(argv)
     state_dir: Path = args.state_dir.resolve()
-    state_dir.mkdir(parents=True, exist_ok=True)
+    # It holds every Secret of the dev cluster (kubesim's state, keys, kubeconfigs): owner only.
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    state_dir.chmod(0o700)
     if args.fresh:
         (state_dir / "kubesim-state.json").unlink(missing_ok=True)
         shutil.rmtree(state_dir / "controlplane", ignore_errors=True)
