@@ -11,6 +11,7 @@ from stackflow.api.kinds import unknown_spec_fields
 from stackflow.stack.apps.validation import validate_application
 from stackflow.stack.elasticsearch.validation import (
     max_node_set_count,
+    too_many_cluster_nodes_message,
     validate_elasticsearch,
 )
 from stackflow.stack.spec_shapes import MAX_CONFIG_BYTES, MAX_SPEC_DEPTH
@@ -250,6 +251,15 @@ def test_the_node_set_limit_shrinks_with_the_users_transport_names() -> None:
     es["spec"]["transport"] = {"tls": {"subjectAltNames": sans}}
     problems = validate_elasticsearch(es)
     assert [path for path, _ in problems] == [f"{NODE_SET}.count"]
+
+
+@pytest.mark.parametrize(("extra", "refused"), [(0, False), (1, True)])
+def test_a_cluster_may_declare_at_most_a_thousand_nodes(extra: int, refused: bool) -> None:
+    es = elasticsearch()
+    es["spec"]["nodeSets"] = [{"name": f"set-{index}", "count": 200} for index in range(5)]
+    es["spec"]["nodeSets"][0]["count"] += extra
+    expected = [("spec.nodeSets", too_many_cluster_nodes_message(1001))] if refused else []
+    assert validate_elasticsearch(es) == expected
 
 
 def test_a_spec_nested_thousands_deep_is_refused_without_recursion() -> None:

@@ -165,6 +165,21 @@ def too_many_nodes_message(count: int, most: int) -> str:
     )
 
 
+#: The most nodes one Elasticsearch may declare across its node sets. Every node costs a key and a
+#: certificate made by the reconcile, a Pod, and a member of a cluster state every node holds;
+#: a thousand is well past the clusters Elasticsearch is run as, and far from what would stall
+#: the operator. Beyond it, run several clusters.
+MAX_CLUSTER_NODES = 1000
+
+
+def too_many_cluster_nodes_message(declared: int) -> str:
+    """The refusal of a cluster whose node sets declare more than ``MAX_CLUSTER_NODES``."""
+    return (
+        f"the node sets declare {declared} nodes, more than the {MAX_CLUSTER_NODES} one "
+        "Elasticsearch may have: split the nodes into several clusters"
+    )
+
+
 def _transport_sans(spec: Mapping[str, Any]) -> list[str]:
     """The user's extra transport SAN values (well formed or not: only their length counts)."""
     transport = spec.get("transport")
@@ -301,6 +316,13 @@ def validate_elasticsearch(es: Mapping[str, Any]) -> list[FieldError]:
         if name in seen:
             errors.append((f"spec.nodeSets[{index}].name", f"duplicate node set name {name!r}"))
         seen.add(name)
+    declared = sum(
+        count
+        for node_set in node_sets
+        if isinstance(count := node_set.get("count", 0), int) and not isinstance(count, bool)
+    )
+    if declared > MAX_CLUSTER_NODES:
+        errors.append(("spec.nodeSets", too_many_cluster_nodes_message(declared)))
     if any(field.endswith(".config") or ".config." in field for field, _ in errors):
         # A config that cannot be read says nothing about masters: its own error is enough.
         return errors
