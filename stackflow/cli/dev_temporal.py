@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import shutil
 import signal
 import socket
@@ -38,9 +39,46 @@ def free_port(host: str) -> int:
         return int(probe.getsockname()[1])
 
 
+#: Where the kernel picks ports for ``bind(0)`` when ``/proc`` does not say (Linux's default).
+_DEFAULT_EPHEMERAL_RANGE = (32768, 60999)
+#: The lowest port ``free_ports`` offers: above the well-known and most registered services.
+_LOWEST_OFFERED_PORT = 10000
+
+
+def ephemeral_port_range() -> tuple[int, int]:
+    """The kernel's range for ``bind(0)`` (``net.ipv4.ip_local_port_range``)."""
+    try:
+        low, high = (
+            int(part) for part in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        )
+    except (OSError, ValueError):
+        return _DEFAULT_EPHEMERAL_RANGE
+    return low, high
+
+
 def free_ports(host: str, count: int) -> list[int]:
-    """``count`` distinct ports free on ``host`` right now (all probes held open together)."""
+    """``count`` distinct ports free on ``host`` right now, below the kernel's ephemeral range.
+
+    The dev server's own services (history, matching, worker) pick their ports with ``bind(0)``
+    while it starts: a port of ours from the ephemeral range, released a moment before the
+    server binds it, can be one of their picks, and the server then dies with "address already
+    in use". Below that range nobody's ``bind(0)`` lands on ours.
+    """
+    low, _ = ephemeral_port_range()
+    offered = list(range(_LOWEST_OFFERED_PORT, low))
+    random.shuffle(offered)
     with contextlib.ExitStack() as stack:
+        ports: list[int] = []
+        for port in offered:
+            probe = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue
+            ports.append(port)
+            if len(ports) == count:
+                return ports
+        # No room below the range (a kernel configured so): the kernel's own picks, as before.
         probes = [
             stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             for _ in range(count)
