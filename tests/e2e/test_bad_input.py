@@ -50,6 +50,7 @@ from tests.e2e.harness import (
     operator_stack,
     set_in_scope,
 )
+from tests.e2e.vitals import Vitals, health_port_of, watched
 from tests.polling import eventually
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(900)]
@@ -95,6 +96,8 @@ class Matrix:
     stack: Stack
     #: A well-formed enterprise license signed by a key the operator does not trust.
     stranger_license: str
+    #: The operator's RSS and /healthz answers while the rows run (printed, not asserted).
+    vitals: Vitals
 
     @property
     def log(self) -> str:
@@ -115,9 +118,12 @@ async def matrix(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Matr
         await create_namespace(stack.kube, CANARY_NAMESPACE, in_scope=True)
         canary = manifest("Elasticsearch", "canary", CANARY_NAMESPACE, elasticsearch_spec())
         await stack.kube.create(ES, canary, namespace=CANARY_NAMESPACE)
-        running = Matrix(stack, document)
-        await wait_green(running, CANARY_NAMESPACE, "canary")
-        yield running
+        assert stack.operator.process is not None
+        port = await health_port_of(stack.operator.log)
+        async with watched(stack.operator.process.pid, port) as vitals:
+            running = Matrix(stack, document, vitals)
+            await wait_green(running, CANARY_NAMESPACE, "canary")
+            yield running
 
 
 # --- observations -----------------------------------------------------------------------------
@@ -920,3 +926,4 @@ async def test_the_canary_still_reconciles_and_nothing_crashed(matrix: Matrix) -
     assert process is not None
     assert process.returncode is None, "the operator is not running"
     assert "Traceback" not in matrix.log, matrix.stack.operator.tail()
+    print(f"bad-input matrix, {len(ROWS)} rows: {matrix.vitals.summary()}")
