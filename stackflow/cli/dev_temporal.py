@@ -16,6 +16,8 @@ import socket
 import sys
 from pathlib import Path
 
+from temporalio.client import Client
+
 from stackflow.models.engine import SEARCH_ATTRIBUTES
 
 __all__ = ["TemporalDevServer", "free_port", "free_ports", "temporal_binary"]
@@ -178,14 +180,20 @@ class TemporalDevServer:
                     f"temporal server exited ({self._process.returncode}); "
                     f"see {self.state_dir / 'temporal.log'}"
                 )
-            with contextlib.suppress(OSError):
-                _, writer = await asyncio.open_connection(self.host, self.port)
-                writer.close()
-                await writer.wait_closed()
+            if await self._frontend_healthy():
                 return
             if asyncio.get_running_loop().time() > deadline:
                 raise RuntimeError("temporal server did not start in time")
             await asyncio.sleep(0.1)
+
+    async def _frontend_healthy(self) -> bool:
+        """The frontend answers a client's first call: its port accepting a connection is not
+        enough (it answers "Frontend is not healthy yet" until its services have joined)."""
+        try:
+            await Client.connect(self.address, namespace="default")
+        except RuntimeError:
+            return False
+        return True
 
     async def kill(self) -> None:
         """SIGKILL the server, as a crash would (its database keeps what it had committed)."""
