@@ -12,7 +12,7 @@ from typing import Any
 
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
-from stackflow.stack.elasticsearch.config import flatten_config, is_master_eligible
+from stackflow.stack.elasticsearch.config import DEFAULT_ROLES, flatten_config, is_master_eligible
 from stackflow.stack.elasticsearch.orchestration.downscale import MASTER_REQUIRED_MESSAGE
 from stackflow.stack.elasticsearch.orchestration.versions import (
     FieldProblem,
@@ -38,23 +38,9 @@ MAX_NODE_SET_NAME_LENGTH = 23
 MAX_LABEL_VALUE_LENGTH = 63
 #: ECK's escape hatch: ``"true"`` lets a version downgrade through, at the user's own risk.
 DISABLE_DOWNGRADE_VALIDATION_ANNOTATION = "eck.k8s.elastic.co/disable-downgrade-validation"
-#: The node roles Elasticsearch knows (a stateful cluster; ``search``/``index`` are serverless).
-KNOWN_NODE_ROLES = frozenset(
-    {
-        "master",
-        "data",
-        "data_content",
-        "data_hot",
-        "data_warm",
-        "data_cold",
-        "data_frozen",
-        "ingest",
-        "ml",
-        "remote_cluster_client",
-        "transform",
-        "voting_only",
-    }
-)
+#: The node roles Elasticsearch knows: a node's default roles and ``voting_only`` (a stateful
+#: cluster; ``search``/``index`` are serverless).
+KNOWN_NODE_ROLES = DEFAULT_ROLES | {"voting_only"}
 #: The most a Secret may hold: the API server refuses a larger one (``data: Too long``).
 MAX_SECRET_BYTES = 1024 * 1024
 #: Room kept free in a node set's transport certificates Secret: its CA certificate and slack.
