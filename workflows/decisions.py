@@ -111,6 +111,46 @@ def reverse_order(steps: Sequence[CompensationStep]) -> tuple[CompensationStep, 
     return tuple(reversed(steps))
 
 
+def release_now_order(
+    recorded: Sequence[CompensationStep], release: Sequence[CompensationStep]
+) -> tuple[CompensationStep, ...]:
+    """The steps a reconcile asked to run now, last-acquired first, each key once.
+
+    A recorded key runs at its recorded place (reversed) with the reconcile's data, which describes
+    what is held now. A key never recorded (state taken before it was recorded as a step) was
+    acquired earliest of all, so it runs after the recorded ones, in the reconcile's order.
+    """
+    asked = {step.key: step for step in release}
+    positions = {step.key: index for index, step in enumerate(recorded)}
+    known = sorted((key for key in asked if key in positions), key=lambda key: -positions[key])
+    unknown = [key for key in asked if key not in positions]
+    return tuple(asked[key] for key in (*known, *unknown))
+
+
+def after_release(state: CarriedState, released: Iterable[str]) -> CarriedState:
+    """The state once the compensations of ``released`` keys have run: they are not held."""
+    dropped = set(released)
+    kept = tuple(step for step in state.compensations if step.key not in dropped)
+    return state.model_copy(update={"compensations": kept})
+
+
+def after_cluster_step(
+    state: CarriedState,
+    acquired: Sequence[CompensationStep],
+    released: Sequence[str],
+) -> CarriedState:
+    """Fold what a cluster step left in the cluster (or undid) into the held compensations."""
+    if not acquired and not released:
+        return state
+    return state.model_copy(
+        update={
+            "compensations": merge_compensations(
+                state.compensations, acquired=acquired, released=released
+            )
+        }
+    )
+
+
 def after_reconcile(
     state: CarriedState, result: ReconcileResult, *, backoff: bool = False
 ) -> CarriedState:

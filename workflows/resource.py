@@ -81,6 +81,9 @@ RECONCILE_STEP_PATCH = "reconcile-step"
 LICENSE_CONDITION_PATCH = "license-wait-condition"
 #: Runs started before this patch never ran the steps that change a running cluster.
 CLUSTER_STEPS_PATCH = "cluster-steps"
+#: Runs started before this patch never ran a compensation while the resource stayed in scope
+#: (a reconcile's ``release_now``: a target left scope or is no longer selected).
+RELEASE_NOW_PATCH = "release-now-compensations"
 
 
 def _invalid_spec_message(error: ActivityError) -> str | None:
@@ -215,6 +218,13 @@ class ResourceWorkflow:
         before = self._state.phase
         gone = await self._fold_step(step)
         reconciled = step.reconciled
+        # Asked only where a reconcile releases something, so older histories replay unchanged.
+        if (
+            reconciled is not None
+            and reconciled.release_now
+            and workflow.patched(RELEASE_NOW_PATCH)
+        ):
+            await self._release_now(reconciled.release_now)
         # Asked only where there are steps, so a history recorded before them replays unchanged.
         if (
             reconciled is not None
@@ -234,6 +244,32 @@ class ResourceWorkflow:
             )
         return gone
 
+    async def _release_now(self, release: tuple[CompensationStep, ...]) -> None:
+        """Run the compensations a reconcile asked for, one activity each, last-acquired first;
+        a step that fails stays held (the reconcile asks again, or an out-of-scope episode or
+        the finalize runs it)."""
+        released: list[str] = []
+        for step in decisions.release_now_order(self._state.compensations, release):
+            try:
+                await workflow.execute_activity(
+                    step.activity,
+                    CompensateInput(ref=self._ref, step=step),
+                    result_type=CompensateResult,
+                    start_to_close_timeout=ACTIVITY_TIMEOUT,
+                    retry_policy=CLUSTER_STEP_RETRY,
+                    summary=f"compensate {step.key}",
+                )
+            except ActivityError as error:
+                workflow.logger.info(
+                    "%s: compensation %s failed, still held: %s",
+                    self._ref.workflow_id,
+                    step.key,
+                    error.cause or error,
+                )
+                continue
+            released.append(step.key)
+        self._state = decisions.after_release(self._state, released)
+
     async def _run_cluster_steps(self, steps: tuple[ClusterStep, ...]) -> None:
         """Run the steps that change the running cluster, in order, one activity each; stop at
         the first that fails (the next reconcile decides again from what is there then)."""
@@ -241,7 +277,7 @@ class ResourceWorkflow:
             self._state = decisions.running_cluster_step(self._state, step, index, len(steps))
             self._publish()
             try:
-                await workflow.execute_activity(
+                done: ClusterStepResult = await workflow.execute_activity(
                     ACT_CLUSTER_STEP,
                     ClusterStepInput(ref=self._ref, step=step),
                     result_type=ClusterStepResult,
@@ -257,6 +293,9 @@ class ResourceWorkflow:
                     error.cause or error,
                 )
                 break
+            # What the step left in the cluster is held until a later step undoes it, or the
+            # namespace leaves scope (or the resource goes) and its compensation undoes it.
+            self._state = decisions.after_cluster_step(self._state, done.acquired, done.released)
         self._state = decisions.cluster_steps_done(self._state)
 
     async def _fold_step(self, step: ReconcileStepResult) -> bool:

@@ -347,6 +347,10 @@ class ReconcileResult(Model):
     observed_generation: int | None = None
     acquired: tuple[CompensationStep, ...] = ()
     released: tuple[str, ...] = ()
+    #: Compensations to run now, each an activity step of this iteration: the state they release
+    #: belongs to a target that left scope or is no longer selected (the resource stays). They
+    #: run last-acquired first and their keys are then forgotten; a step that fails stays held.
+    release_now: tuple[CompensationStep, ...] = ()
     referenced: tuple[ObjectKey, ...] = ()
     #: Steps that change the running cluster, for the workflow to run one by one, in order, each
     #: as an activity of its own (``ACT_CLUSTER_STEP``) that its history shows by name.
@@ -361,10 +365,17 @@ class ClusterStepInput(Model):
 
 
 class ClusterStepResult(Model):
-    """What the step did (``done`` false: nothing was left to do, e.g. the Pod was already gone)."""
+    """What the step did (``done`` false: nothing was left to do, e.g. the Pod was already gone).
+
+    ``acquired`` are compensations for what the step left in the cluster (an allocation exclude,
+    a voting exclusion) that must not outlive the operator's oversight; ``released`` are keys of
+    recorded compensations the step undid itself (the exclusion cleared in the normal course).
+    """
 
     done: bool
     message: str = ""
+    acquired: tuple[CompensationStep, ...] = ()
+    released: tuple[str, ...] = ()
 
 
 class StepVerdict(StrEnum):

@@ -92,6 +92,11 @@ class FakeEngine:
     outcomes: deque[ReconcileResult | Exception] = field(default_factory=deque)
     #: Kinds of cluster steps that fail (``ClusterStep.kind``, e.g. ``"flush"``).
     failing_steps: set[str] = field(default_factory=set)
+    #: What a cluster step of a kind leaves in the cluster (compensations) or undoes (keys).
+    step_acquires: dict[str, tuple[CompensationStep, ...]] = field(default_factory=dict)
+    step_releases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Keys whose compensation fails (a release the cluster refuses).
+    failing_compensations: set[str] = field(default_factory=set)
     default_outcome: ReconcileResult = field(
         default_factory=lambda: ReconcileResult(phase=Phase.READY, message="green")
     )
@@ -171,6 +176,8 @@ class FakeEngine:
             @activity.defn(name=name)
             async def compensate(request: CompensateInput) -> CompensateResult:
                 engine.calls.append((name, request))
+                if request.step.key in engine.failing_compensations:
+                    raise ApplicationError(f"{request.step.key} refused", non_retryable=True)
                 return CompensateResult(released=True)
 
             return compensate
@@ -185,7 +192,12 @@ class FakeEngine:
             engine.calls.append((ACT_CLUSTER_STEP, request))
             if request.step.kind in engine.failing_steps:
                 raise ApplicationError(f"{request.step.kind} refused", non_retryable=True)
-            return ClusterStepResult(done=True, message=request.step.kind)
+            return ClusterStepResult(
+                done=True,
+                message=request.step.kind,
+                acquired=engine.step_acquires.get(request.step.kind, ()),
+                released=engine.step_releases.get(request.step.kind, ()),
+            )
 
         @activity.defn(name=ACT_SIGNAL_RESOURCES)
         async def signal_resources(request: SignalResourcesInput) -> SignalResourcesResult:

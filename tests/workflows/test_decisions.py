@@ -109,6 +109,51 @@ def test_out_of_scope_runs_compensations_once_per_episode(
     assert decision.state.requeue_after_seconds is None
 
 
+@pytest.mark.parametrize(
+    ("recorded", "release", "order"),
+    [
+        ((), (), ()),
+        # Recorded keys run last-acquired first, whatever order the reconcile listed them in.
+        ((step("a"), step("b"), step("c")), (step("a"), step("c")), (step("c"), step("a"))),
+        # The reconcile's data wins: it describes what is held now.
+        ((step("a", v="1"),), (step("a", v="2"),), (step("a", v="2"),)),
+        # A key never recorded (taken before it was a step) was acquired first: it runs last.
+        ((step("b"),), (step("x"), step("b"), step("y")), (step("b"), step("x"), step("y"))),
+        ((), (step("x"), step("x", v="2")), (step("x", v="2"),)),
+    ],
+)
+def test_release_now_runs_last_acquired_first_each_key_once(
+    recorded: tuple[CompensationStep, ...],
+    release: tuple[CompensationStep, ...],
+    order: tuple[CompensationStep, ...],
+) -> None:
+    assert decisions.release_now_order(recorded, release) == order
+
+
+def test_after_release_forgets_only_the_released_keys() -> None:
+    state = CarriedState(compensations=(step("a"), step("b"), step("c")))
+    assert decisions.after_release(state, ["c", "a", "zzz"]).compensations == (step("b"),)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "acquired", "released", "held"),
+    [
+        ((), (), (), ()),
+        ((), (step("exclude"),), (), (step("exclude"),)),
+        ((step("a"), step("exclude")), (), ("exclude",), (step("a"),)),
+        ((step("exclude", v="1"),), (step("exclude", v="2"),), (), (step("exclude", v="2"),)),
+    ],
+)
+def test_a_cluster_step_folds_what_it_left_and_what_it_undid(
+    recorded: tuple[CompensationStep, ...],
+    acquired: tuple[CompensationStep, ...],
+    released: tuple[str, ...],
+    held: tuple[CompensationStep, ...],
+) -> None:
+    state = CarriedState(compensations=recorded)
+    assert decisions.after_cluster_step(state, acquired, released).compensations == held
+
+
 @pytest.mark.parametrize(("warned", "notify"), [(False, True), (True, False)])
 def test_unlicensed_notifies_on_the_first_wake_only(warned: bool, notify: bool) -> None:
     decision = decisions.after_unlicensed(CarriedState(license_warned=warned), "no license")
