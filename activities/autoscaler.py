@@ -1,7 +1,7 @@
 """The ElasticsearchAutoscaler controller's activities: reconcile and finalize.
 
 A reconcile reads the autoscaler and the Elasticsearch it names (same namespace), validates the
-policies with the pure rules of ``stackflow.stack.elasticsearch.autoscaling`` (an invalid spec
+policies with the pure rules of ``stackflow.stack.policies.autoscaling`` (an invalid spec
 is the engine's invalid-spec path), then, as ECK, deletes every autoscaling policy of the cluster
 and puts the declared ones (``PUT _autoscaling/policy/<name>``: roles and deciders) and reads
 ``GET _autoscaling/capacity``. Each policy's node-set resources are computed from the answer as
@@ -52,33 +52,37 @@ from stackflow.models.kinds import STATEFULSETS
 from stackflow.models.objects import view
 from stackflow.stack.apps.status import merge_conditions
 from stackflow.stack.elasticsearch import names as es_names
-from stackflow.stack.elasticsearch.autoscaling import (
+from stackflow.stack.policies.autoscaling.node_sets import ml_node_settings, scaled_node_sets
+from stackflow.stack.policies.autoscaling.results import (
+    STATE_NO_NODE_SET,
+    CurrentResources,
+    PolicyResult,
+)
+from stackflow.stack.policies.autoscaling.sizing import (
+    compute_policy,
+    offline_policy,
+    overlapping_states,
+)
+from stackflow.stack.policies.autoscaling.spec import (
     DEFAULT_POLLING_SECONDS,
+    PolicyLimits,
+    VolumeClaimError,
+    node_sets_by_policy,
+    parse_policy_limits,
+)
+from stackflow.stack.policies.autoscaling.status import (
     HEALTHY,
     LIMITED,
     OFFLINE_MESSAGE,
     ONLINE_MESSAGE,
-    STATE_NO_NODE_SET,
-    CurrentResources,
-    PolicyLimits,
-    PolicyResult,
-    VolumeClaimError,
-    compute_policy,
     conditions,
     imported_status_entry,
     inactive_conditions,
-    ml_node_settings,
-    node_sets_by_policy,
-    offline_policy,
-    overlapping_states,
-    parse_policy_limits,
     policy_status,
-    scaled_node_sets,
     scaling_events,
     unhealthy_conditions,
-    unused_policies,
-    validate_policies,
 )
+from stackflow.stack.policies.autoscaling.validation import unused_policies, validate_policies
 
 __all__ = [
     "ELASTICSEARCH",

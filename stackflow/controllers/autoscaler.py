@@ -16,7 +16,7 @@ from stackflow.api.kinds import kind_info
 from stackflow.controllers.table import Controller, FlipStrategy, Gate, UnlicensedNotice
 from stackflow.models.engine import ObjectKey
 from stackflow.models.objects import view
-from stackflow.stack.elasticsearch.autoscaling import (
+from stackflow.stack.policies.autoscaling.unlicensed import (
     INVALID_LICENSE_EVENT_REASON,
     UNLICENSED_MESSAGE,
     unlicensed_conditions,

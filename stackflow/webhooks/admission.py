@@ -4,7 +4,8 @@ One table row per webhook ECK registers (its name, path, group, version, kind an
 rules themselves are the reconciles' validators (``validate_elasticsearch``,
 ``validate_application``): the webhook and the reconcile share one definition of each rule, so a
 spec the webhook admits is one the reconcile accepts. The policy kinds' rules are the pure
-functions of ``stackflow.stack.policies.validation``.
+functions of ``stackflow.stack.policies.validation`` and
+``stackflow.stack.policies.autoscaling.validation``.
 
 ``review(path, body, is_managed, enterprise=...)`` decides: a body that is not an AdmissionReview
 v1 is a 400 with an AdmissionReview error; an object in a namespace the operator does not manage is
@@ -31,9 +32,9 @@ from stackflow.api.kinds import kind_info
 from stackflow.kube import decoding
 from stackflow.stack.apps.validation import application_warnings, validate_application
 from stackflow.stack.elasticsearch.validation import validate_elasticsearch
+from stackflow.stack.policies.autoscaling.validation import validate_elasticsearch_autoscaler
 from stackflow.stack.policies.validation import (
     validate_autoops_agent_policy,
-    validate_elasticsearch_autoscaler,
     validate_stack_config_policy,
 )
 

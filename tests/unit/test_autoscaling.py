@@ -1,4 +1,4 @@
-"""Table tests of the ElasticsearchAutoscaler rules (stackflow.stack.elasticsearch.autoscaling),
+"""Table tests of the ElasticsearchAutoscaler rules (stackflow.stack.policies.autoscaling),
 as ECK computes them: per-node sizes, node counts, the spread over node sets, limits, states,
 conditions, events and the node sets written."""
 
@@ -10,41 +10,47 @@ from typing import Any
 
 import pytest
 
-from stackflow.stack.elasticsearch.autoscaling import (
-    ACTIVE,
-    HEALTHY,
-    INVALID_LICENSE_EVENT_REASON,
-    LIMITED,
-    ONLINE,
-    UNLICENSED_RETRY_SECONDS,
-    AutoscalingSpecError,
+from stackflow.stack.policies.autoscaling.node_sets import ml_node_settings, scaled_node_sets
+from stackflow.stack.policies.autoscaling.quantities import format_quantity
+from stackflow.stack.policies.autoscaling.results import (
     CurrentResources,
     NodeSetResources,
     PolicyResult,
-    VolumeClaimError,
-    compute_policy,
-    conditions,
-    distribute_fairly,
-    format_quantity,
-    imported_status_entry,
-    inactive_conditions,
-    ml_node_settings,
-    node_set_roles,
-    node_sets_by_policy,
-    offline_policy,
-    overlapping_states,
-    parse_policy_limits,
-    policy_for_roles,
-    policy_status,
-    scaled_node_sets,
-    scaling_events,
-    unhealthy_conditions,
-    unlicensed_conditions,
-    unlicensed_event,
-    unused_policies,
-    validate_policies,
     with_limits,
 )
+from stackflow.stack.policies.autoscaling.sizing import (
+    compute_policy,
+    distribute_fairly,
+    offline_policy,
+    overlapping_states,
+)
+from stackflow.stack.policies.autoscaling.spec import (
+    AutoscalingSpecError,
+    VolumeClaimError,
+    node_set_roles,
+    node_sets_by_policy,
+    parse_policy_limits,
+    policy_for_roles,
+)
+from stackflow.stack.policies.autoscaling.status import (
+    ACTIVE,
+    HEALTHY,
+    LIMITED,
+    ONLINE,
+    conditions,
+    imported_status_entry,
+    inactive_conditions,
+    policy_status,
+    scaling_events,
+    unhealthy_conditions,
+)
+from stackflow.stack.policies.autoscaling.unlicensed import (
+    INVALID_LICENSE_EVENT_REASON,
+    UNLICENSED_RETRY_SECONDS,
+    unlicensed_conditions,
+    unlicensed_event,
+)
+from stackflow.stack.policies.autoscaling.validation import unused_policies, validate_policies
 
 GI = 2**30
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from stackflow.stack.policies.autoscaling.validation import validate_elasticsearch_autoscaler
 from stackflow.stack.policies.validation import (
     FieldError,
     validate_autoops_agent_policy,
-    validate_elasticsearch_autoscaler,
     validate_stack_config_policy,
 )
 

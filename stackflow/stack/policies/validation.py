@@ -1,6 +1,7 @@
 """ECK's webhook rules for the policy kinds, as pure functions.
 
-StackConfigPolicy, ElasticsearchAutoscaler and AutoOpsAgentPolicy: each validator takes the object
+StackConfigPolicy and AutoOpsAgentPolicy (the ElasticsearchAutoscaler's are in
+``stackflow.stack.policies.autoscaling.validation``): each validator takes the object
 as a mapping and returns every problem as ``(field path, message)``, the shape the other
 validators return, so the webhook can list them all in one denial.
 """
@@ -10,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stackflow.models.quantity import parse_quantity
-from stackflow.stack.elasticsearch.autoscaling import ratio_problem
 from stackflow.stack.elasticsearch.version import Version, parse_version
 
 FieldError = tuple[str, str]
@@ -36,9 +35,6 @@ KIBANA_SETTINGS = ("config", "secureSettings")
 AUTOOPS_LOWEST_ENTERPRISE = Version(9, 2, 1)
 AUTOOPS_LOWEST_BASIC = Version(9, 2, 4)
 AUTOOPS_MAJOR_LIMIT = 10
-
-#: The resources of an autoscaling policy that are given as quantities with a min and a max.
-AUTOSCALING_QUANTITIES = ("cpu", "memory", "storage")
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -115,81 +111,6 @@ def _variables_from_problems(spec: Mapping[str, Any]) -> list[FieldError]:
             )
         if not item.get("name"):
             problems.append((f"spec.variablesFrom[{index}].name", "name is required"))
-    return problems
-
-
-def _min_max_problems(path: str, limits: Mapping[str, Any], *, counts: bool) -> list[FieldError]:
-    low, high = limits.get("min"), limits.get("max")
-    parsed_low = parse_quantity(low) if low is not None else None
-    parsed_high = parse_quantity(high) if high is not None else None
-    problems: list[FieldError] = []
-    if low is not None and (parsed_low is None or parsed_low < 0):
-        problems.append((f"{path}.min", "min must be a non-negative quantity"))
-    if high is not None and (parsed_high is None or parsed_high <= 0):
-        problems.append((f"{path}.max", "max must be a positive quantity"))
-    if problems:
-        return problems
-    if counts and high is None:
-        # A node count's min defaults to 0, its max has no default.
-        problems.append((f"{path}.max", "max node count is required"))
-    elif parsed_low is not None and parsed_high is not None and parsed_low > parsed_high:
-        problems.append((f"{path}.max", "max must be greater than or equal to min"))
-    return problems
-
-
-def _autoscaling_policy_problems(index: int, policy: Mapping[str, Any]) -> list[FieldError]:
-    path = f"spec.policies[{index}]"
-    problems: list[FieldError] = []
-    if not policy.get("name"):
-        problems.append((f"{path}.name", "name is required"))
-    if not _list(policy.get("roles")):
-        problems.append((f"{path}.roles", "roles are required"))
-    resources = _mapping(policy.get("resources"))
-    problems.extend(
-        _min_max_problems(
-            f"{path}.resources.nodeCount", _mapping(resources.get("nodeCount")), counts=True
-        )
-    )
-    for resource in AUTOSCALING_QUANTITIES:
-        if resource not in resources:
-            continue
-        limits = _mapping(resources.get(resource))
-        resource_path = f"{path}.resources.{resource}"
-        problems.extend(_min_max_problems(resource_path, limits, counts=False))
-        ratio = limits.get("requestsToLimitsRatio")
-        problem = ratio_problem(ratio) if ratio is not None else None
-        if problem is not None:
-            problems.append((f"{resource_path}.requestsToLimitsRatio", problem))
-    return problems
-
-
-def validate_elasticsearch_autoscaler(autoscaler: Mapping[str, Any]) -> list[FieldError]:
-    """Return the problems of an ElasticsearchAutoscaler's reference and policies.
-
-    Each policy needs a unique name, roles (a set of roles used by one policy only) and a node
-    count range; every min/max pair given must have min ≤ max.
-    """
-    spec = _spec(autoscaler)
-    problems: list[FieldError] = []
-    if not _mapping(spec.get("elasticsearchRef")).get("name"):
-        problems.append(("spec.elasticsearchRef.name", "elasticsearchRef.name is required"))
-    names: set[str] = set()
-    role_sets: set[frozenset[str]] = set()
-    for index, raw in enumerate(_list(spec.get("policies"))):
-        policy = _mapping(raw)
-        problems.extend(_autoscaling_policy_problems(index, policy))
-        name = policy.get("name")
-        if name and name in names:
-            problems.append((f"spec.policies[{index}].name", "policy name is duplicated"))
-        elif name:
-            names.add(str(name))
-        roles = frozenset(str(role) for role in _list(policy.get("roles")))
-        if roles and roles in role_sets:
-            problems.append(
-                (f"spec.policies[{index}].roles", "roles set is already used by another policy")
-            )
-        elif roles:
-            role_sets.add(roles)
     return problems
 
 

@@ -11,8 +11,11 @@ from typing import Any
 
 from hypothesis import given
 
-from stackflow.stack.elasticsearch.autoscaling import parse_policy_limits, validate_policies
-from stackflow.stack.policies.validation import validate_elasticsearch_autoscaler
+from stackflow.stack.policies.autoscaling.spec import parse_policy_limits
+from stackflow.stack.policies.autoscaling.validation import (
+    validate_elasticsearch_autoscaler,
+    validate_policies,
+)
 from tests.unit.fuzz.strategies import FUZZ_SETTINGS, objects_of
 
 AUTOSCALERS = objects_of(
