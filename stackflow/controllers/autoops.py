@@ -39,6 +39,7 @@ __all__ = [
     "AUTOOPS_POLICY",
     "AUTOOPS_POLICY_CONTROLLER",
     "ELASTICSEARCH",
+    "RELEASE_CLUSTER_ACTIVITY",
     "autoops_policy_owners",
     "autoops_policy_references",
     "autoops_policy_selects",
@@ -97,6 +98,10 @@ def autoops_policy_selects(
     )
 
 
+#: The compensation that releases what a policy holds for one cluster: the agent's Deployment,
+#: ConfigMap and Secrets, and the cluster's API key (invalidated). Recorded per served cluster.
+RELEASE_CLUSTER_ACTIVITY = "autoopsagentpolicy.release_cluster"
+
 AUTOOPS_POLICY_CONTROLLER = Controller(
     name="autoopsagentpolicy",
     primary=AUTOOPS_POLICY,
@@ -111,4 +116,5 @@ AUTOOPS_POLICY_CONTROLLER = Controller(
     flip=FlipStrategy.CONTROLLER,
     # It creates and invalidates API keys in the served clusters: not a local activity.
     local_step=False,
+    compensations=(RELEASE_CLUSTER_ACTIVITY,),
 )

@@ -11,10 +11,19 @@ import pytest
 from kubernetes_asyncio import client
 from temporalio.testing import ActivityEnvironment
 
-from activities import autoops as autoops_activities
+from activities.autoops import AutoOpsActivities
 from activities.errors import translated_errors
 from stackflow.api.kinds import kind_info
-from stackflow.models.engine import ReconcileResult, ResourceRef
+from stackflow.controllers.autoops import AUTOOPS_POLICY_CONTROLLER
+from stackflow.kube import errors
+from stackflow.models.engine import (
+    CompensateInput,
+    CompensateResult,
+    CompensationStep,
+    ReconcileInput,
+    ReconcileResult,
+    ResourceRef,
+)
 from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, SECRETS
 from stackflow.stack.elasticsearch import names as es_names
 from stackflow.stack.policies.autoops import (
@@ -116,13 +125,45 @@ def ref() -> ResourceRef:
     return ResourceRef.of("autoopsagentpolicy", POLICY, namespace=OPERATOR_NAMESPACE, name="ops")
 
 
+def family(cluster: Cluster, factory: FakeFactory, **kwargs: Any) -> AutoOpsActivities:
+    """The AutoOps activities over kubesim, every cluster dialled through ``factory``; ``kwargs``
+    go to ``Cluster.context`` (``access=`` for enforce-rbac-on-refs)."""
+    context = cluster.context(selector=SELECTOR, elasticsearch=factory, **kwargs)
+    return AutoOpsActivities(context, AUTOOPS_POLICY_CONTROLLER)
+
+
+async def reconcile_with(activities: AutoOpsActivities) -> ReconcileResult:
+    """One Startup reconcile of ``ops`` by ``activities``, its primary read as the engine does."""
+    request = startup(ref())
+
+    async def run(request: ReconcileInput) -> ReconcileResult:
+        try:
+            policy = await activities.context.scoped.get(
+                POLICY, namespace=OPERATOR_NAMESPACE, name="ops"
+            )
+        except errors.NotFound:
+            return activities.primary_missing(request.ref)
+        return await activities.reconcile(request, policy)
+
+    return await ActivityEnvironment().run(translated_errors(run), request)
+
+
 async def reconcile(cluster: Cluster, factory: FakeFactory, **kwargs: Any) -> ReconcileResult:
     """One Startup reconcile of ``ops``, every cluster dialled through ``factory``; ``kwargs`` go
     to ``Cluster.context`` (``access=`` for enforce-rbac-on-refs)."""
-    context = cluster.context(selector=SELECTOR, elasticsearch=factory, **kwargs)
-    return await ActivityEnvironment().run(
-        translated_errors(autoops_activities.reconcile), context, startup(ref())
-    )
+    return await reconcile_with(family(cluster, factory, **kwargs))
+
+
+async def release(
+    activities: AutoOpsActivities, steps: tuple[CompensationStep, ...]
+) -> list[CompensateResult]:
+    """Run the compensations ``steps`` name, in order, as the workflow does."""
+    released = []
+    for step in steps:
+        compensate = activities.compensations[step.activity]
+        request = CompensateInput(ref=ref(), step=step)
+        released.append(await ActivityEnvironment().run(translated_errors(compensate), request))
+    return released
 
 
 async def status(cluster: Cluster) -> dict[str, Any]:

@@ -13,8 +13,10 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import autoops as autoops_activities
+from activities.autoops import AutoOpsActivities, agent_compensation
 from activities.errors import translated_errors
 from activities.garbage import sweep_orphaned_secrets
+from stackflow.controllers.autoops import AUTOOPS_POLICY_CONTROLLER
 from stackflow.kube import errors
 from stackflow.models.engine import FinalizeInput, FlipDirectionName
 from stackflow.models.garbage import SweepSecretsInput
@@ -34,11 +36,14 @@ from tests.integration.autoops_setup import (
     POLICY,
     PROD,
     autoops_world,
+    family,
     make_cluster,
     policy,
     policy_objects,
     reconcile,
+    reconcile_with,
     ref,
+    release,
     status,
 )
 from tests.integration.controller_context import (
@@ -205,13 +210,24 @@ async def test_a_cluster_that_stops_matching_loses_its_agent_and_key(
 ) -> None:
     await make_cluster(cluster, "a")
     await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
-    factory = FakeFactory(fake_es)
-    await reconcile(cluster, factory)
+    activities = family(cluster, FakeFactory(fake_es))
+    served = await reconcile_with(activities)
+    # Serving the cluster is recorded as the compensation that releases it.
+    assert served.acquired == (agent_compensation(f"{PROD}/a"),)
+    assert served.release_now == ()
     assert len(await policy_objects(cluster)) == 3
     await cluster.raw.merge_patch(
         ES, {"metadata": {"labels": {"autoops": "off"}}}, namespace=PROD, name="a"
     )
-    await reconcile(cluster, factory)
+    unmatched = await reconcile_with(activities)
+    # The reconcile releases nothing itself: it asks the workflow to run the compensation.
+    assert unmatched.acquired == ()
+    assert unmatched.release_now == (agent_compensation(f"{PROD}/a"),)
+    assert len(await policy_objects(cluster)) == 3
+    assert fake_es.api_keys_named(KEY_A) == {"key-1": True}
+    assert [result.released for result in await release(activities, unmatched.release_now)] == [
+        True
+    ]
     assert await policy_objects(cluster) == set()
     assert fake_es.api_keys_named(KEY_A) == {"key-1": False}
     assert (await status(cluster))["phase"] == "NoMonitoredResources"
@@ -232,7 +248,10 @@ async def test_a_cluster_that_leaves_scope_is_released_without_reading_it(
         return "eck" not in (cluster.namespaces.namespace_labels(PROD) or {})
 
     await eventually(out_of_scope)
-    await reconcile(cluster, factory)
+    activities = family(cluster, factory)
+    result = await reconcile_with(activities)
+    assert result.release_now == (agent_compensation(f"{PROD}/a"),)
+    await release(activities, result.release_now)
     assert await policy_objects(cluster) == set()
     assert fake_es.api_keys_named(KEY_A) == {"key-1": False}
     # The key invalidated itself: the operator's user was not used for it.
@@ -246,9 +265,8 @@ async def test_the_finalizer_invalidates_keys_and_deletes_api_key_secrets(
     await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
     factory = FakeFactory(fake_es)
     await reconcile(cluster, factory)
-    context = cluster.context(selector=SELECTOR, elasticsearch=factory)
     result = await ActivityEnvironment().run(
-        translated_errors(autoops_activities.finalize), context, FinalizeInput(ref=ref())
+        translated_errors(family(cluster, factory).finalize), FinalizeInput(ref=ref())
     )
     assert f"Secret {OPERATOR_NAMESPACE}/{NAMES_A.api_key_secret}" in result.deleted
     assert fake_es.api_keys_named(KEY_A) == {"key-1": False}
@@ -261,8 +279,8 @@ async def test_the_flip_mapper_returns_every_policy(cluster: Cluster) -> None:
     other = policy()
     other["metadata"] = {"namespace": PROD, "name": "team"}
     await cluster.raw.create(POLICY, other, namespace=PROD)
-    context = cluster.context(selector=SELECTOR)
-    found = await autoops_activities.flip_mapper(context, "elsewhere", FlipDirectionName.INTO_SCOPE)
+    activities = AutoOpsActivities(cluster.context(selector=SELECTOR), AUTOOPS_POLICY_CONTROLLER)
+    found = await activities.flip_targets("elsewhere", FlipDirectionName.INTO_SCOPE)
     assert sorted(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in found) == [
         f"{OPERATOR_NAMESPACE}/ops",
         f"{PROD}/team",
@@ -424,12 +442,12 @@ async def test_a_deleted_cluster_loses_its_agent_without_a_call(
 ) -> None:
     await make_cluster(cluster, "a")
     await cluster.raw.create(POLICY, policy(), namespace=OPERATOR_NAMESPACE)
-    factory = FakeFactory(fake_es)
-    await reconcile(cluster, factory)
+    activities = family(cluster, FakeFactory(fake_es))
+    await reconcile_with(activities)
     assert len(await policy_objects(cluster)) == 3
     calls = len(fake_es.calls)
     await cluster.raw.delete(ES, namespace=PROD, name="a")
-    await reconcile(cluster, factory)
+    await release(activities, (await reconcile_with(activities)).release_now)
     assert await policy_objects(cluster) == set()
     # Its keys lived in the cluster: there is no one to ask.
     assert len(fake_es.calls) == calls
