@@ -115,10 +115,8 @@ def storage_recommendation(
 ) -> Recommendation | None:
     """ECK's storage recommendation: the per-node storage and the node-count rule."""
     required = entry.get("required_capacity") or {}
-    node, total = (
-        capacity_value(required, "node", "storage"),
-        capacity_value(required, "total", "storage"),
-    )
+    node = capacity_value(required, "node", "storage")
+    total = capacity_value(required, "total", "storage")
     bounds = limits.storage
     if bounds is None and node is None and total is None:
         return None
@@ -181,10 +179,8 @@ def memory_recommendation(
 ) -> Recommendation | None:
     """ECK's memory recommendation: the per-node memory and the node-count rule."""
     required = entry.get("required_capacity") or {}
-    node, total = (
-        capacity_value(required, "node", "memory"),
-        capacity_value(required, "total", "memory"),
-    )
+    node = capacity_value(required, "node", "memory")
+    total = capacity_value(required, "total", "memory")
     if node is None and total is None:
         return None
     bounds = limits.memory
