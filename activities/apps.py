@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
-from activities.binding import ControllerActivities
+from activities.binding import Family, FamilyActivities, Primary
 from activities.building import build_off_loop
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
@@ -50,11 +50,10 @@ from stackflow.stack.apps import (
 )
 
 __all__ = [
-    "IMPLEMENTATIONS",
+    "FAMILIES",
     "NOT_GREEN_REQUEUE_SECONDS",
+    "ApplicationActivities",
     "child_resource",
-    "finalize",
-    "reconcile",
 ]
 
 #: How soon an application that is not green yet is looked at again (pods starting).
@@ -130,72 +129,71 @@ async def _remove_replaced_workloads(
     return deleted
 
 
-async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
-    """Bring one application's children and status in line with its spec."""
-    ref = request.ref
-    kind = app_kind(ref.kind)
-    try:
-        obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
-        return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
-    problems = validate_application(kind.kind, obj)
-    if problems:
-        raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
-    await warn_unknown_fields(context, ref, obj)
-    existing = await _existing_objects(context, kind, obj)
-    now = context.clock()
-    children = await build_off_loop(
-        f"{kind.kind} {ref.namespace}/{ref.name}",
-        lambda: desired_children(kind.kind, obj, existing=existing, now=now),
-    )
-    written = 0
-    workload: dict[str, Any] | None = None
-    for child in children:
-        applied = await apply_object(context.scoped, child_resource(child), child)
-        if applied.outcome is not ApplyOutcome.UNCHANGED:
-            written += 1
-        if child_resource(child) in WORKLOAD_RESOURCES:
-            workload = applied.obj
-    if workload is not None:
-        written += await _remove_replaced_workloads(context, kind=kind, workload=workload)
-    pods = await context.scoped.list(
-        PODS, namespace=ref.namespace, label_selector=_selector(kind, ref.name)
-    )
-    status = application_status(
-        kind.kind, obj, workload=workload, pods=pods["items"], now=context.clock()
-    )
-    current = obj.get("status") or {}
-    # Only the fields that changed: the association controllers write their own status fields
-    # concurrently, and re-sending a stale copy of them would undo their work.
-    changed = {key: value for key, value in status.items() if current.get(key) != value}
-    if changed:
-        await context.scoped.patch_status(
-            ref.resource, {"status": changed}, namespace=ref.namespace, name=ref.name
+class ApplicationActivities(FamilyActivities):
+    """An application controller's activities (Kibana, APM Server, ...), bound to the process's
+    ``ControllerContext``; one class for every application kind."""
+
+    async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+        """Bring one application's children and status in line with its spec."""
+        context, obj = self.context, primary
+        ref = request.ref
+        kind = app_kind(ref.kind)
+        problems = validate_application(kind.kind, obj)
+        if problems:
+            raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
+        await warn_unknown_fields(context, ref, obj)
+        existing = await _existing_objects(context, kind, obj)
+        now = context.clock()
+        children = await build_off_loop(
+            f"{kind.kind} {ref.namespace}/{ref.name}",
+            lambda: desired_children(kind.kind, obj, existing=existing, now=now),
         )
-    green = status.get("health") == "green"
-    return ReconcileResult(
-        phase=Phase.READY if green else Phase.RECONCILING,
-        message=(
-            f"health {status.get('health')}, {status.get('availableNodes', 0)} available, "
-            f"{written} objects written"
-        ),
-        requeue_after_seconds=None if green else NOT_GREEN_REQUEUE_SECONDS,
-        observed_generation=view(obj).generation,
-        referenced=tuple(app_references(obj)),
-    )
+        written = 0
+        workload: dict[str, Any] | None = None
+        for child in children:
+            applied = await apply_object(context.scoped, child_resource(child), child)
+            if applied.outcome is not ApplyOutcome.UNCHANGED:
+                written += 1
+            if child_resource(child) in WORKLOAD_RESOURCES:
+                workload = applied.obj
+        if workload is not None:
+            written += await _remove_replaced_workloads(context, kind=kind, workload=workload)
+        pods = await context.scoped.list(
+            PODS, namespace=ref.namespace, label_selector=_selector(kind, ref.name)
+        )
+        status = application_status(
+            kind.kind, obj, workload=workload, pods=pods["items"], now=context.clock()
+        )
+        current = obj.get("status") or {}
+        # Only the fields that changed: the association controllers write their own status fields
+        # concurrently, and re-sending a stale copy of them would undo their work.
+        changed = {key: value for key, value in status.items() if current.get(key) != value}
+        if changed:
+            await context.scoped.patch_status(
+                ref.resource, {"status": changed}, namespace=ref.namespace, name=ref.name
+            )
+        green = status.get("health") == "green"
+        return ReconcileResult(
+            phase=Phase.READY if green else Phase.RECONCILING,
+            message=(
+                f"health {status.get('health')}, {status.get('availableNodes', 0)} available, "
+                f"{written} objects written"
+            ),
+            requeue_after_seconds=None if green else NOT_GREEN_REQUEUE_SECONDS,
+            observed_generation=view(obj).generation,
+            referenced=tuple(app_references(obj)),
+        )
+
+    async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+        """Delete the soft-owned Secrets of a deleted application (``-http-certs-public``); every
+        other child goes with its ownerReference.
+
+        Listed unscoped: the application is gone (the scope check read it unscoped), and its
+        soft-owned Secrets are the operator's own, deleted whatever the namespace's scope (as ECK).
+        """
+        return FinalizeResult(
+            deleted=await delete_soft_owned_secrets(self.context.unscoped, request.ref)
+        )
 
 
-async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
-    """Delete the soft-owned Secrets of a deleted application (``-http-certs-public``); every
-    other child goes with its ownerReference.
-
-    Listed unscoped: the application is gone (the scope check read it unscoped), and its
-    soft-owned Secrets are the operator's own, deleted whatever the namespace's scope (as ECK).
-    """
-    return FinalizeResult(deleted=await delete_soft_owned_secrets(context.unscoped, request.ref))
-
-
-IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
-    name: ControllerActivities(reconcile=reconcile, finalize=finalize)
-    for name in APP_CONTROLLER_NAMES.values()
-}
+FAMILIES: Mapping[str, Family] = dict.fromkeys(APP_CONTROLLER_NAMES.values(), ApplicationActivities)

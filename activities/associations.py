@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from activities.association_targets import RefOutcome, resolve_ref
-from activities.binding import ControllerActivities, Finalize, FlipTargets, Reconcile
+from activities.binding import Family, FamilyActivities, Primary
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference
 from stackflow.api.kinds import kind_resource
+from stackflow.controllers import Controller
 from stackflow.kube import errors
 from stackflow.kube.events import InvolvedObject
 from stackflow.models.engine import (
@@ -61,12 +62,10 @@ __all__ = [
     "EVENT_ACTION_ACCESS_CHECK",
     "EVENT_ASSOCIATION_ERROR",
     "EVENT_STATUS_CHANGE",
-    "IMPLEMENTATIONS",
+    "FAMILIES",
     "PENDING_REQUEUE_SECONDS",
+    "AssociationActivities",
     "annotations_patch",
-    "finalize_for",
-    "flip_mapper_for",
-    "reconcile_for",
 ]
 
 EVENT_STATUS_CHANGE = "AssociationStatusChange"
@@ -177,13 +176,13 @@ def _requeue(context: ControllerContext, *, established: bool) -> float | None:
 
 
 async def _reconcile(
-    context: ControllerContext, request: ReconcileInput, *, association: Association
+    context: ControllerContext,
+    request: ReconcileInput,
+    obj: Primary,
+    *,
+    association: Association,
 ) -> ReconcileResult:
     ref = request.ref
-    try:
-        obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
-        return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
     parsed = parse_refs(obj, association)
     if parsed.errors:
         raise InvalidSpecError("; ".join(parsed.errors))
@@ -219,46 +218,39 @@ async def _reconcile(
     )
 
 
-def reconcile_for(association: Association) -> Reconcile:
-    """The reconcile activity body of one association controller."""
+class AssociationActivities(FamilyActivities):
+    """One association controller's activities (its row of ``ASSOCIATIONS``, by controller name),
+    bound to the process's ``ControllerContext``."""
 
-    async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
-        return await _reconcile(context, request, association=association)
+    def __init__(self, context: ControllerContext, controller: Controller) -> None:
+        super().__init__(context, controller)
+        self.association = association_named(controller.name)
 
-    reconcile.__doc__ = (
-        f"Reconcile the {association.name} association of one {association.associated_kind}."
-    )
-    return reconcile
+    async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+        """Reconcile the association of one associated object."""
+        return await _reconcile(self.context, request, primary, association=self.association)
 
-
-def finalize_for(association: Association) -> Finalize:
-    """The finalize activity body: the unbind clean-up of a deleted associated object."""
-
-    async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
+    async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+        """The unbind clean-up of a deleted associated object."""
         ref = request.ref
         deleted = await _delete_orphans(
-            context, association, namespace=ref.namespace, name=ref.name, refs=()
+            self.context, self.association, namespace=ref.namespace, name=ref.name, refs=()
         )
         return FinalizeResult(deleted=tuple(deleted))
 
-    return finalize
-
-
-def flip_mapper_for(association: Association) -> FlipTargets:
-    """The flip mapper (reference §11, plus transitive refs), over **unscoped** cluster-wide lists."""
-    associated_resource = kind_resource(association.associated_kind)
-    transitive = TRANSITIVE_ES_ASSOCIATION.get(association.name)
-    target_kind = association.target.kind
-
-    async def mapper(
-        context: ControllerContext, namespace: str, direction: FlipDirectionName
+    async def flip_targets(
+        self, namespace: str, direction: FlipDirectionName
     ) -> list[Mapping[str, Any]]:
-        associated = (await context.unscoped.list(associated_resource))["items"]
+        """The flip mapper (reference §11, plus transitive refs), over **unscoped** cluster-wide
+        lists."""
+        association, unscoped = self.association, self.context.unscoped
+        associated = (await unscoped.list(kind_resource(association.associated_kind)))["items"]
+        transitive = TRANSITIVE_ES_ASSOCIATION.get(association.name)
         targets: list[dict[str, Any]] | None = None
-        if transitive is not None and target_kind != association.associated_kind:
+        if transitive is not None and association.target.kind != association.associated_kind:
             # The targets' own Elasticsearch refs decide the transitive triggers.
             resource = kind_resource(association_named(transitive).associated_kind)
-            targets = (await context.unscoped.list(resource))["items"]
+            targets = (await unscoped.list(resource))["items"]
         return [
             dict(obj)
             for obj in flip.flip_targets(
@@ -269,14 +261,7 @@ def flip_mapper_for(association: Association) -> FlipTargets:
             )
         ]
 
-    return mapper
 
-
-IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
-    association.name: ControllerActivities(
-        reconcile=reconcile_for(association),
-        finalize=finalize_for(association),
-        flip_targets=flip_mapper_for(association),
-    )
-    for association in ASSOCIATIONS
-}
+FAMILIES: Mapping[str, Family] = dict.fromkeys(
+    (association.name for association in ASSOCIATIONS), AssociationActivities
+)

@@ -28,7 +28,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from activities.binding import ControllerActivities
+from activities.binding import Family, FamilyActivities, Primary
 from activities.context import ControllerContext
 from activities.elasticsearch import operator_endpoint
 from activities.errors import InvalidSpecError
@@ -39,7 +39,6 @@ from stackflow.controllers.autoscaler import (
     autoscaled_cluster,
 )
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
-from stackflow.kube import errors
 from stackflow.kube.events import InvolvedObject
 from stackflow.models.engine import (
     FinalizeInput,
@@ -86,10 +85,9 @@ from stackflow.stack.policies.autoscaling.validation import unused_policies, val
 
 __all__ = [
     "ELASTICSEARCH",
-    "IMPLEMENTATIONS",
-    "finalize",
+    "FAMILIES",
+    "AutoscalerActivities",
     "polling_seconds",
-    "reconcile",
     "spec_problems",
 ]
 
@@ -270,134 +268,132 @@ async def _record_events(
         )
 
 
-async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
-    """Scale the autoscaler's cluster from its autoscaling capacity and report it."""
-    ref = request.ref
-    try:
-        obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
-        return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
-    problems = spec_problems(obj)
-    if problems:
-        # As ECK: the reason on Healthy, then the invalid-spec path.
-        await _write_unhealthy(context, obj, "; ".join(problems))
-        raise InvalidSpecError("; ".join(problems))
-    spec = obj.get("spec") or {}
-    declared: list[Mapping[str, Any]] = list(spec.get("policies") or [])
-    limits: list[PolicyLimits] = [parse_policy_limits(policy) for policy in declared]
-    polling = polling_seconds(obj) or DEFAULT_POLLING_SECONDS
-    es_name = str(spec["elasticsearchRef"]["name"])
-    references = tuple(autoscaled_cluster(obj))
-    policies: list[dict[str, Any]] | None = None
-    scaled = False
-    es = await context.scoped.get_or_none(ELASTICSEARCH, namespace=ref.namespace, name=es_name)
-    if es is None:
-        message = f"Elasticsearch resource {ref.namespace}/{es_name} not found"
-        wanted = inactive_conditions(message)
-    else:
-        node_sets = (es.get("spec") or {}).get("nodeSets") or []
-        assignments = node_sets_by_policy(node_sets, limits)
-        unused = unused_policies(declared, assignments)
-        if unused:
-            # As ECK's validation against the cluster: unhealthy, nothing asked or written.
-            await _write_unhealthy(context, obj, "; ".join(unused))
-            raise InvalidSpecError("; ".join(unused))
-        capacity, why = await _capacity(context, es, declared, limits)
-        previous: dict[str, Mapping[str, Any]] = {
-            str(entry.get("name")): entry
-            for entry in (obj.get("status") or {}).get("policies") or ()
-            if isinstance(entry, Mapping)
-        }
-        try:
-            previous.update(await _imported(context, es, limits, assignments, previous))
-        except VolumeClaimError as error:
-            # As ECK: nothing is computed from resources it cannot read back.
-            message = f"error while importing resources from the status subresource: {error}"
-            await _write_unhealthy(context, obj, message)
-            return ReconcileResult(
-                phase=Phase.RECONCILING,
-                message=message,
-                requeue_after_seconds=polling,
-                observed_generation=view(obj).generation,
-                referenced=references,
-            )
-        overlaps = overlapping_states(limits)
-        online = capacity is not None
-        online_message = ONLINE_MESSAGE if online else why
-        results: list[PolicyResult]
-        if capacity is not None:
-            results = [
-                compute_policy(
-                    policy,
-                    capacity,
-                    assignments[policy.name],
-                    previous.get(policy.name),
-                    overlaps.get(policy.name),
-                )
-                for policy in limits
-            ]
+class AutoscalerActivities(FamilyActivities):
+    """The Elasticsearch autoscaler controller's activities, bound to the process's
+    ``ControllerContext``."""
+
+    async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+        """Scale the autoscaler's cluster from its autoscaling capacity and report it."""
+        context, obj = self.context, primary
+        ref = request.ref
+        problems = spec_problems(obj)
+        if problems:
+            # As ECK: the reason on Healthy, then the invalid-spec path.
+            await _write_unhealthy(context, obj, "; ".join(problems))
+            raise InvalidSpecError("; ".join(problems))
+        spec = obj.get("spec") or {}
+        declared: list[Mapping[str, Any]] = list(spec.get("policies") or [])
+        limits: list[PolicyLimits] = [parse_policy_limits(policy) for policy in declared]
+        polling = polling_seconds(obj) or DEFAULT_POLLING_SECONDS
+        es_name = str(spec["elasticsearchRef"]["name"])
+        references = tuple(autoscaled_cluster(obj))
+        policies: list[dict[str, Any]] | None = None
+        scaled = False
+        es = await context.scoped.get_or_none(ELASTICSEARCH, namespace=ref.namespace, name=es_name)
+        if es is None:
+            message = f"Elasticsearch resource {ref.namespace}/{es_name} not found"
+            wanted = inactive_conditions(message)
         else:
-            results = [
-                offline_policy(
-                    policy,
-                    assignments[policy.name],
-                    CurrentResources.of(previous.get(policy.name)),
-                    overlaps.get(policy.name),
-                )
-                if assignments[policy.name]
-                else compute_policy(policy, {}, (), None, overlaps.get(policy.name))
-                for policy in limits
-            ]
-        missing = [
-            f"no nodeSets for tier {result.policy}"
-            for result in results
-            if STATE_NO_NODE_SET in result.states
-        ]
-        if missing:
-            # ECK writes nothing when a policy has no node set, and reports it on Online.
-            # ECK's aggregated error: one message alone, several in brackets.
-            joined = ", ".join(missing)
-            online, online_message = False, joined if len(missing) == 1 else f"[{joined}]"
-        else:
+            node_sets = (es.get("spec") or {}).get("nodeSets") or []
+            assignments = node_sets_by_policy(node_sets, limits)
+            unused = unused_policies(declared, assignments)
+            if unused:
+                # As ECK's validation against the cluster: unhealthy, nothing asked or written.
+                await _write_unhealthy(context, obj, "; ".join(unused))
+                raise InvalidSpecError("; ".join(unused))
+            capacity, why = await _capacity(context, es, declared, limits)
+            previous: dict[str, Mapping[str, Any]] = {
+                str(entry.get("name")): entry
+                for entry in (obj.get("status") or {}).get("policies") or ()
+                if isinstance(entry, Mapping)
+            }
             try:
-                scaled = await _scale(context, es, results)
+                previous.update(await _imported(context, es, limits, assignments, previous))
             except VolumeClaimError as error:
-                online, online_message = False, str(error)
-        await _record_events(context, es, scaling_events(results, online=capacity is not None))
-        now = context.clock()
-        policies = [
-            policy_status(result, now=now, previous=previous.get(result.policy))
-            for result in results
-            if result.resources is not None or result.states
-        ]
-        wanted = conditions(results, online=online, online_message=online_message)
-        message = (
-            ("node sets scaled" if scaled else "node sets as required")
-            if online
-            else f"autoscaling capacity not read: {online_message}"
+                # As ECK: nothing is computed from resources it cannot read back.
+                message = f"error while importing resources from the status subresource: {error}"
+                await _write_unhealthy(context, obj, message)
+                return ReconcileResult(
+                    phase=Phase.RECONCILING,
+                    message=message,
+                    requeue_after_seconds=polling,
+                    observed_generation=view(obj).generation,
+                    referenced=references,
+                )
+            overlaps = overlapping_states(limits)
+            online = capacity is not None
+            online_message = ONLINE_MESSAGE if online else why
+            results: list[PolicyResult]
+            if capacity is not None:
+                results = [
+                    compute_policy(
+                        policy,
+                        capacity,
+                        assignments[policy.name],
+                        previous.get(policy.name),
+                        overlaps.get(policy.name),
+                    )
+                    for policy in limits
+                ]
+            else:
+                results = [
+                    offline_policy(
+                        policy,
+                        assignments[policy.name],
+                        CurrentResources.of(previous.get(policy.name)),
+                        overlaps.get(policy.name),
+                    )
+                    if assignments[policy.name]
+                    else compute_policy(policy, {}, (), None, overlaps.get(policy.name))
+                    for policy in limits
+                ]
+            missing = [
+                f"no nodeSets for tier {result.policy}"
+                for result in results
+                if STATE_NO_NODE_SET in result.states
+            ]
+            if missing:
+                # ECK writes nothing when a policy has no node set, and reports it on Online.
+                # ECK's aggregated error: one message alone, several in brackets.
+                joined = ", ".join(missing)
+                online, online_message = False, joined if len(missing) == 1 else f"[{joined}]"
+            else:
+                try:
+                    scaled = await _scale(context, es, results)
+                except VolumeClaimError as error:
+                    online, online_message = False, str(error)
+            await _record_events(context, es, scaling_events(results, online=capacity is not None))
+            now = context.clock()
+            policies = [
+                policy_status(result, now=now, previous=previous.get(result.policy))
+                for result in results
+                if result.resources is not None or result.states
+            ]
+            wanted = conditions(results, online=online, online_message=online_message)
+            message = (
+                ("node sets scaled" if scaled else "node sets as required")
+                if online
+                else f"autoscaling capacity not read: {online_message}"
+            )
+        patch = _status(obj, wanted, policies, context=context)
+        if patch is not None:
+            await context.scoped.patch_status(
+                ref.resource, {"status": patch}, namespace=ref.namespace, name=ref.name
+            )
+        healthy = any(c["type"] == HEALTHY and c["status"] == "True" for c in wanted)
+        limited = [c["message"] for c in wanted if c["type"] == LIMITED and c["status"] == "True"]
+        return ReconcileResult(
+            phase=Phase.READY if healthy else Phase.RECONCILING,
+            message="; ".join([message, *limited]),
+            requeue_after_seconds=polling,
+            observed_generation=view(obj).generation,
+            referenced=references,
         )
-    patch = _status(obj, wanted, policies, context=context)
-    if patch is not None:
-        await context.scoped.patch_status(
-            ref.resource, {"status": patch}, namespace=ref.namespace, name=ref.name
-        )
-    healthy = any(c["type"] == HEALTHY and c["status"] == "True" for c in wanted)
-    limited = [c["message"] for c in wanted if c["type"] == LIMITED and c["status"] == "True"]
-    return ReconcileResult(
-        phase=Phase.READY if healthy else Phase.RECONCILING,
-        message="; ".join([message, *limited]),
-        requeue_after_seconds=polling,
-        observed_generation=view(obj).generation,
-        referenced=references,
-    )
+
+    async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+        """A deleted autoscaler: nothing to release (as ECK, the cluster keeps its last resources
+        and its autoscaling policies)."""
+        return FinalizeResult(deleted=())
 
 
-async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
-    """A deleted autoscaler: nothing to release (as ECK, the cluster keeps its last resources
-    and its autoscaling policies)."""
-    return FinalizeResult(deleted=())
-
-
-IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
-    AUTOSCALER_CONTROLLER.name: ControllerActivities(reconcile=reconcile, finalize=finalize),
-}
+FAMILIES: Mapping[str, Family] = {AUTOSCALER_CONTROLLER.name: AutoscalerActivities}

@@ -19,9 +19,9 @@ from datetime import datetime
 from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
-from activities.binding import ControllerActivities
+from activities.binding import Family, FamilyActivities, Primary
 from activities.building import build_off_loop
-from activities.context import ControllerContext, ElasticsearchApi, ElasticsearchEndpoint
+from activities.context import ControllerContext
 from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
 from activities.elasticsearch_nodes import (
     NodeSpecsOutcome,
@@ -33,7 +33,8 @@ from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference, resource_for_kind
 from activities.unknown_fields import warn_unknown_fields
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, es_references
-from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
+from stackflow.elastic import ElasticsearchApi, ElasticsearchError, ElasticsearchUnavailable
+from stackflow.elastic.factory import ElasticsearchEndpoint
 from stackflow.kube import errors
 from stackflow.kube.events import InvolvedObject
 from stackflow.models.engine import (
@@ -86,11 +87,10 @@ from stackflow.stack.objects import decode_secret_data
 from stackflow.stack.policies.stack_config.secrets import file_settings_secret_name
 
 __all__ = [
-    "IMPLEMENTATIONS",
+    "FAMILIES",
     "INTERNAL_USER",
+    "ElasticsearchActivities",
     "endpoint_for",
-    "finalize",
-    "reconcile",
 ]
 
 logger = logging.getLogger("activities.elasticsearch")
@@ -303,13 +303,11 @@ async def _observe_cluster(
     return health, license_outcome
 
 
-async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
+async def _reconcile(
+    context: ControllerContext, request: ReconcileInput, es: Primary
+) -> ReconcileResult:
     """Bring one cluster's children and status in line with its spec."""
     ref = request.ref
-    try:
-        es = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
-        return ReconcileResult(phase=Phase.RECONCILING, message="Elasticsearch not found")
     problems = validate_elasticsearch(es)
     if problems:
         raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
@@ -489,15 +487,21 @@ def _with_node_specs(
     )
 
 
-async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
-    """Delete the soft-owned Secrets of a deleted cluster (they carry no ownerReference).
+class ElasticsearchActivities(FamilyActivities):
+    """The Elasticsearch controller's activities, bound to the process's ``ControllerContext``."""
 
-    Listed unscoped: the cluster is gone (the scope check read it unscoped), and its soft-owned
-    Secrets are the operator's own, deleted whatever the namespace's scope (as ECK).
-    """
-    return FinalizeResult(deleted=await delete_soft_owned_secrets(context.unscoped, request.ref))
+    async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+        """Bring one cluster's children and status in line with its spec."""
+        return await _reconcile(self.context, request, primary)
+
+    async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+        """Delete the soft-owned Secrets of a deleted cluster (they carry no ownerReference).
+
+        Listed unscoped: the cluster is gone (the scope check read it unscoped), and its
+        soft-owned Secrets are the operator's own, deleted whatever the namespace's scope (as ECK).
+        """
+        deleted = await delete_soft_owned_secrets(self.context.unscoped, request.ref)
+        return FinalizeResult(deleted=deleted)
 
 
-IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
-    ELASTICSEARCH_CONTROLLER.name: ControllerActivities(reconcile=reconcile, finalize=finalize),
-}
+FAMILIES: Mapping[str, Family] = {ELASTICSEARCH_CONTROLLER.name: ElasticsearchActivities}

@@ -19,7 +19,7 @@ The decisions are the pure functions ``resource_of_workflow``, ``workflows_to_co
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -28,7 +28,6 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.context import ControllerContext
-from activities.errors import translated_errors
 from stackflow.controllers import ControllerTable
 from stackflow.kube import errors
 from stackflow.models.engine import (
@@ -40,8 +39,6 @@ from stackflow.models.engine import (
     signal_of,
 )
 from stackflow.models.garbage import (
-    ACT_SWEEP_SECRETS,
-    ACT_SWEEP_WORKFLOWS,
     SweepSecretsInput,
     SweepSecretsResult,
     SweepWorkflowsInput,
@@ -61,7 +58,6 @@ __all__ = [
     "RUNNING_RESOURCE_WORKFLOWS_QUERY",
     "RunningWorkflow",
     "SoftOwner",
-    "build_garbage_activities",
     "orphaned_secrets",
     "resource_of_workflow",
     "soft_owner_of",
@@ -297,21 +293,3 @@ async def _orphaned_autoops_api_key_secrets(context: ControllerContext) -> list[
         if await _exists(context, controller.primary, namespace=namespace, name=name)
     ]
     return autoops.orphaned_api_key_secrets(secrets, existing)
-
-
-def build_garbage_activities(
-    context: ControllerContext,
-) -> dict[str, Callable[..., Awaitable[Any]]]:
-    """The sweep's activities bound to ``context``, by registered name."""
-
-    @activity.defn(name=ACT_SWEEP_WORKFLOWS)
-    @translated_errors
-    async def sweep_workflows(request: SweepWorkflowsInput) -> SweepWorkflowsResult:
-        return await sweep_orphaned_workflows(context, request)
-
-    @activity.defn(name=ACT_SWEEP_SECRETS)
-    @translated_errors
-    async def sweep_secrets(request: SweepSecretsInput) -> SweepSecretsResult:
-        return await sweep_orphaned_secrets(context, request)
-
-    return {ACT_SWEEP_WORKFLOWS: sweep_workflows, ACT_SWEEP_SECRETS: sweep_secrets}

@@ -14,9 +14,10 @@ from typing import Any
 from temporalio import activity
 from temporalio.client import Client
 
-from activities.binding import FlipTargets
+from activities.binding import FlipTargets, Primary
 from activities.context import ControllerContext
 from activities.kinds import involved_reference
+from activities.step import ScopedPrimary
 from stackflow.controllers import Controller, FlipStrategy, Gate
 from stackflow.kube import errors
 from stackflow.kube.events import InvolvedObject
@@ -52,7 +53,9 @@ __all__ = [
     "license_check",
     "license_notice",
     "license_wait_notice",
+    "read_primary",
     "scope_check",
+    "scope_check_reading_primary",
     "signal_resources",
     "unlicensed_status_patch",
 ]
@@ -97,6 +100,33 @@ async def scope_check(context: ControllerContext, request: ScopeCheckInput) -> S
             reason=f"namespace {ref.namespace} is not managed (namespace selector)",
         )
     return ScopeCheckResult(exists=True, in_scope=True, license_required=license_required)
+
+
+async def read_primary(context: ControllerContext, ref: ResourceRef) -> Primary | None:
+    """The primary object ``ref`` names, read through the scoped client (None: not found, or its
+    namespace is not managed). The one read of a reconcile's primary."""
+    return await context.scoped.get_or_none(ref.resource, namespace=ref.namespace, name=ref.name)
+
+
+async def scope_check_reading_primary(
+    context: ControllerContext, request: ScopeCheckInput
+) -> ScopedPrimary:
+    """``scope_check``, reading the primary for the reconcile on the way: in a managed
+    namespace one GET answers both whether it exists and what the reconcile is handed.
+
+    When that GET finds nothing, ``scope_check`` tells gone from out of scope (the namespace
+    may have just left it); should it still see the object (a cache behind a deletion), the
+    reconcile is handed None and answers its family's "not found".
+    """
+    ref = request.ref
+    if context.matcher.name_matches(ref.namespace):
+        primary = await read_primary(context, ref)
+        if primary is not None:
+            gate = context.controllers.named(ref.controller).gate
+            license_required = gate.requires_license(dynamic_scope=context.matcher.enabled)
+            scope = ScopeCheckResult(exists=True, in_scope=True, license_required=license_required)
+            return ScopedPrimary(scope=scope, primary=primary)
+    return ScopedPrimary(scope=await scope_check(context, request))
 
 
 async def _exists(context: ControllerContext, ref: ResourceRef) -> bool:
@@ -305,13 +335,14 @@ async def flip_targets(
 ) -> FlipTargetsResult:
     """The resources a namespace flip concerns for one controller, by its flip strategy.
 
-    ``mapper`` is the controller's own flip mapper (its strategy is ``CONTROLLER``).
+    ``mapper`` is the controller's own flip mapper, bound to its family (its strategy is
+    ``CONTROLLER``).
     """
     controller = context.controllers.named(request.controller)
     if controller.flip is FlipStrategy.NAMESPACE_OBJECTS or mapper is None:
         objects = await namespace_objects(context, controller, request.namespace)
     else:
-        objects = await mapper(context, request.namespace, request.direction)
+        objects = await mapper(request.namespace, request.direction)
     refs = {controller.ref_of(obj) for obj in objects}
     ordered = sorted(refs, key=lambda ref: (ref.namespace, ref.name))
     return FlipTargetsResult(refs=tuple(ordered))

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from activities.apply import apply_object
-from activities.binding import ControllerActivities
+from activities.binding import Family, FamilyActivities, Primary
 from activities.context import ControllerContext
 from stackflow.controllers.elasticsearch import ELASTICSEARCH, LICENSE_CONTROLLER
 from stackflow.kube import errors
@@ -42,17 +42,15 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import SECRETS
 from stackflow.stack.elasticsearch.names import license_secret_name
-from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.objects import controller_owner_reference, encode_secret_data
+from stackflow.stack.version import Version, parse_version
 
 __all__ = [
-    "IMPLEMENTATIONS",
+    "FAMILIES",
     "ClusterLicenseChoice",
+    "LicenseActivities",
     "best_cluster_license",
-    "finalize",
-    "flip_mapper",
     "license_secret",
-    "reconcile",
     "requeue_after",
 ]
 
@@ -178,48 +176,52 @@ async def _delete_license_secret(context: ControllerContext, *, namespace: str, 
     return True
 
 
-async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
-    """Install the best cluster license for one Elasticsearch, or remove it when there is none."""
-    ref = request.ref
-    try:
-        es = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
-        return ReconcileResult(phase=Phase.READY, message="Elasticsearch not found")
-    now = context.clock()
-    checks = await context.licenses.checks()
-    choice = best_cluster_license(checks, now=now, min_version=_min_version(es))
-    if choice is None:
-        deleted = await _delete_license_secret(context, namespace=ref.namespace, es=ref.name)
-        message = "no cluster license: license Secret removed" if deleted else "no cluster license"
-        return ReconcileResult(phase=Phase.READY, message=message)
-    await apply_object(context.scoped, SECRETS, license_secret(es, choice))
-    wait = requeue_after(now=now, expiry=choice.expiry)
-    return ReconcileResult(
-        phase=Phase.READY,
-        message=f"{choice.es_type} license from {choice.parent_uid}",
-        requeue_after_seconds=wait.total_seconds(),
-    )
+class LicenseActivities(FamilyActivities):
+    """The license controller's activities: one Elasticsearch's ``<es>-es-license`` Secret.
+
+    Its primary gone, it is ``Ready`` (there is nothing left to license).
+    """
+
+    primary_missing_phase = Phase.READY
+
+    async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+        """Install the best cluster license for one Elasticsearch, or remove it when there is
+        none."""
+        context, ref, es = self.context, request.ref, primary
+        now = context.clock()
+        checks = await context.licenses.checks()
+        choice = best_cluster_license(checks, now=now, min_version=_min_version(es))
+        if choice is None:
+            deleted = await _delete_license_secret(context, namespace=ref.namespace, es=ref.name)
+            message = (
+                "no cluster license: license Secret removed" if deleted else "no cluster license"
+            )
+            return ReconcileResult(phase=Phase.READY, message=message)
+        await apply_object(context.scoped, SECRETS, license_secret(es, choice))
+        wait = requeue_after(now=now, expiry=choice.expiry)
+        return ReconcileResult(
+            phase=Phase.READY,
+            message=f"{choice.es_type} license from {choice.parent_uid}",
+            requeue_after_seconds=wait.total_seconds(),
+        )
+
+    async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+        """Nothing to clean up: the license Secret is owned by the Elasticsearch
+        (garbage-collected)."""
+        return FinalizeResult()
+
+    async def flip_targets(
+        self, namespace: str, direction: FlipDirectionName
+    ) -> list[Mapping[str, Any]]:
+        """ECK's license flip mapper: every ES when the namespace holds an operator license,
+        else its ES."""
+        context = self.context
+        licenses = await context.unscoped.list(
+            SECRETS, namespace=namespace, label_selector=OPERATOR_LICENSE_SELECTOR
+        )
+        if licenses["items"]:
+            return list((await context.scoped.list(ELASTICSEARCH))["items"])
+        return list((await context.unscoped.list(ELASTICSEARCH, namespace=namespace))["items"])
 
 
-async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
-    """Nothing to clean up: the license Secret is owned by the Elasticsearch (garbage-collected)."""
-    return FinalizeResult()
-
-
-async def flip_mapper(
-    context: ControllerContext, namespace: str, direction: FlipDirectionName
-) -> list[Mapping[str, Any]]:
-    """ECK's license flip mapper: every ES when the namespace holds an operator license, else its ES."""
-    licenses = await context.unscoped.list(
-        SECRETS, namespace=namespace, label_selector=OPERATOR_LICENSE_SELECTOR
-    )
-    if licenses["items"]:
-        return list((await context.scoped.list(ELASTICSEARCH))["items"])
-    return list((await context.unscoped.list(ELASTICSEARCH, namespace=namespace))["items"])
-
-
-IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
-    LICENSE_CONTROLLER.name: ControllerActivities(
-        reconcile=reconcile, finalize=finalize, flip_targets=flip_mapper
-    ),
-}
+FAMILIES: Mapping[str, Family] = {LICENSE_CONTROLLER.name: LicenseActivities}

@@ -1,16 +1,23 @@
-"""``build_activities(context)``: the controller table's activities, bound to their implementations.
+"""``build_activities(context)``: the activities a worker registers, bound to their classes.
 
-Each activity is a closure over the process's ``ControllerContext``, registered under its contract
-name with ``@activity.defn(name=...)``: the generic ones of ``stackflow.models.engine`` and, per
-controller of ``context.controllers``, the names its table row lists, implemented by the
-``IMPLEMENTATIONS`` of its family's activities module. Every body is wrapped so that Kubernetes
-and Elasticsearch errors leave it as ``ApplicationError``.
+Two kinds of class hold the activities' dependencies. ``EngineActivities`` holds the
+controller-independent ones (``stackflow.models.engine``: scope check, license gate, notices,
+flips, cluster steps, signals; and the leader's sweeps and reports). Per controller of
+``context.controllers``, its family's class (``FAMILIES``, see ``activities.binding``) holds its
+reconcile, finalize, compensations and flip mapper; ``ControllerBinding`` adds what the engine
+does around them (the primary read once per reconcile, the reconcile step's gates) and registers
+them under the names the controller's table row lists. ``_register`` is the one place an activity
+is defined: it names it, translates its Kubernetes and Elasticsearch errors to
+``ApplicationError`` (``translated_errors``) and attributes a controller's writes to it
+(``writing_as``, so the watchers do not wake a controller for its own writes).
 """
 
 from __future__ import annotations
 
-import functools
+import inspect
+import typing
 from collections.abc import Awaitable, Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 from temporalio import activity
@@ -31,10 +38,18 @@ from activities import (
     telemetry,
     trial,
 )
-from activities.binding import Compensation, ControllerActivities, FlipTargets
+from activities.binding import (
+    ControllerActivities,
+    Family,
+    FlipTargets,
+    LegacyFunctionActivities,
+    Primary,
+    flip_targets_of,
+    legacy_family,
+)
 from activities.context import ControllerContext
 from activities.errors import translated_errors
-from activities.step import reconcile_step
+from activities.step import ScopedPrimary, reconcile_step
 from stackflow.controllers import Controller, FlipStrategy
 from stackflow.kube.writes import writing_as
 from stackflow.models.engine import (
@@ -47,8 +62,6 @@ from stackflow.models.engine import (
     ACT_SIGNAL_RESOURCES,
     ClusterStepInput,
     ClusterStepResult,
-    CompensateInput,
-    CompensateResult,
     FinalizeInput,
     FinalizeResult,
     FlipTargetsInput,
@@ -68,179 +81,239 @@ from stackflow.models.engine import (
     SignalResourcesInput,
     SignalResourcesResult,
 )
-from stackflow.stack.associations.table import ASSOCIATIONS
+from stackflow.models.garbage import (
+    ACT_SWEEP_SECRETS,
+    ACT_SWEEP_WORKFLOWS,
+    SweepSecretsInput,
+    SweepSecretsResult,
+    SweepWorkflowsInput,
+    SweepWorkflowsResult,
+)
+from stackflow.models.telemetry import (
+    ACT_LICENSE_USAGE,
+    ACT_TELEMETRY_REPORT,
+    LicenseUsageInput,
+    LicenseUsageResult,
+    TelemetryReportInput,
+    TelemetryReportResult,
+)
 from workflows.decisions import ACT_LICENSE_CONDITION, LicenseConditionInput, LicenseConditionResult
 
-__all__ = ["IMPLEMENTATIONS", "BindingError", "build_activities"]
+__all__ = [
+    "FAMILIES",
+    "BindingError",
+    "ControllerBinding",
+    "EngineActivities",
+    "build_activities",
+    "reconcile_family",
+]
 
 Activity = Callable[..., Awaitable[Any]]
 
-#: Every controller implementation of this package, by controller name.
-IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
-    **elasticsearch.IMPLEMENTATIONS,
-    **license.IMPLEMENTATIONS,
-    **trial.IMPLEMENTATIONS,
-    **apps.IMPLEMENTATIONS,
-    **associations.IMPLEMENTATIONS,
-    **stackconfigpolicy.IMPLEMENTATIONS,
-    **autoops.IMPLEMENTATIONS,
-    **autoscaler.IMPLEMENTATIONS,
-    **remoteclusters.IMPLEMENTATIONS,
+
+def _families_of(module: ModuleType) -> Mapping[str, Family]:
+    """A family module's ``FAMILIES``; TRANSITIONAL: a module still exporting the functions of
+    ``IMPLEMENTATIONS`` is adapted (``legacy_family``)."""
+    families: Mapping[str, Family] | None = getattr(module, "FAMILIES", None)
+    if families is not None:
+        return families
+    implementations: Mapping[str, LegacyFunctionActivities] = module.IMPLEMENTATIONS
+    return {name: legacy_family(functions) for name, functions in implementations.items()}
+
+
+#: Every controller family of this package, by controller name.
+FAMILIES: Mapping[str, Family] = {
+    name: family
+    for module in (
+        elasticsearch,
+        license,
+        trial,
+        apps,
+        associations,
+        stackconfigpolicy,
+        autoops,
+        autoscaler,
+        remoteclusters,
+    )
+    for name, family in _families_of(module).items()
 }
 
 
-#: Compensation names that earlier versions recorded in workflow state, for in-process registries
-#: that no longer exist. A run that still holds such a step must be able to complete it.
-RETIRED_COMPENSATIONS = (
-    "elasticsearch.release_observers",
-    *(f"{association.name}.release_watches" for association in ASSOCIATIONS),
-)
-
-
-async def _nothing_to_release(request: CompensateInput) -> CompensateResult:
-    return CompensateResult(released=False)
-
-
-def _retired_compensations(context: ControllerContext) -> dict[str, Activity]:
-    """Each retired compensation name, registered as an activity that releases nothing."""
-    return {
-        name: activity.defn(name=name)(_copy(_nothing_to_release))
-        for name in RETIRED_COMPENSATIONS
-        if name.partition(".")[0] in context.controllers
-    }
-
-
-def _copy(function: Callable[[CompensateInput], Awaitable[CompensateResult]]) -> Activity:
-    """A fresh function object: each registered name needs its own activity definition."""
-
-    async def run(request: CompensateInput) -> CompensateResult:
-        return await function(request)
-
-    return run
-
-
 class BindingError(ValueError):
-    """The controller table and the implementations disagree (a wiring bug: fail at start-up)."""
+    """The controller table and the families disagree (a wiring bug: fail at start-up)."""
 
 
-def _generic_activities(
-    context: ControllerContext, flip_mappers: Mapping[str, FlipTargets]
-) -> dict[str, Activity]:
-    @activity.defn(name=ACT_SCOPE_CHECK)
-    @translated_errors
-    async def scope_check(request: ScopeCheckInput) -> ScopeCheckResult:
-        return await generic.scope_check(context, request)
+async def reconcile_family(
+    family: ControllerActivities, request: ReconcileInput, primary: Primary | None
+) -> ReconcileResult:
+    """The family's reconcile of ``primary``, or its "not found" result when there is none."""
+    if primary is None:
+        return family.primary_missing(request.ref)
+    return await family.reconcile(request, primary)
 
-    @activity.defn(name=ACT_LICENSE_CHECK)
-    @translated_errors
-    async def license_check(request: LicenseCheckInput) -> LicenseCheckResult:
-        return await generic.license_check(context, request)
 
-    @activity.defn(name=ACT_LICENSE_WAIT_NOTICE)
-    @translated_errors
-    async def license_wait_notice(request: LicenseWaitNoticeInput) -> LicenseWaitNoticeResult:
-        return await generic.license_wait_notice(context, request)
+class ControllerBinding:
+    """One controller's activities as the engine runs them: its family's methods, with the
+    primary read once per reconcile and the reconcile step's gates."""
 
-    @activity.defn(name=ACT_INVALID_SPEC_NOTICE)
-    @translated_errors
-    async def invalid_spec_notice(request: InvalidSpecNoticeInput) -> InvalidSpecNoticeResult:
-        return await generic.invalid_spec_notice(context, request)
+    def __init__(
+        self, context: ControllerContext, controller: Controller, family: ControllerActivities
+    ) -> None:
+        self.context = context
+        self.controller = controller
+        self.family = family
 
-    @activity.defn(name=ACT_LICENSE_CONDITION)
-    @translated_errors
-    async def license_wait_condition(request: LicenseConditionInput) -> LicenseConditionResult:
-        return await license_condition.license_condition(context, request)
+    async def reconcile(self, request: ReconcileInput) -> ReconcileResult:
+        """Read the primary, then reconcile it (the gates ran as activities of their own)."""
+        primary = await generic.read_primary(self.context, request.ref)
+        return await reconcile_family(self.family, request, primary)
 
-    @activity.defn(name=ACT_FLIP_TARGETS)
-    @translated_errors
-    async def flip_targets(request: FlipTargetsInput) -> FlipTargetsResult:
-        mapper = flip_mappers.get(request.controller)
-        return await generic.flip_targets(context, request, mapper=mapper)
+    async def reconcile_step(self, request: ReconcileStepInput) -> ReconcileStepResult:
+        """The scope check (which reads the primary), the license gate, the reconcile."""
+        context = self.context
 
-    @activity.defn(name=ACT_CLUSTER_STEP)
-    @translated_errors
-    async def cluster_step(request: ClusterStepInput) -> ClusterStepResult:
+        async def scope_check(check: ScopeCheckInput) -> ScopedPrimary:
+            return await generic.scope_check_reading_primary(context, check)
+
+        async def license_check(check: LicenseCheckInput) -> LicenseCheckResult:
+            return await generic.license_check(context, check)
+
+        async def reconcile(reconcile: ReconcileInput, primary: Primary | None) -> ReconcileResult:
+            return await reconcile_family(self.family, reconcile, primary)
+
+        return await reconcile_step(
+            request, scope_check=scope_check, license_check=license_check, reconcile=reconcile
+        )
+
+    async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+        """The family's clean-up after the deleted primary."""
+        return await self.family.finalize(request)
+
+    def activities(self) -> dict[str, Activity]:
+        """Its activities under the names of its table row, each attributed to the controller."""
+        controller = self.controller
+        bodies: dict[str, Callable[[Any], Awaitable[Any]]] = {
+            controller.reconcile_activity: self.reconcile,
+            controller.reconcile_step_activity: self.reconcile_step,
+            controller.finalize_activity: self.finalize,
+            **{name: self.family.compensations[name] for name in controller.compensations},
+        }
+        return {
+            name: _register(name, body, writer=controller.name) for name, body in bodies.items()
+        }
+
+
+class EngineActivities:
+    """The controller-independent activities, bound to the process's ``ControllerContext`` and
+    the controllers' own flip mappers."""
+
+    def __init__(self, context: ControllerContext, flip_mappers: Mapping[str, FlipTargets]) -> None:
+        self.context = context
+        self.flip_mappers = flip_mappers
+
+    async def scope_check(self, request: ScopeCheckInput) -> ScopeCheckResult:
+        """Does the resource exist, is its namespace managed, does it need a license?"""
+        return await generic.scope_check(self.context, request)
+
+    async def license_check(self, request: LicenseCheckInput) -> LicenseCheckResult:
+        """Whether enterprise features are enabled now."""
+        return await generic.license_check(self.context, request)
+
+    async def license_wait_notice(self, request: LicenseWaitNoticeInput) -> LicenseWaitNoticeResult:
+        """The Warning events (and conditions) of a resource that waits for a license."""
+        return await generic.license_wait_notice(self.context, request)
+
+    async def invalid_spec_notice(self, request: InvalidSpecNoticeInput) -> InvalidSpecNoticeResult:
+        """Phase ``Invalid``, a failed condition and a Warning event."""
+        return await generic.invalid_spec_notice(self.context, request)
+
+    async def license_condition(self, request: LicenseConditionInput) -> LicenseConditionResult:
+        """The license-wait condition on a waiting resource."""
+        return await license_condition.license_condition(self.context, request)
+
+    async def flip_targets(self, request: FlipTargetsInput) -> FlipTargetsResult:
+        """The resources a namespace flip concerns for one controller."""
+        mapper = self.flip_mappers.get(request.controller)
+        return await generic.flip_targets(self.context, request, mapper=mapper)
+
+    async def cluster_step(self, request: ClusterStepInput) -> ClusterStepResult:
+        """One step that changes a running Elasticsearch cluster (its controller's write)."""
         with writing_as(request.ref.controller):
-            return await cluster_steps.run_cluster_step(context, request)
+            return await cluster_steps.run_cluster_step(self.context, request)
 
-    @activity.defn(name=ACT_SIGNAL_RESOURCES)
-    @translated_errors
-    async def signal_resources(request: SignalResourcesInput) -> SignalResourcesResult:
-        return await generic.signal_resources(context, request)
+    async def signal_resources(self, request: SignalResourcesInput) -> SignalResourcesResult:
+        """Signal-with-start the workflows of the refs."""
+        return await generic.signal_resources(self.context, request)
 
-    return {
-        ACT_SCOPE_CHECK: scope_check,
-        ACT_LICENSE_CHECK: license_check,
-        ACT_LICENSE_WAIT_NOTICE: license_wait_notice,
-        ACT_INVALID_SPEC_NOTICE: invalid_spec_notice,
-        ACT_LICENSE_CONDITION: license_wait_condition,
-        ACT_FLIP_TARGETS: flip_targets,
-        ACT_SIGNAL_RESOURCES: signal_resources,
-        ACT_CLUSTER_STEP: cluster_step,
-    }
+    async def sweep_workflows(self, request: SweepWorkflowsInput) -> SweepWorkflowsResult:
+        """Terminate the workflows of resources that are gone."""
+        return await garbage.sweep_orphaned_workflows(self.context, request)
 
+    async def sweep_secrets(self, request: SweepSecretsInput) -> SweepSecretsResult:
+        """Delete the orphaned soft-owned Secrets."""
+        return await garbage.sweep_orphaned_secrets(self.context, request)
 
-def _controller_activities(
-    context: ControllerContext, controller: Controller, implementation: ControllerActivities
-) -> dict[str, Activity]:
-    # Every write of a controller's activities is attributed to it, so the watchers do not wake
-    # it for its own writes (``stackflow.kube.writes``).
-    @activity.defn(name=controller.reconcile_activity)
-    @translated_errors
-    async def reconcile(request: ReconcileInput) -> ReconcileResult:
-        with writing_as(controller.name):
-            return await implementation.reconcile(context, request)
+    async def license_usage(self, request: LicenseUsageInput) -> LicenseUsageResult:
+        """The licensing usage report."""
+        return await telemetry.license_usage(self.context, request)
 
-    @activity.defn(name=controller.finalize_activity)
-    @translated_errors
-    async def finalize(request: FinalizeInput) -> FinalizeResult:
-        with writing_as(controller.name):
-            return await implementation.finalize(context, request)
+    async def telemetry_report(self, request: TelemetryReportInput) -> TelemetryReportResult:
+        """The telemetry report."""
+        return await telemetry.telemetry_report(self.context, request)
 
-    @activity.defn(name=controller.reconcile_step_activity)
-    @translated_errors
-    async def step(request: ReconcileStepInput) -> ReconcileStepResult:
-        with writing_as(controller.name):
-            return await reconcile_step(
-                request,
-                scope_check=functools.partial(generic.scope_check, context),
-                license_check=functools.partial(generic.license_check, context),
-                reconcile=functools.partial(implementation.reconcile, context),
-            )
-
-    built: dict[str, Activity] = {
-        controller.reconcile_activity: reconcile,
-        controller.reconcile_step_activity: step,
-        controller.finalize_activity: finalize,
-    }
-    for name in controller.compensations:
-        built[name] = _compensation(context, name, implementation.compensations[name], controller)
-    return built
+    def activities(self) -> dict[str, Activity]:
+        """Its activities under their names of ``stackflow.models``."""
+        bodies: dict[str, Callable[[Any], Awaitable[Any]]] = {
+            ACT_SCOPE_CHECK: self.scope_check,
+            ACT_LICENSE_CHECK: self.license_check,
+            ACT_LICENSE_WAIT_NOTICE: self.license_wait_notice,
+            ACT_INVALID_SPEC_NOTICE: self.invalid_spec_notice,
+            ACT_LICENSE_CONDITION: self.license_condition,
+            ACT_FLIP_TARGETS: self.flip_targets,
+            ACT_CLUSTER_STEP: self.cluster_step,
+            ACT_SIGNAL_RESOURCES: self.signal_resources,
+            ACT_SWEEP_WORKFLOWS: self.sweep_workflows,
+            ACT_SWEEP_SECRETS: self.sweep_secrets,
+            ACT_LICENSE_USAGE: self.license_usage,
+            ACT_TELEMETRY_REPORT: self.telemetry_report,
+        }
+        return {name: _register(name, body, writer=None) for name, body in bodies.items()}
 
 
-def _compensation(
-    context: ControllerContext, name: str, compensate: Compensation, controller: Controller
-) -> Activity:
-    @activity.defn(name=name)
-    @translated_errors
-    async def run(request: CompensateInput) -> CompensateResult:
-        with writing_as(controller.name):
-            return await compensate(context, request)
+def _register(name: str, body: Callable[[Any], Awaitable[Any]], *, writer: str | None) -> Activity:
+    """``body`` (a bound method of one input model) as the activity ``name``: its errors
+    translated, its writes attributed to controller ``writer`` when there is one.
 
-    return run
+    Temporal reads an activity's input and result types from its annotations: the function it
+    registers carries the method's.
+    """
+    translated = translated_errors(body)
+
+    async def run(request: Any) -> Any:
+        if writer is None:
+            return await translated(request)
+        with writing_as(writer):
+            return await translated(request)
+
+    hints = typing.get_type_hints(body)
+    (parameter,) = inspect.signature(body).parameters
+    run.__annotations__ = {"request": hints[parameter], "return": hints["return"]}
+    run.__name__ = run.__qualname__ = getattr(body, "__name__", name)
+    run.__doc__ = body.__doc__
+    return activity.defn(name=name)(run)
 
 
-def _check_binding(controller: Controller, implementation: ControllerActivities | None) -> None:
-    """Raise ``BindingError`` unless ``implementation`` provides what the table row names."""
-    if implementation is None:
+def _check_binding(controller: Controller, family: ControllerActivities | None) -> None:
+    """Raise ``BindingError`` unless ``family`` provides what the table row names."""
+    if family is None:
         raise BindingError(f"controller {controller.name!r} has no activities implementation")
-    missing = set(controller.compensations) - set(implementation.compensations)
+    missing = set(controller.compensations) - set(family.compensations)
     if missing:
         raise BindingError(
             f"controller {controller.name!r}: no implementation of {', '.join(sorted(missing))}"
         )
     custom_flip = controller.flip is FlipStrategy.CONTROLLER
-    if custom_flip != (implementation.flip_targets is not None):
+    if custom_flip != (flip_targets_of(family) is not None):
         raise BindingError(
             f"controller {controller.name!r}: flip strategy {controller.flip.value} needs "
             f"{'a' if custom_flip else 'no'} flip_targets implementation"
@@ -248,27 +321,21 @@ def _check_binding(controller: Controller, implementation: ControllerActivities 
 
 
 def build_activities(
-    context: ControllerContext,
-    *,
-    implementations: Mapping[str, ControllerActivities] = IMPLEMENTATIONS,
+    context: ControllerContext, *, families: Mapping[str, Family] = FAMILIES
 ) -> dict[str, Activity]:
     """Every activity a worker registers, by registered name, bound to ``context``.
 
-    ``BindingError`` when a controller of ``context.controllers`` lacks an implementation.
+    ``BindingError`` when a controller of ``context.controllers`` and its family disagree.
     """
     flip_mappers: dict[str, FlipTargets] = {}
     built: dict[str, Activity] = {}
     for controller in context.controllers:
-        implementation = implementations.get(controller.name)
-        _check_binding(controller, implementation)
-        assert implementation is not None  # checked above
-        if implementation.flip_targets is not None:
-            flip_mappers[controller.name] = implementation.flip_targets
-        built.update(_controller_activities(context, controller, implementation))
-    return {
-        **_retired_compensations(context),
-        **_generic_activities(context, flip_mappers),
-        **garbage.build_garbage_activities(context),
-        **telemetry.report_activities(context),
-        **built,
-    }
+        factory = families.get(controller.name)
+        family = factory(context, controller) if factory is not None else None
+        _check_binding(controller, family)
+        assert family is not None  # checked above
+        mapper = flip_targets_of(family)
+        if mapper is not None:
+            flip_mappers[controller.name] = mapper
+        built.update(ControllerBinding(context, controller, family).activities())
+    return {**EngineActivities(context, flip_mappers).activities(), **built}

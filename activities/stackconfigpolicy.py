@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from activities.binding import ControllerActivities
+from activities.binding import Family, FamilyActivities, Primary
 from activities.context import ControllerContext
 from activities.elasticsearch import operator_endpoint
 from activities.errors import InvalidSpecError
@@ -89,12 +89,10 @@ from stackflow.stack.policies.stack_config.variables import variable_sources, va
 from stackflow.stack.policies.validation import validate_stack_config_policy
 
 __all__ = [
-    "IMPLEMENTATIONS",
+    "FAMILIES",
     "NOT_READY_REQUEUE_SECONDS",
     "READY_RECHECK_SECONDS",
-    "finalize",
-    "flip_mapper",
-    "reconcile",
+    "StackConfigPolicyActivities",
 ]
 
 logger = logging.getLogger(__name__)
@@ -522,61 +520,6 @@ async def _sync(
     return details
 
 
-async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
-    """Apply one policy (merged with the others targeting the same resources) and report it."""
-    ref = request.ref
-    try:
-        obj = await context.scoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
-        return ReconcileResult(phase=Phase.RECONCILING, message=f"{ref.kind} not found")
-    problems = validate_stack_config_policy(obj)
-    if problems:
-        raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
-    await warn_unknown_fields(context, ref, obj)
-    try:
-        policy = await _resolved_policy(context, obj)
-    except SelectorError as error:
-        raise InvalidSpecError(str(error)) from error
-    except VariablesError as error:
-        return await _variables_missing(context, request, obj, str(error))
-    # A policy of the operator namespace may target every managed namespace; others their own.
-    namespace = None if ref.namespace == context.operator_namespace else ref.namespace
-    targeted: set[TargetKey] = set()
-    for type_, kind in _KINDS.items():
-        listed = await context.scoped.list(kind, namespace=namespace)
-        for item in listed["items"]:
-            target = Target.of(type_, item)
-            if targets(policy, target, operator_namespace=context.operator_namespace):
-                targeted.add((type_, target.namespace, target.name))
-    keys = targeted | await _owned_targets(context, policy.key)
-    details = await _sync(context, keys, _Policies(context))
-    # Only what this policy targets now is its own to report.
-    mine = {
-        type_: {
-            key: entry for key, entry in entries.items() if (type_, *key.split("/", 1)) in targeted
-        }
-        for type_, entries in details.items()
-    }
-    status = policy_status(mine, observed_generation=view(obj).generation)
-    conditions = (obj.get("status") or {}).get("conditions") or []
-    kept = [c for c in conditions if not str(c.get("message", "")).startswith(_VARIABLES_PREFIX)]
-    if kept != conditions:
-        # The variables source that was missing is back: its failed condition goes.
-        status["conditions"] = kept
-    patch = status_patch(obj.get("status") or {}, status)
-    if patch is not None:
-        await context.scoped.patch_status(
-            ref.resource, {"status": patch}, namespace=ref.namespace, name=ref.name
-        )
-    ready = status["phase"] == "Ready"
-    return ReconcileResult(
-        phase=Phase.READY if ready else Phase.RECONCILING,
-        message=f"{status['phase']}: {status['readyCount']} resources ready",
-        requeue_after_seconds=READY_RECHECK_SECONDS if ready else NOT_READY_REQUEUE_SECONDS,
-        observed_generation=view(obj).generation,
-    )
-
-
 async def _variables_missing(
     context: ControllerContext, request: ReconcileInput, obj: Mapping[str, Any], message: str
 ) -> ReconcileResult:
@@ -598,34 +541,92 @@ async def _variables_missing(
     )
 
 
-async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
-    """A deleted policy: re-merge every resource it owned Secrets of without it (an empty
-    file-settings state and no policy-config Secret where no other policy targets it)."""
-    ref = request.ref
-    key = f"{ref.namespace}/{ref.name}"
-    owned = await _owned_targets(context, key)
-    await _sync(context, owned, _Policies(context, excluded=key))
-    return FinalizeResult(
-        deleted=tuple(f"{type_} {namespace}/{name}" for type_, namespace, name in sorted(owned))
-    )
+class StackConfigPolicyActivities(FamilyActivities):
+    """The StackConfigPolicy controller's activities, bound to the process's
+    ``ControllerContext``."""
 
-
-async def flip_mapper(
-    context: ControllerContext, namespace: str, direction: FlipDirectionName
-) -> list[Mapping[str, Any]]:
-    """The policies a flip of ``namespace`` concerns: its own and the operator namespace's
-    (those may target it). Listed unscoped: the namespace may just have left scope."""
-    found = list((await context.unscoped.list(STACK_CONFIG_POLICY, namespace=namespace))["items"])
-    if namespace != context.operator_namespace:
-        operator = await context.unscoped.list(
-            STACK_CONFIG_POLICY, namespace=context.operator_namespace
+    async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+        """Apply one policy (merged with the others targeting the same resources) and report it."""
+        context, obj = self.context, primary
+        ref = request.ref
+        problems = validate_stack_config_policy(obj)
+        if problems:
+            raise InvalidSpecError("; ".join(f"{field}: {message}" for field, message in problems))
+        await warn_unknown_fields(context, ref, obj)
+        try:
+            policy = await _resolved_policy(context, obj)
+        except SelectorError as error:
+            raise InvalidSpecError(str(error)) from error
+        except VariablesError as error:
+            return await _variables_missing(context, request, obj, str(error))
+        # A policy of the operator namespace may target every managed namespace; others their own.
+        namespace = None if ref.namespace == context.operator_namespace else ref.namespace
+        targeted: set[TargetKey] = set()
+        for type_, kind in _KINDS.items():
+            listed = await context.scoped.list(kind, namespace=namespace)
+            for item in listed["items"]:
+                target = Target.of(type_, item)
+                if targets(policy, target, operator_namespace=context.operator_namespace):
+                    targeted.add((type_, target.namespace, target.name))
+        keys = targeted | await _owned_targets(context, policy.key)
+        details = await _sync(context, keys, _Policies(context))
+        # Only what this policy targets now is its own to report.
+        mine = {
+            type_: {
+                key: entry
+                for key, entry in entries.items()
+                if (type_, *key.split("/", 1)) in targeted
+            }
+            for type_, entries in details.items()
+        }
+        status = policy_status(mine, observed_generation=view(obj).generation)
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        kept = [
+            c for c in conditions if not str(c.get("message", "")).startswith(_VARIABLES_PREFIX)
+        ]
+        if kept != conditions:
+            # The variables source that was missing is back: its failed condition goes.
+            status["conditions"] = kept
+        patch = status_patch(obj.get("status") or {}, status)
+        if patch is not None:
+            await context.scoped.patch_status(
+                ref.resource, {"status": patch}, namespace=ref.namespace, name=ref.name
+            )
+        ready = status["phase"] == "Ready"
+        return ReconcileResult(
+            phase=Phase.READY if ready else Phase.RECONCILING,
+            message=f"{status['phase']}: {status['readyCount']} resources ready",
+            requeue_after_seconds=READY_RECHECK_SECONDS if ready else NOT_READY_REQUEUE_SECONDS,
+            observed_generation=view(obj).generation,
         )
-        found.extend(operator["items"])
-    return found
+
+    async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+        """A deleted policy: re-merge every resource it owned Secrets of without it (an empty
+        file-settings state and no policy-config Secret where no other policy targets it)."""
+        context = self.context
+        ref = request.ref
+        key = f"{ref.namespace}/{ref.name}"
+        owned = await _owned_targets(context, key)
+        await _sync(context, owned, _Policies(context, excluded=key))
+        return FinalizeResult(
+            deleted=tuple(f"{type_} {namespace}/{name}" for type_, namespace, name in sorted(owned))
+        )
+
+    async def flip_targets(
+        self, namespace: str, direction: FlipDirectionName
+    ) -> list[Mapping[str, Any]]:
+        """The policies a flip of ``namespace`` concerns: its own and the operator namespace's
+        (those may target it). Listed unscoped: the namespace may just have left scope."""
+        context = self.context
+        found = list(
+            (await context.unscoped.list(STACK_CONFIG_POLICY, namespace=namespace))["items"]
+        )
+        if namespace != context.operator_namespace:
+            operator = await context.unscoped.list(
+                STACK_CONFIG_POLICY, namespace=context.operator_namespace
+            )
+            found.extend(operator["items"])
+        return found
 
 
-IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
-    STACK_CONFIG_POLICY_CONTROLLER.name: ControllerActivities(
-        reconcile=reconcile, finalize=finalize, flip_targets=flip_mapper
-    ),
-}
+FAMILIES: Mapping[str, Family] = {STACK_CONFIG_POLICY_CONTROLLER.name: StackConfigPolicyActivities}

@@ -4,12 +4,17 @@ The workflow used to run each as its own (local) activity, paying a round trip t
 server and a history event for every gate on every reconcile. The step runs them in order inside
 one activity and answers a verdict, so a reconcile costs the history one marker; the gates'
 decisions stay readable in the UI as the step's result (``verdict`` and ``reason``).
+
+The scope check reads the primary object, and the reconcile is handed what it read: one read per
+reconcile (``ScopedPrimary``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
+from activities.binding import Primary
 from activities.errors import invalid_spec_message
 from stackflow.models.engine import (
     LicenseCheckInput,
@@ -23,11 +28,21 @@ from stackflow.models.engine import (
     StepVerdict,
 )
 
-__all__ = ["LicenseCheck", "Reconcile", "ScopeCheck", "reconcile_step"]
+__all__ = ["LicenseCheck", "Reconcile", "ScopeCheck", "ScopedPrimary", "reconcile_step"]
 
-ScopeCheck = Callable[[ScopeCheckInput], Awaitable[ScopeCheckResult]]
+
+@dataclass(frozen=True)
+class ScopedPrimary:
+    """The scope check's verdict and the primary object it read (None when it read none)."""
+
+    scope: ScopeCheckResult
+    primary: Primary | None = None
+
+
+ScopeCheck = Callable[[ScopeCheckInput], Awaitable[ScopedPrimary]]
 LicenseCheck = Callable[[LicenseCheckInput], Awaitable[LicenseCheckResult]]
-Reconcile = Callable[[ReconcileInput], Awaitable[ReconcileResult]]
+#: The reconcile of the primary the scope check read (None: the family's "not found" result).
+Reconcile = Callable[[ReconcileInput, Primary | None], Awaitable[ReconcileResult]]
 
 
 async def reconcile_step(
@@ -43,7 +58,8 @@ async def reconcile_step(
     failure leaves the step as it would leave the reconcile, to be retried.
     """
     ref = request.ref
-    scope = await scope_check(ScopeCheckInput(ref=ref))
+    scoped = await scope_check(ScopeCheckInput(ref=ref))
+    scope = scoped.scope
     if not scope.exists:
         return ReconcileStepResult(verdict=StepVerdict.DELETED, reason=scope.reason)
     if not scope.in_scope:
@@ -53,7 +69,7 @@ async def reconcile_step(
         if not license.licensed:
             return ReconcileStepResult(verdict=StepVerdict.UNLICENSED, reason=license.reason)
     try:
-        result = await reconcile(ReconcileInput(ref=ref, triggers=request.triggers))
+        result = await reconcile(ReconcileInput(ref=ref, triggers=request.triggers), scoped.primary)
     except Exception as error:
         message = invalid_spec_message(error)
         if message is None:

@@ -9,13 +9,10 @@ namespace is always among them. The figures come from the pure ``stackflow.licen
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from temporalio import activity
-
 from activities.context import ControllerContext
-from activities.errors import translated_errors
 from stackflow import __version__
 from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
@@ -24,8 +21,6 @@ from stackflow.licensing.usage import license_usage as usage_of
 from stackflow.models.kinds import CONFIGMAPS, SECRETS
 from stackflow.models.objects import view
 from stackflow.models.telemetry import (
-    ACT_LICENSE_USAGE,
-    ACT_TELEMETRY_REPORT,
     LicenseUsageInput,
     LicenseUsageResult,
     TelemetryReportInput,
@@ -46,7 +41,6 @@ __all__ = [
     "OPERATOR_UUID_CONFIGMAP",
     "OPERATOR_UUID_KEY",
     "license_usage",
-    "report_activities",
     "report_namespaces",
     "telemetry_report",
 ]
@@ -54,8 +48,6 @@ __all__ = [
 #: ECK keeps the operator's identity for telemetry in this ConfigMap of the operator namespace.
 OPERATOR_UUID_CONFIGMAP = "elastic-operator-uuid"
 OPERATOR_UUID_KEY = "uuid"
-
-Activity = Callable[..., Awaitable[Any]]
 
 
 def report_namespaces(matcher: NamespaceMatcher) -> list[str] | None:
@@ -187,19 +179,3 @@ async def telemetry_report(
         elif outcome is False:
             unchanged.append(where)
     return TelemetryReportResult(written=written, unchanged=unchanged, namespaces=namespaces or [])
-
-
-def report_activities(context: ControllerContext) -> dict[str, Activity]:
-    """The report activities bound to `context`, by registered name."""
-
-    @activity.defn(name=ACT_LICENSE_USAGE)
-    @translated_errors
-    async def run_license_usage(request: LicenseUsageInput) -> LicenseUsageResult:
-        return await license_usage(context, request)
-
-    @activity.defn(name=ACT_TELEMETRY_REPORT)
-    @translated_errors
-    async def run_telemetry_report(request: TelemetryReportInput) -> TelemetryReportResult:
-        return await telemetry_report(context, request)
-
-    return {ACT_LICENSE_USAGE: run_license_usage, ACT_TELEMETRY_REPORT: run_telemetry_report}

@@ -19,7 +19,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from activities.binding import ControllerActivities
+from activities.binding import Family, FamilyActivities, Primary
 from activities.context import ControllerContext
 from stackflow.controllers.trial import TRIAL_CONTROLLER
 from stackflow.kube import errors
@@ -63,24 +63,23 @@ from stackflow.models.engine import (
     Phase,
     ReconcileInput,
     ReconcileResult,
+    ResourceRef,
 )
 from stackflow.models.kinds import SECRETS
 from stackflow.models.objects import view
 
 __all__ = [
     "EULA_MESSAGE",
-    "IMPLEMENTATIONS",
+    "FAMILIES",
     "TRIAL_EXPIRED_MESSAGE",
     "TRIAL_INVALID_MESSAGE",
     "TRIAL_ONLY_ONCE_MESSAGE",
     "TRIAL_STATUS_MISSING_MESSAGE",
     "TrialAction",
+    "TrialActivities",
     "TrialDecision",
     "decide",
-    "finalize",
-    "flip_mapper",
     "is_trial_secret",
-    "reconcile",
     "trial_status_problem",
 ]
 
@@ -297,58 +296,61 @@ async def _start_trial(
     return trial
 
 
-async def reconcile(context: ControllerContext, request: ReconcileInput) -> ReconcileResult:
-    """Start, validate or refuse one trial Secret."""
-    ref = request.ref
-    try:
-        secret = await context.scoped.get(SECRETS, namespace=ref.namespace, name=ref.name)
-    except errors.NotFound:
+class TrialActivities(FamilyActivities):
+    """The trial controller's activities: start, validate or refuse trial Secrets.
+
+    Its primary gone, it is ``Ready`` (``trial Secret not found``).
+    """
+
+    primary_missing_phase = Phase.READY
+
+    def primary_missing(self, ref: ResourceRef) -> ReconcileResult:
+        """``trial Secret not found``, ``Ready``."""
         return ReconcileResult(phase=Phase.READY, message="trial Secret not found")
-    status = await _read_trial_status(context)
-    decision = decide(secret, trial_status=status, now=context.clock())
-    if decision.action is TrialAction.IGNORE:
-        return ReconcileResult(phase=Phase.READY, message="not an operator-managed trial")
-    if decision.action is TrialAction.INVALID:
-        await _annotate_invalid(context, secret, decision.message)
-        return ReconcileResult(phase=Phase.READY, message=decision.message)
-    if decision.action is TrialAction.START:
-        trial = await _start_trial(context, secret, status)
-        expiry = trial.license.expiry_time().isoformat()
-        return ReconcileResult(phase=Phase.READY, message=f"trial started, expires {expiry}")
-    await _annotate_invalid(context, secret, None)
-    return ReconcileResult(phase=Phase.READY, message="trial license valid")
+
+    async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+        """Start, validate or refuse one trial Secret."""
+        context, secret = self.context, primary
+        status = await _read_trial_status(context)
+        decision = decide(secret, trial_status=status, now=context.clock())
+        if decision.action is TrialAction.IGNORE:
+            return ReconcileResult(phase=Phase.READY, message="not an operator-managed trial")
+        if decision.action is TrialAction.INVALID:
+            await _annotate_invalid(context, secret, decision.message)
+            return ReconcileResult(phase=Phase.READY, message=decision.message)
+        if decision.action is TrialAction.START:
+            trial = await _start_trial(context, secret, status)
+            expiry = trial.license.expiry_time().isoformat()
+            return ReconcileResult(phase=Phase.READY, message=f"trial started, expires {expiry}")
+        await _annotate_invalid(context, secret, None)
+        return ReconcileResult(phase=Phase.READY, message="trial license valid")
+
+    async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+        """Nothing to clean up: ``trial-status`` must outlive the trial Secret (one trial only)."""
+        return FinalizeResult()
+
+    async def flip_targets(
+        self, namespace: str, direction: FlipDirectionName
+    ) -> list[Mapping[str, Any]]:
+        """Trial Secrets of the flipped namespace, and the trial ``trial-status`` points at."""
+        context = self.context
+        listed = await context.unscoped.list(
+            SECRETS, namespace=namespace, label_selector=TRIAL_SELECTOR
+        )
+        targets: list[Mapping[str, Any]] = list(listed["items"])
+        if namespace == context.operator_namespace:
+            try:
+                status = await context.unscoped.get(
+                    SECRETS, namespace=namespace, name=TRIAL_STATUS_SECRET_NAME
+                )
+            except errors.NotFound:
+                return targets
+            annotations = view(status).annotations
+            name = annotations.get(TRIAL_SECRET_NAME_ANNOTATION)
+            trial_namespace = annotations.get(TRIAL_SECRET_NAMESPACE_ANNOTATION)
+            if name and trial_namespace:
+                targets.append({"metadata": {"namespace": trial_namespace, "name": name}})
+        return targets
 
 
-async def finalize(context: ControllerContext, request: FinalizeInput) -> FinalizeResult:
-    """Nothing to clean up: ``trial-status`` must outlive the trial Secret (one trial only)."""
-    return FinalizeResult()
-
-
-async def flip_mapper(
-    context: ControllerContext, namespace: str, direction: FlipDirectionName
-) -> list[Mapping[str, Any]]:
-    """Trial Secrets of the flipped namespace, and the trial ``trial-status`` points at."""
-    listed = await context.unscoped.list(
-        SECRETS, namespace=namespace, label_selector=TRIAL_SELECTOR
-    )
-    targets: list[Mapping[str, Any]] = list(listed["items"])
-    if namespace == context.operator_namespace:
-        try:
-            status = await context.unscoped.get(
-                SECRETS, namespace=namespace, name=TRIAL_STATUS_SECRET_NAME
-            )
-        except errors.NotFound:
-            return targets
-        annotations = view(status).annotations
-        name = annotations.get(TRIAL_SECRET_NAME_ANNOTATION)
-        trial_namespace = annotations.get(TRIAL_SECRET_NAMESPACE_ANNOTATION)
-        if name and trial_namespace:
-            targets.append({"metadata": {"namespace": trial_namespace, "name": name}})
-    return targets
-
-
-IMPLEMENTATIONS: Mapping[str, ControllerActivities] = {
-    TRIAL_CONTROLLER.name: ControllerActivities(
-        reconcile=reconcile, finalize=finalize, flip_targets=flip_mapper
-    ),
-}
+FAMILIES: Mapping[str, Family] = {TRIAL_CONTROLLER.name: TrialActivities}

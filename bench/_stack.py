@@ -24,13 +24,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from activities.binding import ControllerActivities
+from activities.binding import Family, FamilyActivities, Primary
 from activities.context import ControllerContext
 from stackflow.cli import operator
 from stackflow.config import OperatorConfig
@@ -228,10 +228,36 @@ class ReconcileRecorder:
 
 @dataclass(frozen=True)
 class BenchControllers:
-    """The operator's controller table and the implementations its names are bound to."""
+    """The operator's controller table and the families its names are bound to."""
 
     table: ControllerTable
-    implementations: Mapping[str, ControllerActivities]
+    families: Mapping[str, Family]
+
+
+class _Recording(Protocol):
+    """A bench reconcile and finalize of ``(context, request)``."""
+
+    async def reconcile(
+        self, context: ControllerContext, request: ReconcileInput
+    ) -> ReconcileResult: ...
+
+    async def finalize(
+        self, context: ControllerContext, request: FinalizeInput
+    ) -> FinalizeResult: ...
+
+
+def recording_family(recording: _Recording) -> Family:
+    """A family whose reconcile and finalize are ``recording``'s (the primary the engine read is
+    not used: the bench reconcile reads what it measures itself)."""
+
+    class RecordingActivities(FamilyActivities):
+        async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+            return await recording.reconcile(self.context, request)
+
+        async def finalize(self, request: FinalizeInput) -> FinalizeResult:
+            return await recording.finalize(self.context, request)
+
+    return RecordingActivities
 
 
 def bench_controllers(
@@ -243,9 +269,7 @@ def bench_controllers(
     row = dataclasses.replace(ELASTICSEARCH_CONTROLLER, children=(), local_step=local_step)
     return BenchControllers(
         table=ControllerTable((row,)),
-        implementations={
-            row.name: ControllerActivities(reconcile=recorder.reconcile, finalize=recorder.finalize)
-        },
+        families={row.name: recording_family(recorder)},
     )
 
 
@@ -285,7 +309,7 @@ class InProcessOperator:
                 options=self.options,
                 stop=self.stop_event,
                 controllers=self.controllers.table,
-                implementations=self.controllers.implementations,
+                families=self.controllers.families,
                 on_ready=became,
             )
         )

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from _bare_operator import EventsWriter, generation_of
-from _stack import quiet_logs
+from _stack import quiet_logs, recording_family
 
-from activities.binding import ControllerActivities
+from activities.binding import Family
 from activities.context import ControllerContext
 from stackflow.cli.operator import OperatorOptions, install_stop_signals, run_operator
 from stackflow.config import OperatorConfig
@@ -84,12 +84,11 @@ class NoopReconcile:
 
 def bench_table(
     noop: NoopReconcile, *, local_step: bool
-) -> tuple[ControllerTable, dict[str, ControllerActivities]]:
+) -> tuple[ControllerTable, dict[str, Family]]:
     """The Elasticsearch row alone (no child watches), bound to ``noop`` (as ``bench_controllers``),
     its reconcile step local or not as ``local_step`` says."""
     row = dataclasses.replace(ELASTICSEARCH_CONTROLLER, children=(), local_step=local_step)
-    activities = ControllerActivities(reconcile=noop.reconcile, finalize=noop.finalize)
-    return ControllerTable((row,)), {row.name: activities}
+    return ControllerTable((row,)), {row.name: recording_family(noop)}
 
 
 def settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -118,7 +117,7 @@ async def run(args: argparse.Namespace) -> int:
     )
     try:
         with args.events.open("a", encoding="utf-8") as stream:
-            table, implementations = bench_table(
+            table, families = bench_table(
                 NoopReconcile(EventsWriter(stream)), local_step=args.step == "local"
             )
             return await run_operator(
@@ -126,7 +125,7 @@ async def run(args: argparse.Namespace) -> int:
                 options=options,
                 stop=stop,
                 controllers=table,
-                implementations=implementations,
+                families=families,
                 on_ready=lambda _: print("stackflow operator: ready", file=sys.stderr, flush=True),
             )
     finally:

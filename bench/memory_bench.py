@@ -49,16 +49,18 @@ from _stack import (
     ReconcileRecorder,
     bounded,
     quiet_logs,
+    recording_family,
     start_temporal,
 )
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from activities.binding import ControllerActivities
+from activities.binding import ControllerActivities, Primary
 from activities.context import ControllerContext
-from activities.registry import IMPLEMENTATIONS
+from activities.license import LicenseActivities
+from activities.registry import FAMILIES
 from stackflow.config import OperatorConfig
-from stackflow.controllers import CONTROLLERS
+from stackflow.controllers import CONTROLLERS, Controller
 from stackflow.controllers.elasticsearch import (
     ELASTICSEARCH,
     ELASTICSEARCH_CONTROLLER,
@@ -248,33 +250,31 @@ async def run_caches(kubeconfig: Path) -> dict[str, int]:
 class LicenseCounter:
     """The real license reconcile, counted."""
 
-    def __init__(self, real: ControllerActivities) -> None:
-        """Wrap ``real``."""
-        self.real = real
+    def __init__(self) -> None:
+        """Nothing counted yet."""
         self.done = CountWaiter()
 
-    async def reconcile(
-        self, context: ControllerContext, request: ReconcileInput
-    ) -> ReconcileResult:
-        """Run the real reconcile, then count it."""
-        result = await self.real.reconcile(context, request)
-        self.done.record(f"{request.ref.namespace}/{request.ref.name}")
-        return result
+    def family(self, context: ControllerContext, controller: Controller) -> ControllerActivities:
+        """The license family, its reconciles counted."""
+        done = self.done
+
+        class CountedLicenseActivities(LicenseActivities):
+            async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
+                """Run the real reconcile, then count it."""
+                result = await super().reconcile(request, primary)
+                done.record(f"{request.ref.namespace}/{request.ref.name}")
+                return result
+
+        return CountedLicenseActivities(context, controller)
 
 
 def full_controllers(recorder: ReconcileRecorder, licenses: LicenseCounter) -> BenchControllers:
     """Every row and real implementation, but the Elasticsearch reconcile records and does
     nothing and the license reconcile is counted."""
-    implementations = dict(IMPLEMENTATIONS)
-    implementations[ELASTICSEARCH_CONTROLLER.name] = dataclasses.replace(
-        implementations[ELASTICSEARCH_CONTROLLER.name],
-        reconcile=recorder.reconcile,
-        finalize=recorder.finalize,
-    )
-    implementations[LICENSE_CONTROLLER.name] = dataclasses.replace(
-        licenses.real, reconcile=licenses.reconcile
-    )
-    return BenchControllers(table=CONTROLLERS, implementations=implementations)
+    families = dict(FAMILIES)
+    families[ELASTICSEARCH_CONTROLLER.name] = recording_family(recorder)
+    families[LICENSE_CONTROLLER.name] = licenses.family
+    return BenchControllers(table=CONTROLLERS, families=families)
 
 
 @dataclasses.dataclass
@@ -343,7 +343,7 @@ async def bench(args: argparse.Namespace) -> Result:
                 progress("measuring the informer caches alone (a subprocess)")
                 caches = await run_caches(kubesim.kubeconfig)
                 recorder = ReconcileRecorder()
-                licenses = LicenseCounter(IMPLEMENTATIONS[LICENSE_CONTROLLER.name])
+                licenses = LicenseCounter()
                 settings: dict[str, Any] = {
                     "operator-namespace": OPERATOR_NAMESPACE,
                     "namespaces": [],

@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -26,26 +26,22 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from activities.binding import ControllerActivities
-from activities.context import (
-    ControllerContext,
-    ObjectReader,
-    elasticsearch_factory,
-    operator_pod_name,
-    runs_in_cluster,
-)
-from activities.licenses import OperatorLicenseReader, read_public_keys
-from activities.registry import IMPLEMENTATIONS, build_activities
+from activities.binding import Family
+from activities.context import ControllerContext, operator_pod_name
+from activities.registry import FAMILIES, build_activities
 from stackflow.cli.reports import schedule_reports
 from stackflow.cli.sizing import SANDBOX_RESTRICTIONS, sticky_cache_size
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
+from stackflow.elastic.factory import elasticsearch_factory, runs_in_cluster
 from stackflow.kube.access import access_reviewer
 from stackflow.kube.backoff import Backoff
 from stackflow.kube.client import close_api_client, make_api_client
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
 from stackflow.kube.leader import LeaderCallbacks, LeaderElector
+from stackflow.kube.operator_licenses import OperatorLicenseReader, read_public_keys
+from stackflow.kube.reader import ObjectReader
 from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.kube.writes import OwnWrites
@@ -174,12 +170,12 @@ async def run_operator(
     options: OperatorOptions,
     stop: asyncio.Event,
     controllers: ControllerTable = CONTROLLERS,
-    implementations: Mapping[str, ControllerActivities] = IMPLEMENTATIONS,
+    families: Mapping[str, Family] = FAMILIES,
     on_ready: Callable[[ProbeServer], object] | None = None,
 ) -> int:
     """Run the operator with ``controllers`` until ``stop`` is set; returns the exit status.
 
-    ``implementations`` binds the table's activity names (``activities.registry``).
+    ``families`` binds the table's activity names (``activities.registry``).
 
     Every component is entered on one exit stack, so shutdown unwinds them in reverse order
     whatever step start-up reached: watchers first, then the Lease, the worker (in-flight
@@ -199,16 +195,25 @@ async def run_operator(
         namespaces = NamespaceInformer(resources)
         matcher = NamespaceMatcher(config.scope(), source=namespaces)
         leadership = _Leadership(elected=config.enable_leader_election)
+        scoped = ScopedClient(resources, matcher)
+        # One license reader for the webhooks, the reconciles and the watchers' license events:
+        # one memory of verified signatures. It lists the license Secrets until the informers
+        # it reads from are attached (`_controller_context`).
+        licenses = OperatorLicenseReader(
+            scoped,
+            operator_namespace=config.operator_namespace,
+            public_keys=read_public_keys(config.license_public_key),
+        )
         # Bound first: a taken webhook-port stops start-up at once (WebhookPortInUseError).
         await start_webhooks(
             config,
-            client=ScopedClient(resources, matcher),
+            client=scoped,
             is_managed=matcher.name_matches,
             is_leader=leadership,
             in_cluster=runs_in_cluster(),
             stop=stop,
             running=running,
-            enterprise_license=_enterprise_license(config, ScopedClient(resources, matcher)),
+            licenses=licenses,
         )
         namespaces.start()
         running.push_async_callback(namespaces.stop)
@@ -225,13 +230,13 @@ async def run_operator(
         informers = InformerSet(resources, matcher)
         running.push_async_callback(informers.stop)
         context = _controller_context(
-            config, controllers, resources, matcher, temporal, cache=informers
+            config, controllers, resources, matcher, temporal, licenses=licenses, cache=informers
         )
         worker = Worker(
             temporal,
             task_queue=config.temporal_task_queue,
             workflows=list(WORKFLOWS),
-            activities=list(build_activities(context, implementations=implementations).values()),
+            activities=list(build_activities(context, families=families).values()),
             interceptors=[ActivityMetrics(metrics)],
             graceful_shutdown_timeout=timedelta(seconds=options.graceful_shutdown_seconds),
             max_cached_workflows=sticky_cache_size(
@@ -239,9 +244,11 @@ async def run_operator(
             ),
             workflow_runner=workflow_runner(sandboxed=config.temporal_workflow_sandbox),
         )
-        components = _Components(within=options.graceful_shutdown_seconds + 5)
-        running.push_async_callback(components.finish)
-        worker_task = components.start(worker.run(), name="temporal-worker")
+        # Every long-running task in one group: the worker and the elector stop the operator
+        # when they end; all are cancelled and awaited once, after the worker's shutdown.
+        tasks = _LongRunning(within=options.graceful_shutdown_seconds + 5)
+        running.push_async_callback(tasks.finish)
+        worker_task = tasks.start(worker.run(), name="temporal-worker")
         running.push_async_callback(_shutdown_worker, worker)
         # The elector releases the Lease when it sees ``stop``; set it on every way out.
         running.callback(stop.set)
@@ -263,7 +270,7 @@ async def run_operator(
             events=context.events,
             own_writes=resources.own_writes,
             # The reconciles' reader: the events judge licenses with the gate's own keys.
-            license_judge=context.licenses.check,
+            licenses=licenses,
         )
         running.push_async_callback(watchers.stop)
         informers.start()
@@ -273,8 +280,7 @@ async def run_operator(
         running.push_async_callback(signaller.stop)
         # /readyz is false while the Temporal frontend does not answer (one check per interval).
         reachability = TemporalReachability.of(temporal, address=config.temporal_address)
-        reaching = asyncio.create_task(reachability.run(stop), name="temporal-reachability")
-        running.push_async_callback(_cancel, reaching)
+        tasks.start(reachability.run(stop), name="temporal-reachability", essential=False)
         probes = ProbeServer(
             registry=metrics,
             is_healthy=lambda: not worker_task.done(),
@@ -297,7 +303,7 @@ async def run_operator(
             metrics_port=probes.bound_metrics_port,
             task_queue=config.temporal_task_queue,
         )
-        components.start(
+        tasks.start(
             _lead(config, options, resources, watchers, signaller, leadership, stop, metrics),
             name="leader-election",
         )
@@ -312,34 +318,11 @@ async def run_operator(
                 environ=os.environ,
                 interval=options.config_poll_seconds,
             )
-            reloading = asyncio.create_task(config_watcher.run(stop), name="config-watch")
-            running.push_async_callback(_cancel, reloading)
+            tasks.start(config_watcher.run(stop), name="config-watch", essential=False)
         if on_ready is not None:
             on_ready(probes)
-        return 1 if await components.until_stop_or_failure(stop) else 0
+        return 1 if await tasks.until_stop_or_failure(stop) else 0
     return 0  # unreachable: mypy cannot see that the exit stack does not swallow returns
-
-
-def _enterprise_license(
-    config: OperatorConfig, scoped: ScopedClient
-) -> Callable[[], Awaitable[bool]]:
-    """The webhooks' license verdict: the reconciles' reader, asked per annotated object."""
-    # Built on first use, so start-up reads no key file before the reconciles' context does;
-    # no informer cache yet (the webhooks start first): the reader lists the license Secrets.
-    readers: list[OperatorLicenseReader] = []
-
-    async def enterprise_license() -> bool:
-        if not readers:
-            readers.append(
-                OperatorLicenseReader(
-                    scoped,
-                    operator_namespace=config.operator_namespace,
-                    public_keys=read_public_keys(config.license_public_key),
-                )
-            )
-        return (await readers[0].verdict()).licensed
-
-    return enterprise_license
 
 
 def _controller_context(
@@ -349,9 +332,12 @@ def _controller_context(
     matcher: NamespaceMatcher,
     temporal: Client,
     *,
+    licenses: OperatorLicenseReader,
     cache: ObjectReader,
 ) -> ControllerContext:
+    """The reconciles' dependencies; from now on ``licenses`` reads from the informers' caches."""
     scoped = ScopedClient(resources, matcher)
+    licenses.cache = cache
     return ControllerContext(
         controllers=controllers,
         scoped=scoped,
@@ -359,12 +345,7 @@ def _controller_context(
         matcher=matcher,
         config=config,
         events=EventRecorder(resources, component="stackflow"),
-        licenses=OperatorLicenseReader(
-            scoped,
-            operator_namespace=config.operator_namespace,
-            public_keys=read_public_keys(config.license_public_key),
-            cache=cache,
-        ),
+        licenses=licenses,
         temporal_client=temporal,
         task_queue=config.temporal_task_queue,
         cache=cache,
@@ -422,19 +403,17 @@ async def _until_or_stop(awaitable: Awaitable[None], stop: asyncio.Event) -> boo
     waiting = asyncio.ensure_future(awaitable)
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    for task in (waiting, stopping):
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    await _cancel_and_wait((waiting, stopping))
     return waiting.done() and not waiting.cancelled() and not stop.is_set()
 
 
-async def _cancel(task: asyncio.Task[None]) -> None:
-    """Cancel ``task`` and wait for it to end."""
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+async def _cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
+    """Cancel what has not ended yet and wait until everything has (errors are not raised:
+    a task that ended early was reported when it ended)."""
+    pending = list(tasks)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def _shutdown_worker(worker: Worker) -> None:
@@ -443,35 +422,44 @@ async def _shutdown_worker(worker: Worker) -> None:
         await worker.shutdown()
 
 
-class _Components:
-    """The long-running parts (worker, elector): any of them ending stops the operator."""
+class _LongRunning:
+    """The operator's long-running tasks, started, watched and ended as one group.
+
+    An essential task (the worker, the elector) ending stops the operator; the others (the
+    Temporal reachability check, the configuration watch) only serve it while it runs.
+    """
 
     def __init__(self, *, within: float) -> None:
-        self._tasks: list[asyncio.Task[object]] = []
+        self._essential: list[asyncio.Task[object]] = []
+        self._background: list[asyncio.Task[object]] = []
         self._within = within
 
-    def start(self, coroutine: Coroutine[Any, Any, object], *, name: str) -> asyncio.Task[object]:
+    def start(
+        self, coroutine: Coroutine[Any, Any, object], *, name: str, essential: bool = True
+    ) -> asyncio.Task[object]:
+        """Run ``coroutine`` as a task of the group."""
         task: asyncio.Task[object] = asyncio.create_task(coroutine, name=name)
-        self._tasks.append(task)
+        (self._essential if essential else self._background).append(task)
         return task
 
     async def until_stop_or_failure(self, stop: asyncio.Event) -> bool:
-        """Wait for ``stop``; True when a component ended first (it is logged)."""
+        """Wait for ``stop``; True when an essential task ended first (it is logged)."""
         stopping = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({stopping, *self._tasks}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {stopping, *self._essential}, return_when=asyncio.FIRST_COMPLETED
+        )
+        await _cancel_and_wait((stopping,))
         if stopping in done:
             return False
-        stopping.cancel()
         for task in done:
             error = None if task.cancelled() else task.exception()
             _log.error("operator.component_ended", task=task.get_name(), error=repr(error))
         return True
 
     async def finish(self) -> None:
-        """Let the components end (they watch ``stop``); cancel what is left after a while."""
-        if not self._tasks:
-            return
-        _, pending = await asyncio.wait(self._tasks, timeout=self._within)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        """End the group: the background tasks at once; the essential ones (they watch
+        ``stop``) get a while to end by themselves before they are cancelled too."""
+        await _cancel_and_wait(self._background)
+        if self._essential:
+            await asyncio.wait(self._essential, timeout=self._within)
+        await _cancel_and_wait(self._essential)

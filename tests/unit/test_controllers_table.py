@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from activities.binding import ControllerActivities
-from activities.registry import IMPLEMENTATIONS, BindingError, build_activities
+from activities.binding import FamilyActivities
+from activities.registry import FAMILIES, BindingError, build_activities
 from stackflow.controllers import CONTROLLERS, ControllerTable, FlipStrategy, Gate, OwnerKey
 from stackflow.controllers.elasticsearch import (
     ELASTICSEARCH_CONTROLLER,
@@ -23,9 +23,6 @@ from stackflow.models.engine import (
     ACT_LICENSE_WAIT_NOTICE,
     ACT_SCOPE_CHECK,
     ACT_SIGNAL_RESOURCES,
-    CompensateInput,
-    CompensateResult,
-    CompensationStep,
     ObjectKey,
 )
 from stackflow.models.garbage import ACT_SWEEP_SECRETS, ACT_SWEEP_WORKFLOWS
@@ -226,23 +223,10 @@ def test_build_activities_registers_every_contract_name() -> None:
             *(f"{app}.{step}" for app in APP_NAMES for step in STEPS),
             *(f"elasticsearchautoscaler.{step}" for step in STEPS),
             *(f"{association}.{step}" for association in ASSOCIATION_NAMES for step in STEPS),
-            # Retired compensations still answer, so runs that recorded them can finish.
-            "elasticsearch.release_observers",
-            *(f"{association}.release_watches" for association in ASSOCIATION_NAMES),
             # The remote-cluster controller, a second row over Elasticsearch.
             *(f"remotecluster.{step}" for step in STEPS),
         ]
     )
-
-
-async def test_a_retired_compensation_releases_nothing_and_succeeds() -> None:
-    built = build_activities(_Context(CONTROLLERS))
-    request = CompensateInput(
-        ref=CONTROLLERS.named("kb-es").ref(namespace="ns", name="kb"),
-        step=CompensationStep(activity="kb-es.release_watches", key="watches/kb-es/ns/kb"),
-    )
-
-    assert await built["kb-es.release_watches"](request) == CompensateResult(released=False)
 
 
 def test_a_subset_table_registers_only_its_controllers() -> None:
@@ -254,52 +238,59 @@ def test_a_subset_table_registers_only_its_controllers() -> None:
         "elasticsearch.reconcile",
         "elasticsearch.reconcile_step",
         "elasticsearch.finalize",
-        "elasticsearch.release_observers",
         "kb-es.reconcile",
         "kb-es.reconcile_step",
         "kb-es.finalize",
-        "kb-es.release_watches",
     }
 
 
-async def _noop(*args: object) -> Any:
-    return None
+class _FlippingFamily(FamilyActivities):
+    """A family with its own flip mapper."""
+
+    async def reconcile(self, request: Any, primary: Any) -> Any:
+        return None
+
+    async def finalize(self, request: Any) -> Any:
+        return None
+
+    async def flip_targets(self, namespace: str, direction: Any) -> Any:
+        return []
 
 
 @pytest.mark.parametrize(
-    ("table", "implementations", "message"),
+    ("table", "families", "message"),
     [
         pytest.param(
             ControllerTable([replace(ELASTICSEARCH_CONTROLLER, name="widget")]),
-            IMPLEMENTATIONS,
+            FAMILIES,
             "controller 'widget' has no activities implementation",
             id="no-implementation",
         ),
         pytest.param(
             ControllerTable([replace(ELASTICSEARCH_CONTROLLER, compensations=("es.release",))]),
-            IMPLEMENTATIONS,
+            FAMILIES,
             "controller 'elasticsearch': no implementation of es.release",
             id="missing-compensation",
         ),
         pytest.param(
             ControllerTable([replace(ELASTICSEARCH_CONTROLLER, flip=FlipStrategy.CONTROLLER)]),
-            IMPLEMENTATIONS,
+            FAMILIES,
             "flip strategy controller needs a flip_targets implementation",
             id="custom-flip-without-mapper",
         ),
         pytest.param(
             ControllerTable([ELASTICSEARCH_CONTROLLER]),
-            {"elasticsearch": ControllerActivities(_noop, _noop, flip_targets=_noop)},
+            {"elasticsearch": _FlippingFamily},
             "flip strategy namespace-objects needs no flip_targets implementation",
             id="mapper-without-custom-flip",
         ),
     ],
 )
-def test_a_table_and_implementations_that_disagree_are_refused(
-    table: ControllerTable, implementations: Any, message: str
+def test_a_table_and_families_that_disagree_are_refused(
+    table: ControllerTable, families: Any, message: str
 ) -> None:
     with pytest.raises(BindingError, match=message):
-        build_activities(_Context(table), implementations=implementations)  # type: ignore[arg-type]
+        build_activities(_Context(table), families=families)  # type: ignore[arg-type]
 
 
 def test_the_autoscaler_references_its_cluster_and_has_ecks_unlicensed_notice() -> None:

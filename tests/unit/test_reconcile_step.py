@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from temporalio.exceptions import ApplicationError
 
+from activities.binding import Primary
 from activities.errors import InvalidSpecError
-from activities.step import reconcile_step
+from activities.step import ScopedPrimary, reconcile_step
 from stackflow.kube import errors as kube_errors
 from stackflow.models.engine import (
     INVALID_SPEC_ERROR,
@@ -23,24 +24,27 @@ from stackflow.models.engine import (
 from tests.workflows.fakes import make_ref
 
 GREEN = ReconcileResult(phase=Phase.READY, message="green")
+#: The primary object the scope check reads.
+PRIMARY: Primary = {"metadata": {"namespace": "ns", "name": "es", "resourceVersion": "7"}}
 
 
 def scripted(
     scope: ScopeCheckResult, licensed: bool, outcome: ReconcileResult | Exception
 ) -> tuple[list[str], dict[str, object]]:
-    """The three callables of the step, recording which ran."""
+    """The three callables of the step, recording which ran (and what the reconcile was handed)."""
     ran: list[str] = []
 
-    async def scope_check(request: ScopeCheckInput) -> ScopeCheckResult:
+    async def scope_check(request: ScopeCheckInput) -> ScopedPrimary:
         ran.append("scope")
-        return scope
+        return ScopedPrimary(scope=scope, primary=PRIMARY if scope.exists else None)
 
     async def license_check(request: LicenseCheckInput) -> LicenseCheckResult:
         ran.append("license")
         return LicenseCheckResult(licensed=licensed, reason="" if licensed else "no license")
 
-    async def reconcile(request: ReconcileInput) -> ReconcileResult:
+    async def reconcile(request: ReconcileInput, primary: Primary | None) -> ReconcileResult:
         ran.append("reconcile")
+        assert primary is PRIMARY, "the reconcile is handed what the scope check read"
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
@@ -110,3 +114,28 @@ async def test_any_other_failure_leaves_the_step_to_be_retried() -> None:
     _, steps = scripted(IN_SCOPE, True, kube_errors.Conflict("changed meanwhile"))
     with pytest.raises(kube_errors.Conflict):
         await reconcile_step(ReconcileStepInput(ref=make_ref(), triggers=()), **steps)  # type: ignore[arg-type]
+
+
+async def test_a_primary_the_scope_check_did_not_read_reaches_the_reconcile_as_none() -> None:
+    """The scope check saw the object (a cache behind a deletion) but its GET found nothing: the
+    reconcile answers its family's "not found" (``registry.reconcile_family``)."""
+    handed: list[Primary | None] = []
+
+    async def scope_check(request: ScopeCheckInput) -> ScopedPrimary:
+        return ScopedPrimary(scope=IN_SCOPE)
+
+    async def license_check(request: LicenseCheckInput) -> LicenseCheckResult:
+        raise AssertionError("not gated")
+
+    async def reconcile(request: ReconcileInput, primary: Primary | None) -> ReconcileResult:
+        handed.append(primary)
+        return GREEN
+
+    result = await reconcile_step(
+        ReconcileStepInput(ref=make_ref(), triggers=()),
+        scope_check=scope_check,
+        license_check=license_check,
+        reconcile=reconcile,
+    )
+
+    assert (result.verdict, handed) == (StepVerdict.RECONCILED, [None])

@@ -11,7 +11,8 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.step import reconcile_step
+from activities.binding import Primary
+from activities.step import ScopedPrimary, reconcile_step
 from stackflow.models.engine import (
     ACT_CLUSTER_STEP,
     ACT_FLIP_TARGETS,
@@ -160,11 +161,21 @@ class FakeEngine:
             # The real composition, over the fakes: each gate and the reconcile is recorded as if
             # it had run as its own activity, so tests count scope checks and reconciles alike.
             engine.calls.append((reconcile_step_activity(CONTROLLER), request))
+
+            async def scope_check_reading(check: ScopeCheckInput) -> ScopedPrimary:
+                scope = await scope_check(check)
+                return ScopedPrimary(scope=scope, primary={} if scope.exists else None)
+
+            async def reconcile_primary(
+                reconciled: ReconcileInput, primary: Primary | None
+            ) -> ReconcileResult:
+                return await reconcile(reconciled)
+
             return await reconcile_step(
                 request,
-                scope_check=scope_check,
+                scope_check=scope_check_reading,
                 license_check=license_check,
-                reconcile=reconcile,
+                reconcile=reconcile_primary,
             )
 
         @activity.defn(name=finalize_activity(CONTROLLER))
