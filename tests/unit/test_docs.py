@@ -2,24 +2,40 @@
 
 * No Markdown file links to or names ``../shared`` or any path outside the repository, and every
   relative Markdown link resolves to a file or directory of the repository.
-* ``docs/engine.md``'s Modules section names every module of ``workflows/``, ``activities/`` and
-  ``watchers/``, and only modules that exist.
-* ``docs/architecture.md`` names every package and every top-level module of ``stackflow/``.
+* In ``README.md`` and ``docs/``, every relative link's ``#anchor`` is a heading of its target,
+  every path of the repository named in backticks (``activities/step.py``, ``tests/e2e/``) exists,
+  every dotted module named in backticks (``stackflow.kube.scoped``, ``workflows.decisions``)
+  exists, and every ``make`` target named is a target of the Makefile.
+* ``docs/modules.md`` names every module of the packages and only modules that exist.
+* ``docs/architecture.md``'s floors table is the import-linter layers contract of ``pyproject.toml``.
+* The README stays short and no page names a package registry's host.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE_DOC = ROOT / "docs" / "engine.md"
-ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
-ENGINE_PACKAGES = ("workflows", "activities", "watchers")
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+MODULES_DOC = DOCS / "modules.md"
+ARCHITECTURE_DOC = DOCS / "architecture.md"
+#: The packages whose every module the module map lists.
+MAPPED_PACKAGES = (
+    "stackflow",
+    "activities",
+    "workflows",
+    "watchers",
+    "kubesim",
+    "controlplane",
+    "esrunner",
+)
 STACKFLOW = ROOT / "stackflow"
 #: The packages of ``stackflow`` the architecture page must describe (at least these).
 EXPECTED_STACKFLOW_PACKAGES = frozenset(
@@ -119,22 +135,6 @@ def section(text: str, title: str) -> str:
     return match.group(1)
 
 
-def engine_modules() -> set[str]:
-    """Every module of the engine packages, as a path relative to the repository."""
-    return {
-        path.relative_to(ROOT).as_posix()
-        for package in ENGINE_PACKAGES
-        for path in (ROOT / package).rglob("*.py")
-        if "__pycache__" not in path.parts
-    }
-
-
-def modules_named_in_engine_doc() -> set[str]:
-    """The module paths ``docs/engine.md``'s Modules section names."""
-    body = section(ENGINE_DOC.read_text(encoding="utf-8"), "Modules")
-    return set(MODULE_PATH.findall(body))
-
-
 def stackflow_packages() -> set[str]:
     """The package directories directly under ``stackflow/``."""
     return {
@@ -144,15 +144,175 @@ def stackflow_packages() -> set[str]:
     }
 
 
-def stackflow_top_modules() -> set[str]:
-    """The top-level modules of ``stackflow`` (``config``…), without ``__init__``."""
-    return {path.stem for path in STACKFLOW.glob("*.py") if path.name != "__init__.py"}
+def documentation() -> list[Path]:
+    """``README.md`` and every Markdown page under ``docs/``."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
 
 
-def names(text: str, dotted: str, path: str) -> bool:
-    """Whether ``text`` names a module or package by dotted name or by path."""
-    dotted_name = re.compile(rf"(?<![\w.]){re.escape(dotted)}(?![\w])")
-    return path in text or dotted_name.search(text) is not None
+def doc_id(path: Path) -> str:
+    """A page's path relative to the repository, as a test id."""
+    return path.relative_to(ROOT).as_posix()
+
+
+def outside_code(text: str) -> str:
+    """``text`` without its fenced code blocks (their ``#`` lines are comments, not headings)."""
+    return re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip()).lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(document: Path) -> set[str]:
+    """Every heading anchor of a Markdown page (a repeated heading gets ``-1``, ``-2``…)."""
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for match in re.finditer(r"^#{1,6}\s+(.*?)\s*#*$", outside_code(document.read_text()), re.M):
+        anchor = github_anchor(match.group(1))
+        count = seen.get(anchor, 0)
+        seen[anchor] = count + 1
+        found.add(anchor if count == 0 else f"{anchor}-{count}")
+    return found
+
+
+def broken_anchors(document: Path) -> list[str]:
+    """The links of ``document`` whose ``#anchor`` is not a heading of the page they point at."""
+    problems = []
+    for target in link_targets(outside_code(document.read_text(encoding="utf-8"))):
+        if SCHEME.match(target) or "#" not in target:
+            continue
+        path, anchor = target.split("#", 1)
+        page = document if not path else (document.parent / path).resolve()
+        if page.suffix == ".md" and page.is_file() and anchor not in anchors(page):
+            problems.append(f"{target}: no heading '#{anchor}' in {doc_id(page)}")
+    return problems
+
+
+#: A repository path in backticks: a top-level directory, then more (``tests/e2e/``, ``bench/x.py``).
+BACKTICKED_PATH = re.compile(r"`((?:[\w.-]+/)+[\w.-]*)`")
+#: A dotted name in backticks rooted at one of the mapped packages (``stackflow.kube.scoped``).
+BACKTICKED_DOTTED = re.compile(rf"`((?:{'|'.join(MAPPED_PACKAGES)})(?:\.\w+)+)`")
+
+
+def top_level_directories() -> set[str]:
+    """The repository's top-level directories a page may name paths under."""
+    return {
+        path.name
+        for path in ROOT.iterdir()
+        if path.is_dir() and not path.name.startswith(".") and path.name not in SKIPPED_DIRECTORIES
+    }
+
+
+def missing_paths(text: str) -> list[str]:
+    """The repository paths named in backticks in ``text`` that do not exist."""
+    roots = top_level_directories()
+    missing = []
+    for match in BACKTICKED_PATH.finditer(text):
+        path = match.group(1)
+        if path.split("/", 1)[0] in roots and not (ROOT / path).exists():
+            missing.append(path)
+    return missing
+
+
+def module_file(dotted: str) -> Path | None:
+    """The file of module or package ``dotted`` (``stackflow.kube`` → its ``__init__.py``)."""
+    base = ROOT.joinpath(*dotted.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def python_sources() -> str:
+    """The source of every module of the mapped packages, joined (to find names written as strings)."""
+    return "\n".join(
+        path.read_text(encoding="utf-8")
+        for package in MAPPED_PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+
+
+def dotted_name_exists(dotted: str, sources: str) -> bool:
+    """Whether ``dotted`` is a module, a name defined in one, or a registered name such as an
+    activity's (``stackflow.scope_check``) written as a string in the code."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = module_file(".".join(parts[:cut]))
+        if module is None:
+            continue
+        rest = parts[cut:]
+        if not rest:
+            return True
+        if len(rest) == 1 and re.search(
+            rf"^\s*(?:async\s+def|def|class)\s+{rest[0]}\b|^{rest[0]}\s*[:=]|import .*\b{rest[0]}\b",
+            module.read_text(encoding="utf-8"),
+            re.MULTILINE,
+        ):
+            return True
+        break
+    return f'"{dotted}"' in sources
+
+
+def makefile_targets() -> set[str]:
+    """The targets the Makefile defines."""
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return {
+        name
+        for match in re.finditer(r"^([\w. -]+):(?!=)", text, re.MULTILINE)
+        for name in match.group(1).split()
+    }
+
+
+def modules_of_packages(*, with_init: bool = False) -> set[str]:
+    """Every module of the mapped packages, relative to the repository; ``__init__.py`` only
+    ``with_init`` (the map names a package by its heading, its ``__init__.py`` when it holds more)."""
+    return {
+        path.relative_to(ROOT).as_posix()
+        for package in MAPPED_PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "__pycache__" not in path.parts and (with_init or path.name != "__init__.py")
+    }
+
+
+def modules_named_in_map() -> set[str]:
+    """The modules ``docs/modules.md``'s Modules section names: a full path in backticks, or a bare
+    ``name.py`` in backticks under the package heading ``### `dir/` `` it is listed under."""
+    named: set[str] = set()
+    body = section(MODULES_DOC.read_text(encoding="utf-8"), "Modules")
+    for block in re.split(r"^### ", body, flags=re.MULTILINE)[1:]:
+        heading, _, listing = block.partition("\n")
+        package = re.fullmatch(r"`([\w/]+)/`\s*", heading)
+        assert package is not None, f"docs/modules.md: a package heading is not `dir/`: {heading}"
+        for token in re.findall(r"`([\w/.-]+\.py)`", listing):
+            named.add(token if "/" in token else f"{package.group(1)}/{token}")
+    return named
+
+
+def package_headings_in_map() -> set[str]:
+    """The package directories ``docs/modules.md`` has a heading for."""
+    body = section(MODULES_DOC.read_text(encoding="utf-8"), "Modules")
+    return set(re.findall(r"^### `([\w/]+)/`", body, re.MULTILINE))
+
+
+def floors_in_architecture_doc() -> list[str]:
+    """The first column of ``docs/architecture.md``'s floors table, top to bottom."""
+    body = section(ARCHITECTURE_DOC.read_text(encoding="utf-8"), "The floors")
+    rows = re.findall(r"^\| (`.*?`) \| ", body, re.MULTILINE)
+    return [row.replace("\\|", "|").replace("`", "") for row in rows]
+
+
+def floors_in_pyproject() -> list[str]:
+    """The layers of ``pyproject.toml``'s floors contract (import-linter ``layers``), top to bottom."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (layers,) = [
+        contract["layers"]
+        for contract in config["tool"]["importlinter"]["contracts"]
+        if contract["type"] == "layers" and contract["name"].startswith("the floors")
+    ]
+    return [str(layer) for layer in layers]
 
 
 # --- (a) nothing outside the repository ----------------------------------------------------------
@@ -160,7 +320,7 @@ def names(text: str, dotted: str, path: str) -> bool:
 
 def test_markdown_files_are_found() -> None:
     found = {path.relative_to(ROOT).as_posix() for path in markdown_files()}
-    assert {"README.md", "docs/architecture.md", "docs/engine.md"} <= found
+    assert {"README.md", "docs/architecture.md", "docs/engine.md", "docs/modules.md"} <= found
 
 
 @pytest.mark.parametrize(
@@ -199,41 +359,114 @@ def test_outside_references_are_caught() -> None:
     assert re.search(r"\.\./shared", text)
 
 
-# --- (b) the engine's modules ------------------------------------------------------------------------
+# --- (b) links, paths and commands in README.md and docs/ ------------------------------------------
 
 
-def test_engine_doc_names_every_module() -> None:
-    missing = engine_modules() - modules_named_in_engine_doc()
-    assert not missing, f"modules missing from docs/engine.md's Modules section: {sorted(missing)}"
+@pytest.mark.parametrize("path", documentation(), ids=doc_id)
+def test_links_reach_their_anchors(path: Path) -> None:
+    problems = broken_anchors(path)
+    assert not problems, f"{doc_id(path)}: {problems}"
 
 
-def test_engine_doc_names_only_existing_modules() -> None:
-    stale = modules_named_in_engine_doc() - engine_modules()
-    assert not stale, f"docs/engine.md's Modules section names missing modules: {sorted(stale)}"
+@pytest.mark.parametrize("path", documentation(), ids=doc_id)
+def test_named_paths_exist(path: Path) -> None:
+    missing = missing_paths(path.read_text(encoding="utf-8"))
+    assert not missing, f"{doc_id(path)} names paths that do not exist: {missing}"
 
 
-# --- (c) the architecture page covers stackflow -----------------------------------------------------
+def test_named_modules_exist() -> None:
+    sources = python_sources()
+    missing = sorted(
+        f"{doc_id(path)}: {dotted}"
+        for path in documentation()
+        for dotted in set(BACKTICKED_DOTTED.findall(path.read_text(encoding="utf-8")))
+        if not dotted_name_exists(dotted, sources)
+    )
+    assert not missing, f"dotted names in backticks that name no module or name: {missing}"
+
+
+def test_named_make_targets_exist() -> None:
+    targets = makefile_targets()
+    missing = sorted(
+        f"{doc_id(path)}: make {target}"
+        for path in documentation()
+        for target in re.findall(
+            r"(?:`|^)make ([a-z][\w-]*)", path.read_text(encoding="utf-8"), re.MULTILINE
+        )
+        if target not in targets
+    )
+    assert not missing, f"make targets the Makefile does not define: {missing}"
+
+
+def test_checkers_catch_what_they_look_for() -> None:
+    # The anchors GitHub gives headings, and the checkers on made-up text.
+    assert github_anchor("Secrets held (`bench/secret_cache_bench.py`)") == (
+        "secrets-held-benchsecret_cache_benchpy"
+    )
+    assert github_anchor("Where a cluster is dialled (`elasticsearch-dial`)") == (
+        "where-a-cluster-is-dialled-elasticsearch-dial"
+    )
+    assert (
+        missing_paths("`activities/step.py`, `tests/e2e/`, `config/operator/settings.json`") == []
+    )
+    assert missing_paths("`activities/no_such_module.py`") == ["activities/no_such_module.py"]
+    sources = python_sources()
+    assert dotted_name_exists("stackflow.models.engine", sources)
+    assert dotted_name_exists("stackflow.scope_check", sources)  # an activity's registered name
+    assert not dotted_name_exists("stackflow.no_such_module", sources)
+    assert {"dev", "test", "lint"} <= makefile_targets()
+
+
+# --- (c) the module map ----------------------------------------------------------------------------
+
+
+def test_module_map_names_every_module() -> None:
+    missing = sorted(modules_of_packages() - modules_named_in_map())
+    assert not missing, f"modules missing from docs/modules.md (add them): {missing}"
+
+
+def test_module_map_names_only_existing_modules() -> None:
+    stale = sorted(modules_named_in_map() - modules_of_packages(with_init=True))
+    assert not stale, f"docs/modules.md names modules that do not exist (remove them): {stale}"
+
+
+def test_module_map_has_a_heading_per_package() -> None:
+    packages = {
+        path.parent.relative_to(ROOT).as_posix()
+        for package in MAPPED_PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    headings = package_headings_in_map()
+    assert not packages - headings, f"package headings missing: {sorted(packages - headings)}"
+    assert not headings - packages, f"package headings of no package: {sorted(headings - packages)}"
 
 
 def test_stackflow_packages_are_the_expected_ones() -> None:
     assert stackflow_packages() >= EXPECTED_STACKFLOW_PACKAGES
 
 
-def test_architecture_doc_names_every_stackflow_package() -> None:
-    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
-    missing = sorted(
-        package
-        for package in stackflow_packages()
-        if not names(text, f"stackflow.{package}", f"stackflow/{package}/")
-    )
-    assert not missing, f"packages missing from docs/architecture.md: {missing}"
+# --- (d) the floors, the README's length, registry hosts -------------------------------------------
 
 
-def test_architecture_doc_names_every_top_level_module() -> None:
-    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
-    missing = sorted(
-        module
-        for module in stackflow_top_modules()
-        if not names(text, f"stackflow.{module}", f"stackflow/{module}.py")
-    )
-    assert not missing, f"modules missing from docs/architecture.md: {missing}"
+def test_architecture_floors_are_the_layers_contract() -> None:
+    assert floors_in_architecture_doc() == floors_in_pyproject()
+
+
+def test_readme_is_short() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= 150, f"README.md has {lines} lines: move detail into a page under docs/"
+
+
+#: Package registries' hosts, which no page names (the tools are pointed at them by configuration).
+REGISTRY_HOSTS = re.compile(
+    r"\b(?:pypi\.org|files\.pythonhosted\.org|proxy\.golang\.org|sum\.golang\.org"
+    r"|repo1?\.maven(?:\.apache)?\.org|registry-1\.docker\.io|index\.docker\.io"
+    r"|docker\.elastic\.co|ghcr\.io|quay\.io|registry\.k8s\.io|gcr\.io|registry\.npmjs\.org)\b"
+)
+
+
+@pytest.mark.parametrize("path", documentation(), ids=doc_id)
+def test_no_registry_host_is_named(path: Path) -> None:
+    hosts = REGISTRY_HOSTS.findall(path.read_text(encoding="utf-8"))
+    assert not hosts, f"{doc_id(path)} names package registry hosts: {hosts}"
