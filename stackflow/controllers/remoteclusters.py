@@ -31,6 +31,7 @@ from stackflow.stack.elasticsearch.remote_clusters import (
 )
 
 __all__ = [
+    "RELEASE_PEER_ACTIVITY",
     "REMOTE_CLUSTER_CONTROLLER",
     "declared_remotes",
     "remote_ca_owners",
@@ -60,6 +61,10 @@ def declared_remotes(es: Mapping[str, Any]) -> list[ObjectKey]:
     return list(seen.values())
 
 
+#: The compensation that releases what a cluster holds with one peer: the CA exchange (both copies)
+#: and the cross-cluster API keys between the two. Recorded per related, visible peer.
+RELEASE_PEER_ACTIVITY = "remotecluster.release_peer"
+
 REMOTE_CLUSTER_CONTROLLER = Controller(
     name="remotecluster",
     primary=ELASTICSEARCH,
@@ -72,4 +77,5 @@ REMOTE_CLUSTER_CONTROLLER = Controller(
     flip=FlipStrategy.CONTROLLER,
     # It writes cluster settings and API keys through the clusters' HTTP APIs: not local.
     local_step=False,
+    compensations=(RELEASE_PEER_ACTIVITY,),
 )

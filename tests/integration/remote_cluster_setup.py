@@ -16,13 +16,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from temporalio.testing import ActivityEnvironment
 
-from activities import remoteclusters
 from activities.errors import translated_errors
+from activities.remoteclusters import RemoteClusterActivities
 from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
 from stackflow.kube import errors
 from stackflow.kube.access import AccessReviewer
 from stackflow.licensing.issue import generate_private_key, new_license, public_key_pem, signed
-from stackflow.models.engine import ReconcileResult
+from stackflow.models.engine import CompensateInput, ReconcileInput, ReconcileResult
 from stackflow.models.kinds import SECRETS
 from stackflow.stack.elasticsearch.remote_clusters import remote_ca_copy_name
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
@@ -125,18 +125,29 @@ async def reconcile(
     access: AccessReviewer | None = None,
 ) -> ReconcileResult:
     """One Startup reconcile of the cluster ``namespace/name`` by the remote-cluster controller,
-    licensed by ``key``, every cluster dialled at ``fake`` as its own user."""
+    licensed by ``key``, every cluster dialled at ``fake`` as its own user; then the compensations
+    it asks to run now (``release_now``), each as its own activity, as the workflow runs them."""
     context = cluster.context(
         selector=SELECTOR,
         public_keys=(public_key_pem(key.public_key()),),
         elasticsearch=FakeFactory(fake, endpoint_users=True),
         access=access,
     )
-    return await ActivityEnvironment().run(
-        translated_errors(remoteclusters.reconcile),
-        context,
-        startup(REMOTE_CLUSTER_CONTROLLER.ref(namespace=namespace, name=name)),
-    )
+    activities = RemoteClusterActivities(context, REMOTE_CLUSTER_CONTROLLER)
+    ref = REMOTE_CLUSTER_CONTROLLER.ref(namespace=namespace, name=name)
+
+    async def run(request: ReconcileInput) -> ReconcileResult:
+        try:
+            es = await context.scoped.get(ref.resource, namespace=namespace, name=name)
+        except errors.NotFound:
+            return activities.primary_missing(ref)
+        return await activities.reconcile(request, es)
+
+    result = await ActivityEnvironment().run(translated_errors(run), startup(ref))
+    for step in result.release_now:
+        compensate = translated_errors(activities.compensations[step.activity])
+        await ActivityEnvironment().run(compensate, CompensateInput(ref=ref, step=step))
+    return result
 
 
 async def secret_or_none(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:

@@ -15,8 +15,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from temporalio.testing import ActivityEnvironment
 
-from activities import remoteclusters
 from activities.license_condition import CONDITION_TYPE, license_condition
+from activities.remoteclusters import RemoteClusterActivities, peer_compensation
 from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
 from stackflow.licensing.issue import public_key_pem
 from stackflow.models.engine import FinalizeInput, Phase
@@ -122,7 +122,9 @@ async def test_a_peer_out_of_scope_loses_trust_and_keys_and_gets_them_back(
     await install_license(cluster, signing_key)
     await create_cluster(cluster, NS_A, "a", [to_b()])
     await create_cluster(cluster, NS_B, "b")
-    await reconcile(cluster, any_user_es, signing_key, NS_A, "a")
+    paired = await reconcile(cluster, any_user_es, signing_key, NS_A, "a")
+    # The pair is held as a compensation of the client's saga.
+    assert paired.acquired == (peer_compensation((NS_B, "b")),)
     [first_key] = active_key_ids(any_user_es)
 
     await cluster.raw.merge_patch(
@@ -131,7 +133,9 @@ async def test_a_peer_out_of_scope_loses_trust_and_keys_and_gets_them_back(
     await eventually(lambda: "eck" not in (cluster.namespaces.namespace_labels(NS_B) or {"eck": 1}))
     out = await reconcile(cluster, any_user_es, signing_key, NS_A, "a")
 
-    # Both copies go, the one in the out-of-scope namespace by name; the client drops the key.
+    # Released by its compensation, a step of its own: both copies go, the one in the
+    # out-of-scope namespace by name; the client drops the key.
+    assert out.release_now == (peer_compensation((NS_B, "b")),)
     assert await copies(cluster) == {}
     assert await stored_credentials(cluster) == {}
     assert "trust revoked with 1 clusters" in out.message
@@ -208,13 +212,14 @@ async def test_a_deleted_server_is_finalized_and_the_flip_mapper_finds_both_side
         elasticsearch=FakeFactory(any_user_es, endpoint_users=True),
     )
 
-    flipped = await remoteclusters.flip_mapper(context, NS_B, "out")
+    activities = RemoteClusterActivities(context, REMOTE_CLUSTER_CONTROLLER)
+    flipped = await activities.flip_targets(NS_B, "out")
     assert sorted((e["metadata"]["namespace"], e["metadata"]["name"]) for e in flipped) == [
         (NS_A, "a"),
         (NS_B, "b"),
         (NS_B, "unrelated"),
     ]
-    only_a = await remoteclusters.flip_mapper(context, NS_A, "out")
+    only_a = await activities.flip_targets(NS_A, "out")
     assert sorted((e["metadata"]["namespace"], e["metadata"]["name"]) for e in only_a) == [
         (NS_A, "a"),
         (NS_B, "b"),
@@ -223,8 +228,7 @@ async def test_a_deleted_server_is_finalized_and_the_flip_mapper_finds_both_side
     # The client is deleted: the server's copy of its CA goes, its key in the server too.
     await cluster.raw.delete(ES, namespace=NS_A, name="a")
     await ActivityEnvironment().run(
-        remoteclusters.finalize,
-        context,
+        activities.finalize,
         FinalizeInput(ref=REMOTE_CLUSTER_CONTROLLER.ref(namespace=NS_A, name="a")),
     )
     assert await secret_or_none(cluster, NS_B, "b-team-a-a-es-remote-ca") is None
