@@ -149,9 +149,13 @@ async def reconcile_with(activities: AutoOpsActivities) -> ReconcileResult:
 
 
 async def reconcile(cluster: Cluster, factory: FakeFactory, **kwargs: Any) -> ReconcileResult:
-    """One Startup reconcile of ``ops``, every cluster dialled through ``factory``; ``kwargs`` go
-    to ``Cluster.context`` (``access=`` for enforce-rbac-on-refs)."""
-    return await reconcile_with(family(cluster, factory, **kwargs))
+    """One Startup reconcile of ``ops``, every cluster dialled through ``factory``, then the
+    compensations it asks to run now, as the workflow runs them; ``kwargs`` go to
+    ``Cluster.context`` (``access=`` for enforce-rbac-on-refs)."""
+    activities = family(cluster, factory, **kwargs)
+    result = await reconcile_with(activities)
+    await release(activities, result.release_now)
+    return result
 
 
 async def release(
