@@ -179,6 +179,39 @@ async def resource_cluster_steps(env: WorkflowEnvironment, engine: FakeEngine) -
     return history
 
 
+async def resource_release_now(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """After the ``release-now-compensations`` patch: a reconcile holds three peers, the next
+    releases two of them now (last-acquired first, one activity each) while the resource stays in
+    scope; a cluster step leaves an exclusion, held; leaving scope releases what is left."""
+    client, ref = env.client, make_ref("release-now")
+    held = (step("peer/a"), step("peer/b", RELEASE_WATCH), step("peer/c"))
+    exclusion = step("allocation-exclude/es-es-default-2")
+    engine.step_acquires["disable_replica_allocation"] = (exclusion,)
+    engine.outcomes.extend(
+        [
+            ReconcileResult(phase=Phase.READY, acquired=held),
+            ReconcileResult(
+                phase=Phase.RECONCILING,
+                requeue_after_seconds=600,
+                release_now=(held[0], held[2]),
+                cluster_steps=(DisableReplicaAllocation(),),
+            ),
+        ]
+    )
+    handle = await signal_with_start(
+        client, ref=ref, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
+    )
+    await until_phase(client, ref, Phase.READY)
+    await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.SPEC_CHANGED, "peers"))
+    await until_phase(client, ref, Phase.RETRY_SCHEDULED)
+    engine.in_scope = False
+    await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.NAMESPACE_FLIP))
+    await until_phase(client, ref, Phase.OUT_OF_SCOPE)
+    history = await handle.fetch_history()
+    await handle.terminate()
+    return history
+
+
 async def _reconciled(engine: FakeEngine, count: int) -> bool:
     return engine.count(reconcile_activity("elasticsearch")) >= count
 
@@ -303,6 +336,7 @@ SCENARIOS: dict[str, Scenario] = {
     "resource_lifecycle_license_condition": resource_lifecycle_license_condition,
     "resource_retry_backoff": resource_retry_backoff,
     "resource_cluster_steps": resource_cluster_steps,
+    "resource_release_now": resource_release_now,
     "resource_continue_as_new": resource_continue_as_new,
     "namespace_flip": namespace_flip,
     "namespace_flip_parallel": namespace_flip_parallel,
