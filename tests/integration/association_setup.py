@@ -10,10 +10,8 @@ import pytest
 from kubernetes_asyncio import client
 from temporalio.testing import ActivityEnvironment
 
-from activities import elasticsearch as es_activities
 from activities.context import ControllerContext
 from activities.errors import translated_errors
-from activities.registry import IMPLEMENTATIONS
 from stackflow.api.kinds import kind_resource
 from stackflow.controllers import CONTROLLERS
 from stackflow.controllers.elasticsearch import ELASTICSEARCH, ELASTICSEARCH_CONTROLLER
@@ -26,6 +24,7 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import SECRETS
 from stackflow.stack.apps import APP_KINDS
+from tests.integration import families
 from tests.integration.controller_context import Cluster, serve_crds
 
 APP_NS = "team-a"
@@ -73,7 +72,7 @@ async def create_elasticsearch(
         },
     )
     await ActivityEnvironment().run(
-        es_activities.reconcile,
+        families.reconcile,
         context,
         ReconcileInput(
             ref=ELASTICSEARCH_CONTROLLER.ref(namespace=namespace, name="es"), triggers=()
@@ -86,7 +85,7 @@ async def reconcile(
 ) -> ReconcileResult:
     """One reconcile of ``ref`` by the controller ``controller_name``, errors translated."""
     return await ActivityEnvironment().run(
-        translated_errors(IMPLEMENTATIONS[controller_name].reconcile),
+        translated_errors(families.reconcile),
         context,
         ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.MANUAL, source="test"),)),
     )

@@ -7,7 +7,6 @@ from typing import Any
 
 from temporalio.testing import ActivityEnvironment
 
-from activities import elasticsearch as es_activities
 from activities.context import ControllerContext
 from activities.errors import translated_errors
 from stackflow.models.engine import (
@@ -17,6 +16,7 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
 )
+from tests.integration import families
 
 NAMESPACE = "team-a"
 
@@ -54,5 +54,5 @@ def reconcile_input(ref: ResourceRef) -> ReconcileInput:
 async def run_reconcile(context: ControllerContext, ref: ResourceRef) -> ReconcileResult:
     """Run one reconcile of ``ref`` as the activity worker would, errors translated."""
     return await ActivityEnvironment().run(
-        translated_errors(es_activities.reconcile), context, reconcile_input(ref)
+        translated_errors(families.reconcile), context, reconcile_input(ref)
     )

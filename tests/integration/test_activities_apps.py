@@ -9,7 +9,6 @@ from kubernetes_asyncio import client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import apps as app_activities
 from activities import generic
 from activities.context import ControllerContext
 from activities.errors import translated_errors
@@ -35,6 +34,7 @@ from stackflow.models.kinds import (
     STATEFULSETS,
     Kind,
 )
+from tests.integration import families
 from tests.integration.controller_context import Cluster, cluster, eventually, serve_crds
 
 __all__ = ["cluster"]
@@ -77,7 +77,7 @@ def manifest(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 async def run_reconcile(context: ControllerContext, ref: ResourceRef) -> ReconcileResult:
     return await ActivityEnvironment().run(
-        translated_errors(app_activities.reconcile),
+        translated_errors(families.reconcile),
         context,
         ReconcileInput(ref=ref, triggers=(Trigger(reason=TriggerReason.CREATED, source="test"),)),
     )
@@ -246,7 +246,7 @@ async def test_finalize_deletes_the_soft_owned_public_certificates(apps: Cluster
     await apps.raw.delete(resource, namespace=NAMESPACE, name="gone")
 
     result = await ActivityEnvironment().run(
-        app_activities.finalize, context, FinalizeInput(ref=app_ref("Kibana", "gone"))
+        families.finalize, context, FinalizeInput(ref=app_ref("Kibana", "gone"))
     )
 
     assert result.deleted == (f"Secret {NAMESPACE}/gone-kb-http-certs-public",)

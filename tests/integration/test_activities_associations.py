@@ -11,7 +11,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.context import ControllerContext
-from activities.registry import IMPLEMENTATIONS, build_activities
+from activities.registry import build_activities
 from stackflow.api.kinds import kind_resource
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.models.engine import (
@@ -23,6 +23,7 @@ from stackflow.models.engine import (
     Phase,
 )
 from stackflow.models.kinds import DEPLOYMENTS, EVENTS, NAMESPACES, SECRETS
+from tests.integration import families
 from tests.integration.association_setup import (
     APP_NS,
     ES_CONF,
@@ -284,9 +285,7 @@ async def test_unbind_and_finalize_clean_up_both_sides(world: Cluster) -> None:
     await world.raw.merge_patch(resource, {"spec": spec}, namespace=APP_NS, name="apm")
     await reconcile(context, "apm-es", ref)
     await world.raw.delete(resource, namespace=APP_NS, name="apm")
-    finalized = await ActivityEnvironment().run(
-        IMPLEMENTATIONS["apm-es"].finalize, context, FinalizeInput(ref=ref)
-    )
+    finalized = await ActivityEnvironment().run(families.finalize, context, FinalizeInput(ref=ref))
     assert f"Secret {ES_NS}/{APP_NS}-apm-apm-user" in finalized.deleted
 
 

@@ -18,7 +18,6 @@ import pytest
 from kubernetes_asyncio import client
 from temporalio.testing import ActivityEnvironment
 
-from activities import autoscaler as autoscaler_activities
 from activities import generic
 from activities.errors import InvalidSpecError, translated_errors
 from kubesim.testing import KubeSim
@@ -31,6 +30,7 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import EVENTS, SECRETS, STATEFULSETS
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.integration import families
 from tests.integration.controller_context import (
     Clock,
     Cluster,
@@ -144,9 +144,7 @@ async def with_internal_user(cluster: Cluster) -> None:
 async def reconcile(cluster: Cluster, **kwargs: Any) -> ReconcileResult:
     context = cluster.context(**kwargs)
     request = startup(ref())
-    return await ActivityEnvironment().run(
-        translated_errors(autoscaler_activities.reconcile), context, request
-    )
+    return await ActivityEnvironment().run(translated_errors(families.reconcile), context, request)
 
 
 async def node_set(cluster: Cluster, name: str = "data") -> dict[str, Any]:
@@ -292,7 +290,7 @@ async def test_a_policy_matching_no_node_set_makes_the_autoscaler_unhealthy(
     context = cluster.context(elasticsearch=FakeFactory(fake_es))
     request = startup(ref())
     with pytest.raises(InvalidSpecError) as raised:
-        await autoscaler_activities.reconcile(context, request)
+        await families.reconcile(context, request)
 
     # As ECK's validation against the cluster: unhealthy, the cluster neither asked nor written.
     message = (
@@ -322,7 +320,7 @@ async def test_an_invalid_policy_is_refused_and_nothing_is_scaled(
     request = startup(ref())
     context = cluster.context(elasticsearch=FakeFactory(fake_es))
     with pytest.raises(InvalidSpecError) as raised:
-        await autoscaler_activities.reconcile(context, request)
+        await families.reconcile(context, request)
 
     assert str(raised.value) == (
         "spec.policies[0].resources.nodeCount.max: Invalid value: 2: max node count must be an "

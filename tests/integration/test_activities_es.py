@@ -11,7 +11,6 @@ import yaml
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import elasticsearch as es_activities
 from activities import generic
 from activities.context import ControllerContext
 from activities.elasticsearch_license import TRIAL_STARTED_ANNOTATION
@@ -35,6 +34,7 @@ from stackflow.stack.policies.stack_config.secrets import (
     es_secret_mount_copy_name,
 )
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.integration import families
 from tests.integration.controller_context import (
     SELECTOR,
     Cluster,
@@ -194,7 +194,7 @@ async def test_finalize_deletes_soft_owned_secrets(cluster: Cluster) -> None:
     await cluster.raw.delete(ELASTICSEARCH, namespace=NAMESPACE, name="quickstart")
 
     result = await ActivityEnvironment().run(
-        es_activities.finalize, context, FinalizeInput(ref=es_ref())
+        families.finalize, context, FinalizeInput(ref=es_ref())
     )
 
     assert "Secret team-a/quickstart-es-elastic-user" in result.deleted

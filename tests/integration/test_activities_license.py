@@ -12,7 +12,6 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from temporalio.testing import ActivityEnvironment
 
 from activities import generic
-from activities import license as license_activities
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.kube import errors
 from stackflow.licensing.issue import generate_private_key, public_key_pem
@@ -26,6 +25,7 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.models.kinds import EVENTS, PODS, SECRETS
+from tests.integration import families
 from tests.integration.controller_context import (
     OPERATOR_NAMESPACE,
     OPERATOR_POD,
@@ -145,7 +145,7 @@ async def test_license_wait_notice_warns_on_operator_pod_and_resource(cluster: C
 
 async def reconcile(context: Any) -> Any:
     return await ActivityEnvironment().run(
-        license_activities.reconcile,
+        families.reconcile,
         context,
         ReconcileInput(ref=ref(), triggers=(Trigger(reason=TriggerReason.CREATED, source="test"),)),
     )

@@ -13,8 +13,6 @@ import yaml
 from kubernetes_asyncio import client
 from temporalio.testing import ActivityEnvironment
 
-from activities import apps as app_activities
-from activities import elasticsearch as es_activities
 from activities import stackconfigpolicy as policy_activities
 from activities.errors import InvalidSpecError, translated_errors
 from kubesim.testing import KubeSim
@@ -33,6 +31,7 @@ from stackflow.stack.policies.stack_config.secrets import (
     file_settings_secret_name,
 )
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
+from tests.integration import families
 from tests.integration.controller_context import (
     OPERATOR_NAMESPACE,
     Cluster,
@@ -112,9 +111,7 @@ def ref(namespace: str, name: str) -> ResourceRef:
 async def reconcile(cluster: Cluster, target: ResourceRef, **kwargs: Any) -> ReconcileResult:
     context = cluster.context(**kwargs)
     request = startup(target)
-    return await ActivityEnvironment().run(
-        translated_errors(policy_activities.reconcile), context, request
-    )
+    return await ActivityEnvironment().run(translated_errors(families.reconcile), context, request)
 
 
 async def settings(cluster: Cluster, es: str = "prod") -> dict[str, Any]:
@@ -165,7 +162,7 @@ async def test_two_policies_merge_by_weight_and_the_version_moves_only_on_change
     await cluster.raw.delete(POLICY, namespace=NAMESPACE, name="high")
     context = cluster.context()
     await ActivityEnvironment().run(
-        policy_activities.finalize, context, FinalizeInput(ref=ref(NAMESPACE, "high"))
+        families.finalize, context, FinalizeInput(ref=ref(NAMESPACE, "high"))
     )
     document = await settings(cluster)
     assert document["state"]["cluster_settings"] == {"a": "low", "b": "low"}
@@ -245,8 +242,8 @@ async def test_flip_mapper_names_the_flipped_namespace_and_the_operator_namespac
         await cluster.raw.create(
             POLICY, policy(namespace, name, 1, {"x": "y"}), namespace=namespace
         )
-    found = await policy_activities.flip_mapper(
-        cluster.context(), NAMESPACE, FlipDirectionName.INTO_SCOPE
+    found = await families.flip_targets(
+        cluster.context(), "stackconfigpolicy", NAMESPACE, FlipDirectionName.INTO_SCOPE
     )
     assert sorted(obj["metadata"]["name"] for obj in found) == ["a", "global"]
 
@@ -288,7 +285,7 @@ async def test_an_unusable_selector_is_an_invalid_spec(cluster: Cluster) -> None
     await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
     request = startup(ref(NAMESPACE, "bad"))
     with pytest.raises(InvalidSpecError, match="resourceSelector"):
-        await policy_activities.reconcile(cluster.context(), request)
+        await families.reconcile(cluster.context(), request)
 
 
 async def test_an_edit_of_a_policy_secure_settings_secret_changes_the_file_settings_secret(
@@ -394,7 +391,7 @@ async def test_secret_mounts_are_copied_into_the_cluster_namespace_and_kept_in_s
         (key.namespace, key.name) for key in row.references(stored) if key.kind == "Secret"
     }
 
-    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+    await run_controller(cluster, "elasticsearch", "prod", families.reconcile)
     assert await mounted_secret(cluster, "/usr/share/gcs") == copy_name
 
     # An edit of the source is copied again at the next reconcile.
@@ -490,7 +487,7 @@ async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
         await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-policy-config")
     )["metadata"]["annotations"]["policy.k8s.elastic.co/elasticsearch-config-mounts-hash"]
 
-    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+    await run_controller(cluster, "elasticsearch", "prod", families.reconcile)
 
     config = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-default-es-config")
     yml = yaml.safe_load(secret_text(config, "elasticsearch.yml"))
@@ -520,7 +517,7 @@ async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
         CONFIGMAPS, {"data": {"LEVEL": "debug"}}, namespace=OPERATOR_NAMESPACE, name="vars"
     )
     await reconcile(cluster, ref(OPERATOR_NAMESPACE, "cfg"))
-    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+    await run_controller(cluster, "elasticsearch", "prod", families.reconcile)
     config = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-default-es-config")
     assert (
         yaml.safe_load(secret_text(config, "elasticsearch.yml"))[
@@ -574,7 +571,7 @@ async def test_variables_from_another_namespace_only_for_operator_namespace_poli
     await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
     request = startup(ref(NAMESPACE, "far"))
     with pytest.raises(InvalidSpecError, match="operator namespace"):
-        await policy_activities.reconcile(cluster.context(), request)
+        await families.reconcile(cluster.context(), request)
 
 
 async def test_the_kibana_takes_the_policy_config_and_the_policy_sees_it_applied(
@@ -585,7 +582,7 @@ async def test_the_kibana_takes_the_policy_config_and_the_policy_sees_it_applied
     await cluster.raw.create(POLICY, obj, namespace=NAMESPACE)
     await reconcile(cluster, ref(NAMESPACE, "kb-policy"))
 
-    await run_controller(cluster, "kibana", "kb", app_activities.reconcile)
+    await run_controller(cluster, "kibana", "kb", families.reconcile)
 
     config = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="kb-kb-config")
     yml = yaml.safe_load(secret_text(config, "kibana.yml"))
@@ -612,7 +609,7 @@ async def test_ready_only_once_the_cluster_rendered_the_policy_config(
     got = await status(cluster, OPERATOR_NAMESPACE, "p")
     assert got["details"]["elasticsearch"]["team-a/prod"]["phase"] == "ApplyingChanges"
 
-    await run_controller(cluster, "elasticsearch", "prod", es_activities.reconcile)
+    await run_controller(cluster, "elasticsearch", "prod", families.reconcile)
     await reconcile(cluster, ref(OPERATOR_NAMESPACE, "p"), elasticsearch=factory)
     got = await status(cluster, OPERATOR_NAMESPACE, "p")
     assert (got["phase"], got["readyCount"]) == ("Ready", "1/1")

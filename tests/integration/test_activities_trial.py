@@ -11,7 +11,6 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities import generic
-from activities import trial as trial_activities
 from stackflow.models.engine import (
     LicenseCheckInput,
     ReconcileInput,
@@ -21,6 +20,7 @@ from stackflow.models.engine import (
     TriggerReason,
 )
 from stackflow.models.kinds import SECRETS
+from tests.integration import families
 from tests.integration.controller_context import (
     OPERATOR_NAMESPACE,
     SELECTOR,
@@ -60,7 +60,7 @@ def trial_request(name: str, *, eula: bool = True) -> dict[str, Any]:
 
 async def reconcile(context: Any, name: str) -> ReconcileResult:
     result: ReconcileResult = await ActivityEnvironment().run(
-        trial_activities.reconcile,
+        families.reconcile,
         context,
         ReconcileInput(
             ref=trial_ref(name), triggers=(Trigger(reason=TriggerReason.CREATED, source="test"),)

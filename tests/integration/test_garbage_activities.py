@@ -11,13 +11,13 @@ from typing import Any
 
 from temporalio.testing import ActivityEnvironment
 
-from activities import elasticsearch as es_activities
 from activities.garbage import sweep_orphaned_secrets
 from stackflow.controllers.elasticsearch import ELASTICSEARCH, ELASTICSEARCH_CONTROLLER
 from stackflow.models.engine import FinalizeInput
 from stackflow.models.garbage import SweepSecretsInput
 from stackflow.models.kinds import SECRETS
 from stackflow.stack.labels import soft_owner_labels
+from tests.integration import families
 from tests.integration.controller_context import SELECTOR, Cluster, cluster
 
 __all__ = ["cluster"]
@@ -98,7 +98,7 @@ async def test_finalize_deletes_soft_owned_secrets_out_of_scope(cluster: Cluster
     ref = ELASTICSEARCH_CONTROLLER.ref(namespace=OUT_OF_SCOPE, name="a")
 
     result = await ActivityEnvironment().run(
-        es_activities.finalize, cluster.context(selector=SELECTOR), FinalizeInput(ref=ref)
+        families.finalize, cluster.context(selector=SELECTOR), FinalizeInput(ref=ref)
     )
 
     assert result.deleted == (f"Secret {OUT_OF_SCOPE}/a-es-elastic-user",)

@@ -6,7 +6,6 @@ from typing import Any
 
 from temporalio.testing import ActivityEnvironment
 
-from activities import elasticsearch as es_activities
 from activities.errors import translated_errors
 from activities.license_condition import (
     CONDITION_TYPE,
@@ -15,6 +14,7 @@ from activities.license_condition import (
 )
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.models.engine import ReconcileInput, ResourceRef, Trigger, TriggerReason
+from tests.integration import families
 from tests.integration.controller_context import SELECTOR, Cluster, cluster
 from workflows.decisions import LicenseConditionChange, LicenseConditionInput
 
@@ -103,7 +103,7 @@ async def test_a_licensed_elasticsearch_reconcile_removes_it(cluster: Cluster) -
     request = ReconcileInput(
         ref=es_ref(), triggers=(Trigger(reason=TriggerReason.LICENSE_CHANGED, source="test"),)
     )
-    await ActivityEnvironment().run(translated_errors(es_activities.reconcile), context, request)
+    await ActivityEnvironment().run(translated_errors(families.reconcile), context, request)
 
     types = [condition["type"] for condition in await conditions(cluster)]
     assert CONDITION_TYPE not in types

@@ -225,6 +225,9 @@ def test_build_activities_registers_every_contract_name() -> None:
             *(f"{association}.{step}" for association in ASSOCIATION_NAMES for step in STEPS),
             # The remote-cluster controller, a second row over Elasticsearch.
             *(f"remotecluster.{step}" for step in STEPS),
+            # The compensations: what a policy or cluster acquired outside itself, released.
+            "autoopsagentpolicy.release_cluster",
+            "remotecluster.release_peer",
         ]
     )
 
