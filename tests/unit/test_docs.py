@@ -453,6 +453,17 @@ def test_architecture_floors_are_the_layers_contract() -> None:
     assert floors_in_architecture_doc() == floors_in_pyproject()
 
 
+def test_every_page_is_in_the_index() -> None:
+    index = DOCS / "index.md"
+    linked = {
+        (index.parent / target.split("#", 1)[0]).resolve()
+        for target in link_targets(index.read_text(encoding="utf-8"))
+        if local_path(target)
+    }
+    orphans = sorted(doc_id(page) for page in DOCS.rglob("*.md") if page.resolve() not in linked)
+    assert orphans == ["docs/index.md"], f"pages docs/index.md does not link to: {orphans}"
+
+
 def test_readme_is_short() -> None:
     lines = README.read_text(encoding="utf-8").count("\n")
     assert lines <= 150, f"README.md has {lines} lines: move detail into a page under docs/"
