@@ -31,7 +31,6 @@ the methods under the table's activity names.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from activities.context import ControllerContext
@@ -128,40 +127,3 @@ class FamilyActivities:
     def primary_missing(self, ref: ResourceRef) -> ReconcileResult:
         """``"<kind> not found"`` in ``primary_missing_phase``."""
         return ReconcileResult(phase=self.primary_missing_phase, message=f"{ref.kind} not found")
-
-
-@dataclass(frozen=True)
-class LegacyFunctionActivities:
-    """TRANSITIONAL (issue 26, removed once every family is a class): a family still written as
-    module functions of ``(context, request)``; ``legacy_family`` adapts it to a class."""
-
-    reconcile: Callable[[ControllerContext, ReconcileInput], Awaitable[ReconcileResult]]
-    finalize: Callable[[ControllerContext, FinalizeInput], Awaitable[FinalizeResult]]
-    flip_targets: (
-        Callable[[ControllerContext, str, FlipDirectionName], Awaitable[list[Mapping[str, Any]]]]
-        | None
-    ) = None
-
-
-def legacy_family(functions: LegacyFunctionActivities) -> Family:
-    """TRANSITIONAL: the factory of a class bound to ``functions`` (which read their own
-    primary: the one handed to ``reconcile`` is not used)."""
-
-    class Legacy(FamilyActivities):
-        async def reconcile(self, request: ReconcileInput, primary: Primary) -> ReconcileResult:
-            return await functions.reconcile(self.context, request)
-
-        async def finalize(self, request: FinalizeInput) -> FinalizeResult:
-            return await functions.finalize(self.context, request)
-
-    if functions.flip_targets is None:
-        return Legacy
-    flip = functions.flip_targets
-
-    class LegacyFlips(Legacy):
-        async def flip_targets(
-            self, namespace: str, direction: FlipDirectionName
-        ) -> list[Mapping[str, Any]]:
-            return await flip(self.context, namespace, direction)
-
-    return LegacyFlips

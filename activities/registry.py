@@ -17,7 +17,6 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from types import ModuleType
 from typing import Any
 
 from temporalio import activity
@@ -42,10 +41,8 @@ from activities.binding import (
     ControllerActivities,
     Family,
     FlipTargets,
-    LegacyFunctionActivities,
     Primary,
     flip_targets_of,
-    legacy_family,
 )
 from activities.context import ControllerContext
 from activities.errors import translated_errors
@@ -60,8 +57,11 @@ from stackflow.models.engine import (
     ACT_LICENSE_WAIT_NOTICE,
     ACT_SCOPE_CHECK,
     ACT_SIGNAL_RESOURCES,
+    ACT_UNDO_CLUSTER_STEP,
     ClusterStepInput,
     ClusterStepResult,
+    CompensateInput,
+    CompensateResult,
     FinalizeInput,
     FinalizeResult,
     FlipTargetsInput,
@@ -111,31 +111,17 @@ __all__ = [
 Activity = Callable[..., Awaitable[Any]]
 
 
-def _families_of(module: ModuleType) -> Mapping[str, Family]:
-    """A family module's ``FAMILIES``; TRANSITIONAL: a module still exporting the functions of
-    ``IMPLEMENTATIONS`` is adapted (``legacy_family``)."""
-    families: Mapping[str, Family] | None = getattr(module, "FAMILIES", None)
-    if families is not None:
-        return families
-    implementations: Mapping[str, LegacyFunctionActivities] = module.IMPLEMENTATIONS
-    return {name: legacy_family(functions) for name, functions in implementations.items()}
-
-
 #: Every controller family of this package, by controller name.
 FAMILIES: Mapping[str, Family] = {
-    name: family
-    for module in (
-        elasticsearch,
-        license,
-        trial,
-        apps,
-        associations,
-        stackconfigpolicy,
-        autoops,
-        autoscaler,
-        remoteclusters,
-    )
-    for name, family in _families_of(module).items()
+    **elasticsearch.FAMILIES,
+    **license.FAMILIES,
+    **trial.FAMILIES,
+    **apps.FAMILIES,
+    **associations.FAMILIES,
+    **stackconfigpolicy.FAMILIES,
+    **autoops.FAMILIES,
+    **autoscaler.FAMILIES,
+    **remoteclusters.FAMILIES,
 }
 
 
@@ -241,6 +227,10 @@ class EngineActivities:
         with writing_as(request.ref.controller):
             return await cluster_steps.run_cluster_step(self.context, request)
 
+    async def undo_cluster_step(self, request: CompensateInput) -> CompensateResult:
+        """The compensation of what a cluster step left in a cluster (an exclusion, a shutdown)."""
+        return await cluster_steps.undo_cluster_step(self.context, request)
+
     async def signal_resources(self, request: SignalResourcesInput) -> SignalResourcesResult:
         """Signal-with-start the workflows of the refs."""
         return await generic.signal_resources(self.context, request)
@@ -271,6 +261,7 @@ class EngineActivities:
             ACT_LICENSE_CONDITION: self.license_condition,
             ACT_FLIP_TARGETS: self.flip_targets,
             ACT_CLUSTER_STEP: self.cluster_step,
+            ACT_UNDO_CLUSTER_STEP: self.undo_cluster_step,
             ACT_SIGNAL_RESOURCES: self.signal_resources,
             ACT_SWEEP_WORKFLOWS: self.sweep_workflows,
             ACT_SWEEP_SECRETS: self.sweep_secrets,
