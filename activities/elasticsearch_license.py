@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from activities.context import ControllerContext, ElasticsearchApi
+from activities.context import ControllerContext
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
-from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
+from stackflow.elastic import ElasticsearchApi, ElasticsearchError, ElasticsearchUnavailable
 from stackflow.licensing.model import LICENSE_FILE_NAME
 from stackflow.models.kinds import SECRETS
 from stackflow.stack.elasticsearch.names import license_secret_name

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from activities.apply import ApplyOutcome, apply_object
-from activities.context import ControllerContext, ElasticsearchEndpoint
+from activities.context import ControllerContext
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
+from stackflow.elastic.factory import ElasticsearchEndpoint
 from stackflow.models.kinds import STATEFULSETS, Kind
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch.orchestration import (

@@ -25,7 +25,8 @@ __all__ = ["LicenseJudge", "LicenseProblemReporter", "malformed_license_message"
 
 _log = structlog.get_logger(__name__)
 
-#: Parses and verifies one license Secret with the operator's keys (``OperatorLicenseReader.check``).
+#: Parses and verifies one license Secret with the operator's keys
+#: (``stackflow.kube.operator_licenses.OperatorLicenseReader.check``).
 LicenseJudge = Callable[[Mapping[str, Any]], Awaitable[LicenseCheck]]
 
 

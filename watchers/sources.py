@@ -40,6 +40,7 @@ from stackflow.controllers.elasticsearch import LICENSE_CONTROLLER
 from stackflow.kube.cache import EventType
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
+from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.kube.scoped import ScopedInformer
 from stackflow.kube.writes import OwnWrites
 from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR
@@ -56,7 +57,7 @@ from stackflow.models.objects import view
 from stackflow.scope import namespace_flip_direction
 from watchers.flips import start_flip_workflow
 from watchers.informers import InformerSet, reference_resources
-from watchers.license_events import LicenseJudge, LicenseProblemReporter
+from watchers.license_events import LicenseProblemReporter
 from watchers.references import ReferenceIndex
 from watchers.signals import Signaller
 from watchers.triggers import (
@@ -108,12 +109,12 @@ class Watchers:
         metrics: Registry,
         events: EventRecorder | None = None,
         own_writes: OwnWrites | None = None,
-        license_judge: LicenseJudge | None = None,
+        licenses: OperatorLicenseReader | None = None,
     ) -> None:
         """Register every handler; nothing runs until the informers start.
 
         With ``events``, a malformed operator license Secret gets a Warning event on itself; with
-        ``license_judge`` too (the operator's keys), so does one that is not valid. With
+        ``licenses`` too (the reconciles' reader, with the operator's keys), so does one that is not valid. With
         ``own_writes`` (the memory the activities' client records its writes in), an event that
         only shows the operator's own write wakes nobody.
         """
@@ -127,7 +128,9 @@ class Watchers:
         self.references = ReferenceIndex()
         self.own_writes = own_writes if own_writes is not None else OwnWrites(capacity=0)
         self._license_reporter = (
-            LicenseProblemReporter(events, judge=license_judge) if events is not None else None
+            LicenseProblemReporter(events, judge=None if licenses is None else licenses.check)
+            if events is not None
+            else None
         )
         self._tasks: set[asyncio.Task[None]] = set()
         self._flips = metrics.counter(

@@ -357,10 +357,10 @@ async def _cluster_facts(
     config: OperatorConfig, ref: ResourceRef, args: argparse.Namespace
 ) -> tuple[ScopeVerdict, LicenseFacts, Mapping[str, Any] | None]:
     """The scope verdict, the license facts and the resource's condition, read from the API."""
-    from activities.licenses import OperatorLicenseReader, read_public_keys
     from stackflow.controllers import CONTROLLERS
     from stackflow.kube import errors
     from stackflow.kube.client import api_client_session
+    from stackflow.kube.operator_licenses import OperatorLicenseReader, read_public_keys
     from stackflow.kube.resources import ResourceClient
     from stackflow.kube.scoped import ScopedClient
     from stackflow.models.kinds import NAMESPACES

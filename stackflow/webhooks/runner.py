@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from stackflow.config import OperatorConfig
+from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.webhooks.certs import WebhookClient, WebhookSettings, keep_webhook_objects
 from stackflow.webhooks.server import WebhookServer, follow_certificate
 
@@ -40,12 +41,12 @@ async def start_webhooks(
     in_cluster: bool,
     stop: asyncio.Event,
     running: contextlib.AsyncExitStack,
-    enterprise_license: Callable[[], Awaitable[bool]] | None = None,
+    licenses: OperatorLicenseReader | None = None,
 ) -> WebhookServer | None:
     """Start the webhook server (and, when it manages them, the certificate routine).
 
-    ``enterprise_license()`` is the operator's license verdict, asked only for objects annotated
-    to require an enterprise license.
+    ``licenses`` is the operator's license reader, asked only for objects annotated to require
+    an enterprise license.
 
     Raises ``WebhookPortInUseError`` when ``webhook-port`` is taken. Everything started is
     stopped by ``running``.
@@ -57,7 +58,7 @@ async def start_webhooks(
         host=IN_CLUSTER_HOST if in_cluster else LOCAL_HOST,
         port=config.webhook_port,
         is_managed=is_managed,
-        enterprise_license=enterprise_license,
+        enterprise_license=None if licenses is None else licenses.licensed,
     )
     await server.start()
     running.push_async_callback(server.stop)

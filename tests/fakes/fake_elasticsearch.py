@@ -39,12 +39,12 @@ from typing import Any
 
 from aiohttp import web
 
-from activities.context import ElasticsearchEndpoint
 from stackflow.elastic import ElasticsearchApi
 from stackflow.elastic.client import (
     NotDialledElasticsearch,
 )
 from stackflow.elastic.cluster_view import ENABLE_SETTING, EXCLUDE_NAME_SETTING
+from stackflow.elastic.factory import ElasticsearchEndpoint
 
 REQUEST_BODY = web.RequestKey("request_body", dict[str, Any])
 #: The caller's Authorization header: with ``any_credentials`` one fake stands for many clusters,

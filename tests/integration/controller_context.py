@@ -11,23 +11,19 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from activities.context import (
-    ControllerContext,
-    ElasticsearchApi,
-    ElasticsearchApiFactory,
-    ElasticsearchEndpoint,
-)
-from activities.licenses import OperatorLicenseReader
+from activities.context import ControllerContext
 from kubesim.testing import KubeSim
 from stackflow.api.crds import crd_for
 from stackflow.api.kinds import kind_info
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, ControllerTable
-from stackflow.elastic import AiohttpElasticsearchClient
+from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchApi
+from stackflow.elastic.factory import ElasticsearchApiFactory, ElasticsearchEndpoint
 from stackflow.kube.access import AccessReviewer, PermissiveAccessReviewer
 from stackflow.kube.backoff import Backoff
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
+from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
 from stackflow.models.engine import ReconcileInput, ResourceRef, Trigger, TriggerReason

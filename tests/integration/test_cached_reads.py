@@ -18,9 +18,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import generic
 from activities.context import ControllerContext
-from activities.licenses import OperatorLicenseReader
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.kube.backoff import Backoff
+from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.kube.reader import UNKNOWN, ObjectReader, Unknown
 from stackflow.kube.resources import ResourceClient
 from stackflow.kube.scoped import ScopedClient, UnscopedClient

@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from activities.context import ControllerContext, ElasticsearchEndpoint, elasticsearch_factory
+from activities.context import ControllerContext
 from activities.elasticsearch import endpoint_for
 from stackflow.config import OperatorConfig
 from stackflow.elastic import ElasticsearchUnavailable
+from stackflow.elastic.factory import ElasticsearchEndpoint, elasticsearch_factory
 from stackflow.models.kinds import NAMESPACES, PODS, SERVICES
 from stackflow.stack.certificates import CertificateSettings, KeyPair, LeafRequest, issue_leaf
 from stackflow.stack.elasticsearch import names

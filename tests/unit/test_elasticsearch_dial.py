@@ -8,20 +8,20 @@ from typing import Any
 
 import pytest
 
-from activities.context import (
-    ElasticsearchEndpoint,
-    aiohttp_elasticsearch,
-    dials_ready_addresses,
-    elasticsearch_factory,
-    out_of_cluster_elasticsearch,
-    ready_address_elasticsearch,
-)
 from stackflow.config import ConfigError, ElasticsearchDial, describe_effective, load_config
 from stackflow.elastic import (
     AiohttpElasticsearchClient,
     ElasticsearchError,
     ElasticsearchUnavailable,
     NotDialledElasticsearch,
+)
+from stackflow.elastic.factory import (
+    ElasticsearchEndpoint,
+    aiohttp_elasticsearch,
+    dials_ready_addresses,
+    elasticsearch_factory,
+    out_of_cluster_elasticsearch,
+    ready_address_elasticsearch,
 )
 from stackflow.stack.elasticsearch.dial import DialPlan, dial_plan, pod_selector
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL

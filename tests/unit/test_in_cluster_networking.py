@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from activities.context import (
+from stackflow.config import ConfigError, load_config
+from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchUnavailable
+from stackflow.elastic.factory import (
     ElasticsearchEndpoint,
     aiohttp_elasticsearch,
     elasticsearch_factory,
     out_of_cluster_elasticsearch,
 )
-from stackflow.config import ConfigError, load_config
-from stackflow.elastic import AiohttpElasticsearchClient, ElasticsearchUnavailable
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 
 IN_A_POD = {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}

@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from activities.licenses import OperatorLicenseReader
+from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.kube import errors
 from stackflow.kube.scoped import ScopedClient
 from stackflow.licensing.issue import (

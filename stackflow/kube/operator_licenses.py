@@ -1,5 +1,9 @@
 """Reading the operator's enterprise licenses from Kubernetes (the I/O half of ``stackflow.licensing``).
 
+An adapter: ``stackflow run`` builds one `OperatorLicenseReader` and hands that object to the
+reconciles' context, the watchers (events on license Secrets that do not count) and the webhooks
+(the enterprise-license annotation).
+
 Operator licenses are Secrets labelled ``license.k8s.elastic.co/scope: operator`` in the operator
 namespace or any managed namespace; they are listed from the synced cache of the license-Secret
 informer when there is one (an ``ObjectReader``), else through the scoped client, and filtered by
@@ -229,3 +233,7 @@ class OperatorLicenseReader:
     async def verdict(self) -> LicenseVerdict:
         """Whether enterprise features are enabled now, and the license that enables them."""
         return verdict_from_checks(await self.checks(), now=self.now())
+
+    async def licensed(self) -> bool:
+        """Whether enterprise features are enabled now (the webhooks' question)."""
+        return (await self.verdict()).licensed
