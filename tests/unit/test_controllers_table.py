@@ -23,6 +23,7 @@ from stackflow.models.engine import (
     ACT_LICENSE_WAIT_NOTICE,
     ACT_SCOPE_CHECK,
     ACT_SIGNAL_RESOURCES,
+    ACT_UNDO_CLUSTER_STEP,
     ObjectKey,
 )
 from stackflow.models.garbage import ACT_SWEEP_SECRETS, ACT_SWEEP_WORKFLOWS
@@ -204,8 +205,9 @@ def test_build_activities_registers_every_contract_name() -> None:
             ACT_INVALID_SPEC_NOTICE,
             ACT_FLIP_TARGETS,
             ACT_SIGNAL_RESOURCES,
-            # A step that changes a running Elasticsearch cluster.
+            # A step that changes a running Elasticsearch cluster, and its undoing.
             ACT_CLUSTER_STEP,
+            ACT_UNDO_CLUSTER_STEP,
             # The license-wait condition on a waiting resource.
             ACT_LICENSE_CONDITION,
             # The leader's periodic reports (licensing usage, telemetry).
