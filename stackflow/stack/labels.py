@@ -18,6 +18,10 @@ ES_HTTP_SCHEME_LABEL = "elasticsearch.k8s.elastic.co/http-scheme"
 ES_POD_NAME_LABEL = "elasticsearch.k8s.elastic.co/pod-name"
 ES_CONFIG_HASH_LABEL = "elasticsearch.k8s.elastic.co/config-hash"
 ES_CLUSTER_UUID_ANNOTATION = "elasticsearch.k8s.elastic.co/cluster-uuid"
+#: The metadata by which ECK marks the Elasticsearch API keys it manages (remote clusters,
+#: AutoOps): a key without it is not the operator's to keep.
+METADATA_MANAGED_BY = "elasticsearch.k8s.elastic.co/managed-by"
+MANAGED_BY_ECK = "eck"
 
 ES_NODE_ROLES = (
     "master",

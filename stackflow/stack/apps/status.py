@@ -15,8 +15,8 @@ from stackflow.models.objects import view
 from stackflow.stack.apps.associations import confs_from_annotations, ref_annotation
 from stackflow.stack.apps.context import DAEMON_SET, AppKind
 from stackflow.stack.apps.kinds import app_kind
-from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.naming import Namer
+from stackflow.stack.version import Version, parse_version
 
 GREEN = "green"
 YELLOW = "yellow"

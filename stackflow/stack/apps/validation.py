@@ -10,7 +10,6 @@ from typing import Any
 
 from stackflow.models.objects import view
 from stackflow.stack.apps.kinds import app_kind
-from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.naming import MAX_RESOURCE_NAME_LENGTH
 from stackflow.stack.spec_shapes import (
     as_list,
@@ -19,6 +18,7 @@ from stackflow.stack.spec_shapes import (
     not_a,
     pod_template_problems,
 )
+from stackflow.stack.version import Version, parse_version
 
 FieldError = tuple[str, str]
 Spec = Mapping[str, Any]

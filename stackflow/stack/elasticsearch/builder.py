@@ -47,7 +47,6 @@ from stackflow.stack.elasticsearch.tls import (
     transport_ca_secrets,
 )
 from stackflow.stack.elasticsearch.users import user_secrets
-from stackflow.stack.elasticsearch.version import parse_version
 from stackflow.stack.labels import (
     ES_CLUSTER_NAME_LABEL,
     ES_CLUSTER_UUID_ANNOTATION,
@@ -64,6 +63,7 @@ from stackflow.stack.policies.stack_config.secrets import (
     file_settings_secret_name,
 )
 from stackflow.stack.services import service
+from stackflow.stack.version import parse_version
 
 FILE_SETTINGS_COMPATIBILITY = "8.6.1"
 

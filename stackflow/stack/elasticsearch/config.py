@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from stackflow.stack.elasticsearch.version import Version
+from stackflow.stack.version import Version
 
 CONFIG_DIR = "/usr/share/elasticsearch/config"
 DATA_DIR = "/usr/share/elasticsearch/data"

@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from stackflow.stack.certificates import CertificateSettings
-from stackflow.stack.elasticsearch.version import Version
 from stackflow.stack.http_certificates import http_tls_requested
 from stackflow.stack.labels import WATCHED_LABEL, es_cluster_labels
 from stackflow.stack.objects import Manifest, child_metadata, decode_secret_data, opaque_secret
+from stackflow.stack.version import Version
 
 ExistingObjects = Mapping[tuple[str, str], Mapping[str, Any]]
 """Current objects in the cluster's namespace, keyed by ``(kind, name)``."""

@@ -38,10 +38,16 @@ from typing import Any
 from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch.names import transport_service_name
-from stackflow.stack.elasticsearch.version import parse_version
-from stackflow.stack.labels import CREDENTIALS_LABEL, ES_CLUSTER_NAME_LABEL, TYPE_LABEL
+from stackflow.stack.labels import (
+    CREDENTIALS_LABEL,
+    ES_CLUSTER_NAME_LABEL,
+    MANAGED_BY_ECK,
+    METADATA_MANAGED_BY,
+    TYPE_LABEL,
+)
 from stackflow.stack.naming import ES_NAMER
 from stackflow.stack.objects import decode_secret_data
+from stackflow.stack.version import parse_version
 
 MANAGED_REMOTE_CLUSTERS_ANNOTATION = "elasticsearch.k8s.elastic.co/managed-remote-clusters"
 """Annotation on the client cluster listing the aliases the operator has configured."""
@@ -405,8 +411,6 @@ METADATA_CONFIG_HASH = "elasticsearch.k8s.elastic.co/config-hash"
 METADATA_NAME = "elasticsearch.k8s.elastic.co/name"
 METADATA_NAMESPACE = "elasticsearch.k8s.elastic.co/namespace"
 METADATA_UID = "elasticsearch.k8s.elastic.co/uid"
-METADATA_MANAGED_BY = "elasticsearch.k8s.elastic.co/managed-by"
-MANAGED_BY_ECK = "eck"
 
 
 def api_key_name(client: ClusterKey, alias: str) -> str:

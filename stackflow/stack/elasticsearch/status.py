@@ -13,8 +13,8 @@ from typing import Any
 
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
-from stackflow.stack.elasticsearch.version import parse_version
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, ES_VERSION_LABEL
+from stackflow.stack.version import parse_version
 
 PHASE_READY = "Ready"
 PHASE_APPLYING_CHANGES = "ApplyingChanges"

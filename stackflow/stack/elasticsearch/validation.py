@@ -19,7 +19,6 @@ from stackflow.stack.elasticsearch.orchestration.versions import (
     downgrade_refusal,
     upgrade_path_refusal,
 )
-from stackflow.stack.elasticsearch.version import is_supported, parse_version
 from stackflow.stack.naming import MAX_RESOURCE_NAME_LENGTH
 from stackflow.stack.spec_shapes import (
     as_list,
@@ -31,6 +30,7 @@ from stackflow.stack.spec_shapes import (
     pod_template_problems,
     quantity_problems,
 )
+from stackflow.stack.version import is_supported, parse_version
 
 FieldError = tuple[str, str]
 NODE_SET_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9-]+$")

@@ -18,12 +18,17 @@ from stackflow.api.autoops import PHASE_PRIORITY
 from stackflow.models.objects import view
 from stackflow.scope.selector import LabelSelector, label_selector_from_data
 from stackflow.stack.access import DEFAULT_SERVICE_ACCOUNT
-from stackflow.stack.elasticsearch.remote_clusters import MANAGED_BY_ECK, METADATA_MANAGED_BY
-from stackflow.stack.elasticsearch.version import parse_version
-from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TYPE_LABEL, WATCHED_LABEL
+from stackflow.stack.labels import (
+    ES_CONFIG_HASH_LABEL,
+    MANAGED_BY_ECK,
+    METADATA_MANAGED_BY,
+    TYPE_LABEL,
+    WATCHED_LABEL,
+)
 from stackflow.stack.naming import Namer, hash_object
 from stackflow.stack.pods import content_hash
 from stackflow.stack.policies.autoops_agent import API_KEY_SECRET_KEY
+from stackflow.stack.version import parse_version
 
 __all__ = [
     "AGENT_TYPE",

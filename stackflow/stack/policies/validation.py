@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stackflow.stack.elasticsearch.version import Version, parse_version
+from stackflow.stack.version import Version, parse_version
 
 FieldError = tuple[str, str]
 

@@ -29,8 +29,8 @@ from stackflow.stack.elasticsearch.orchestration.versions import (
     upgrade_path_refusal,
     version_key,
 )
-from stackflow.stack.elasticsearch.version import Version, parse_version
 from stackflow.stack.labels import ES_STATEFULSET_NAME_LABEL, ES_VERSION_LABEL
+from stackflow.stack.version import Version, parse_version
 from tests.unit.orchestration.fixtures import (
     NEW_REVISION,
     OLD_REVISION,

@@ -27,7 +27,7 @@ from stackflow.stack.elasticsearch.orchestration.snapshot import (
     split_pod_name,
 )
 from stackflow.stack.elasticsearch.orchestration.versions import DATA_TIERS_VERSION
-from stackflow.stack.elasticsearch.version import parse_version
+from stackflow.stack.version import parse_version
 
 DISABLE_PREDICATES_ANNOTATION = "eck.k8s.elastic.co/disable-upgrade-predicates"
 #: Disables every predicate.

@@ -56,7 +56,7 @@ from stackflow.stack.elasticsearch.orchestration.versions import (
     orchestration_version,
     supports_node_shutdown,
 )
-from stackflow.stack.elasticsearch.version import parse_version
+from stackflow.stack.version import parse_version
 
 ROLLING_DELETE_MESSAGE = "Deleting pod for rolling upgrade"
 FULL_RESTART_DELETE_MESSAGE = "Deleting pod for full cluster upgrade"

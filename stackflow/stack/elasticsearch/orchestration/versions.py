@@ -2,7 +2,7 @@
 the cluster runs, and in which order a version upgrade reaches the node sets.
 
 Versions are ordered as ECK orders them (semantic versioning: a pre-release sorts before its
-release), through :func:`version_key`; the parsing is ``stackflow.stack.elasticsearch.version``'s.
+release), through :func:`version_key`; the parsing is ``stackflow.stack.version``'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from stackflow.stack.elasticsearch.orchestration.snapshot import (
     PodState,
     StatefulSetState,
 )
-from stackflow.stack.elasticsearch.version import Version, parse_version
+from stackflow.stack.version import Version, parse_version
 
 #: ECK's validation messages (``pkg/controller/elasticsearch/validation``), word for word.
 NO_DOWNGRADES_MESSAGE = "Downgrades are not supported"

@@ -19,8 +19,8 @@ from stackflow.stack.elasticsearch.orchestration.snapshot import (
     ExpectedStatefulSet,
     expected_master_names,
 )
-from stackflow.stack.elasticsearch.version import parse_version
 from stackflow.stack.labels import ES_CLUSTER_UUID_ANNOTATION
+from stackflow.stack.version import parse_version
 
 INITIAL_MASTER_NODES_ANNOTATION = "elasticsearch.k8s.elastic.co/initial-master-nodes"
 INITIAL_MASTER_NODES_SETTING = "cluster.initial_master_nodes"

@@ -1,4 +1,5 @@
-"""Elasticsearch version strings: parsing and the supported range."""
+"""Elastic Stack version strings (Elasticsearch, Kibana, the agents alike): parsing and the
+supported range."""
 
 from __future__ import annotations
 
