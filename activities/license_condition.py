@@ -22,12 +22,12 @@ from activities.context import ControllerContext
 from stackflow.controllers import Gate
 from stackflow.kube import errors
 from stackflow.kube.writes import writing_as
-from stackflow.models.objects import view
-from workflows.decisions import (
+from stackflow.models.license_condition import (
     LicenseConditionChange,
     LicenseConditionInput,
     LicenseConditionResult,
 )
+from stackflow.models.objects import view
 
 __all__ = [
     "CONDITION_TYPE",

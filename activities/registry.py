@@ -89,6 +89,11 @@ from stackflow.models.garbage import (
     SweepWorkflowsInput,
     SweepWorkflowsResult,
 )
+from stackflow.models.license_condition import (
+    ACT_LICENSE_CONDITION,
+    LicenseConditionInput,
+    LicenseConditionResult,
+)
 from stackflow.models.telemetry import (
     ACT_LICENSE_USAGE,
     ACT_TELEMETRY_REPORT,
@@ -97,7 +102,6 @@ from stackflow.models.telemetry import (
     TelemetryReportInput,
     TelemetryReportResult,
 )
-from workflows.decisions import ACT_LICENSE_CONDITION, LicenseConditionInput, LicenseConditionResult
 
 __all__ = [
     "FAMILIES",

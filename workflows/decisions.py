@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from stackflow.models.cluster_steps import AnyStep, describe_step
 from stackflow.models.engine import (
@@ -17,45 +16,15 @@ from stackflow.models.engine import (
     RETRY_CEILING_SECONDS,
     CarriedState,
     CompensationStep,
-    Model,
     Phase,
     ReconcileResult,
     ResourceRef,
     StepVerdict,
     Trigger,
 )
+from stackflow.models.license_condition import LicenseConditionChange
 
 LICENSE_RECHECK_SUMMARY = "license recheck in 5m"
-
-#: The activity that writes or removes the resource's why-not-reconciled condition. Its input and
-#: result live here, next to the decision that calls it, because the workflow imports them.
-ACT_LICENSE_CONDITION = "stackflow.license_condition"
-
-
-class LicenseConditionChange(StrEnum):
-    """What the license-wait condition on the resource should become."""
-
-    #: The resource entered the license wait: write the condition naming the missing license.
-    WAITING = "Waiting"
-    #: The resource reconciled again after a wait (or after being out of scope, where a stale
-    #: condition may have been left): remove the condition.
-    CLEARED = "Cleared"
-
-
-class LicenseConditionInput(Model):
-    """Write (``WAITING``) or remove (``CLEARED``) the license-wait condition on the resource."""
-
-    ref: ResourceRef
-    change: LicenseConditionChange
-    #: Why the license check failed (the license reader's reason), for the condition's message.
-    reason: str = ""
-
-
-class LicenseConditionResult(Model):
-    """Whether the resource's status was patched (False: already so, gone, or out of scope)."""
-
-    written: bool
-
 
 @dataclass(frozen=True)
 class WaitPlan:

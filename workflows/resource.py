@@ -64,6 +64,11 @@ with workflow.unsafe.imports_passed_through():
         reconcile_activity,
         reconcile_step_activity,
     )
+    from stackflow.models.license_condition import (
+        ACT_LICENSE_CONDITION,
+        LicenseConditionInput,
+        LicenseConditionResult,
+    )
     from workflows import decisions
     from workflows.activity_options import (
         ACTIVITY_RETRY,
@@ -237,9 +242,9 @@ class ResourceWorkflow:
         # (no marker at that point) replays without the activity, and keeps doing so for the run.
         if change is not None and workflow.patched(LICENSE_CONDITION_PATCH):
             await self._activity(
-                decisions.ACT_LICENSE_CONDITION,
-                decisions.LicenseConditionInput(ref=self._ref, change=change, reason=step.reason),
-                result_type=decisions.LicenseConditionResult,
+                ACT_LICENSE_CONDITION,
+                LicenseConditionInput(ref=self._ref, change=change, reason=step.reason),
+                result_type=LicenseConditionResult,
                 summary=f"license-wait condition: {change.value.lower()}",
             )
         return gone

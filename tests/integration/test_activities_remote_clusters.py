@@ -21,6 +21,7 @@ from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
 from stackflow.licensing.issue import public_key_pem
 from stackflow.models.engine import FinalizeInput, Phase
 from stackflow.models.kinds import EVENTS, NAMESPACES, SECRETS
+from stackflow.models.license_condition import LicenseConditionChange, LicenseConditionInput
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
 from tests.integration.controller_context import (
     SELECTOR,
@@ -47,7 +48,6 @@ from tests.integration.remote_cluster_setup import (
     to_b,
 )
 from tests.polling import eventually
-from workflows.decisions import LicenseConditionChange, LicenseConditionInput
 
 __all__ = ["any_user_es", "cluster", "peers", "signing_key"]
 

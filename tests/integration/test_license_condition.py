@@ -14,9 +14,9 @@ from activities.license_condition import (
 )
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.models.engine import ReconcileInput, ResourceRef, Trigger, TriggerReason
+from stackflow.models.license_condition import LicenseConditionChange, LicenseConditionInput
 from tests.integration import families
 from tests.integration.controller_context import SELECTOR, Cluster, cluster
-from workflows.decisions import LicenseConditionChange, LicenseConditionInput
 
 __all__ = ["cluster"]
 

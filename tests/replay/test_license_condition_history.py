@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from workflows.decisions import ACT_LICENSE_CONDITION
+from stackflow.models.license_condition import ACT_LICENSE_CONDITION
 from workflows.resource import LICENSE_CONDITION_PATCH
 
 HISTORIES = Path(__file__).parent / "histories"

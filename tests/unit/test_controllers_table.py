@@ -27,8 +27,8 @@ from stackflow.models.engine import (
     ObjectKey,
 )
 from stackflow.models.garbage import ACT_SWEEP_SECRETS, ACT_SWEEP_WORKFLOWS
+from stackflow.models.license_condition import ACT_LICENSE_CONDITION
 from stackflow.models.telemetry import ACT_LICENSE_USAGE, ACT_TELEMETRY_REPORT
-from workflows.decisions import ACT_LICENSE_CONDITION
 
 NS = FlipStrategy.NAMESPACE_OBJECTS
 OWN = FlipStrategy.CONTROLLER

@@ -19,12 +19,9 @@ from stackflow.controllers import CONTROLLERS
 from stackflow.kube import errors
 from stackflow.models.engine import Phase, ResourceRef, StepVerdict
 from stackflow.models.kinds import Kind
+from stackflow.models.license_condition import LicenseConditionChange, LicenseConditionInput
 from stackflow.stack.elasticsearch.status import compute_status
-from workflows.decisions import (
-    LicenseConditionChange,
-    LicenseConditionInput,
-    license_condition_change,
-)
+from workflows.decisions import license_condition_change
 
 NOW = datetime(2026, 12, 3, 14, 0, 0, tzinfo=UTC)
 EARLIER = "2026-12-01T08:00:00Z"

@@ -51,7 +51,11 @@ from stackflow.models.engine import (
     reconcile_activity,
     reconcile_step_activity,
 )
-from workflows.decisions import ACT_LICENSE_CONDITION, LicenseConditionInput, LicenseConditionResult
+from stackflow.models.license_condition import (
+    ACT_LICENSE_CONDITION,
+    LicenseConditionInput,
+    LicenseConditionResult,
+)
 
 CONTROLLER = "elasticsearch"
 RELEASE_OBSERVER = f"{CONTROLLER}.release_observer"

@@ -8,6 +8,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from stackflow.models.engine import Phase, Trigger, TriggerReason
+from stackflow.models.license_condition import ACT_LICENSE_CONDITION, LicenseConditionChange
 from tests.workflows.fakes import FakeEngine, invalid_spec, make_ref
 from tests.workflows.resource_driver import (
     RECONCILE,
@@ -17,7 +18,6 @@ from tests.workflows.resource_driver import (
     until_phase,
     worker,
 )
-from workflows.decisions import ACT_LICENSE_CONDITION, LicenseConditionChange
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
