@@ -5,6 +5,14 @@ by one, so its history shows each (a node excluded, a flush, a Pod deleted) unde
 step may run twice (a worker killed after the call, before the result was recorded): each is
 written so that running it again changes nothing more — settings are set to a value, a Pod is
 deleted only if it is still the Pod the step was decided for (its UID as a precondition).
+
+What a step leaves in the cluster for the operation's next steps (an allocation exclude or enable
+setting, voting exclusions, a node shutdown) is recorded as a compensation when it is set and
+forgotten when a later step undoes it (``left_in_cluster``). If the cluster's namespace leaves
+scope mid-operation, or the cluster is deleted, the workflow runs ``undo_cluster_step`` for each
+still held, last-acquired first: the cluster is not left excluding nodes the operator no longer
+looks after. That release is the one call the operator makes to a cluster out of scope: its
+credentials are read unscoped for it alone.
 """
 
 from __future__ import annotations
@@ -12,11 +20,12 @@ from __future__ import annotations
 import logging
 
 from activities.context import ControllerContext
-from activities.elasticsearch import operator_endpoint
-from stackflow.elastic import ElasticsearchApi
+from activities.endpoints import endpoint_for, operator_endpoint
+from stackflow.elastic import ElasticsearchApi, ElasticsearchError, ElasticsearchUnavailable
 from stackflow.elastic.cluster_view import ENABLE_SETTING, EXCLUDE_NAME_SETTING
 from stackflow.kube import errors
 from stackflow.models.cluster_steps import (
+    NONE_EXCLUDED,
     AddVotingExclusions,
     AnyStep,
     ClearVotingExclusions,
@@ -32,13 +41,67 @@ from stackflow.models.cluster_steps import (
     ScaleStatefulSet,
     describe_step,
 )
-from stackflow.models.engine import ClusterStepInput, ClusterStepResult, ResourceRef
+from stackflow.models.engine import (
+    ACT_UNDO_CLUSTER_STEP,
+    ClusterStepInput,
+    ClusterStepResult,
+    CompensateInput,
+    CompensateResult,
+    CompensationStep,
+    ResourceRef,
+)
 from stackflow.models.kinds import PODS, SECRETS, SERVICES, STATEFULSETS, Kind
 from stackflow.stack.elasticsearch import names
 
-__all__ = ["run_cluster_step"]
+__all__ = [
+    "ALLOCATION_ENABLE",
+    "ALLOCATION_EXCLUDE",
+    "VOTING_EXCLUSIONS",
+    "left_in_cluster",
+    "run_cluster_step",
+    "undo_cluster_step",
+]
 
 logger = logging.getLogger("activities.cluster_steps")
+
+
+#: Compensation keys (and ``data["undo"]``) of what a step leaves in the cluster.
+ALLOCATION_EXCLUDE = "allocation-exclude"
+ALLOCATION_ENABLE = "allocation-enable"
+VOTING_EXCLUSIONS = "voting-exclusions"
+_NODE_SHUTDOWN = "node-shutdown"
+
+
+def _undo(what: str, key: str = "", **data: str) -> CompensationStep:
+    return CompensationStep(
+        activity=ACT_UNDO_CLUSTER_STEP, key=key or what, data={"undo": what, **data}
+    )
+
+
+def left_in_cluster(step: AnyStep) -> tuple[tuple[CompensationStep, ...], tuple[str, ...]]:
+    """What ``step`` leaves in the cluster (compensations to record) and which recorded ones it
+    undoes itself (their keys), once it has run."""
+    match step:
+        case DisableReplicaAllocation():
+            return (_undo(ALLOCATION_ENABLE),), ()
+        case EnableAllocation():
+            return (), (ALLOCATION_ENABLE,)
+        case ExcludeFromAllocation(value=value) if value and value != NONE_EXCLUDED:
+            return (_undo(ALLOCATION_EXCLUDE, value=value),), ()
+        case ExcludeFromAllocation():
+            return (), (ALLOCATION_EXCLUDE,)
+        case RemoveTransientAllocationSettings():
+            return (), (ALLOCATION_EXCLUDE, ALLOCATION_ENABLE)
+        case AddVotingExclusions(nodes=nodes):
+            return (_undo(VOTING_EXCLUSIONS, nodes=",".join(nodes)),), ()
+        case ClearVotingExclusions():
+            return (), (VOTING_EXCLUSIONS,)
+        case PutNodeShutdown(node_id=node_id):
+            key = f"{_NODE_SHUTDOWN}/{node_id}"
+            return (_undo(_NODE_SHUTDOWN, key, node_id=node_id),), ()
+        case DeleteNodeShutdown(node_id=node_id):
+            return (), (f"{_NODE_SHUTDOWN}/{node_id}",)
+    return (), ()
 
 
 class ClusterNotReachableError(Exception):
@@ -143,4 +206,53 @@ async def run_cluster_step(
     async with context.elasticsearch_session(endpoint) as api:
         await _elasticsearch_step(api, step)
     logger.info("%s: %s", request.ref.summary, summary)
-    return ClusterStepResult(done=True, message=summary)
+    acquired, released = left_in_cluster(step)
+    return ClusterStepResult(done=True, message=summary, acquired=acquired, released=released)
+
+
+async def _undo_in_cluster(api: ElasticsearchApi, step: CompensationStep) -> None:
+    what = str(step.data.get("undo", ""))
+    if what == ALLOCATION_EXCLUDE:
+        await api.put_transient_settings({EXCLUDE_NAME_SETTING: None})
+    elif what == ALLOCATION_ENABLE:
+        await api.put_transient_settings({ENABLE_SETTING: None})
+    elif what == VOTING_EXCLUSIONS:
+        await api.clear_voting_exclusions()
+    elif what == _NODE_SHUTDOWN:
+        await api.delete_node_shutdown(str(step.data.get("node_id", "")))
+    else:
+        raise AssertionError(f"not a cluster step's compensation: {step!r}")  # pragma: no cover
+
+
+async def undo_cluster_step(
+    context: ControllerContext, request: CompensateInput
+) -> CompensateResult:
+    """Undo what a cluster step left in the cluster (``left_in_cluster``), its namespace in scope
+    or not: the cluster and its credentials are read unscoped, for this release alone. A cluster
+    that is gone took its settings with it; one that cannot be asked keeps them (logged)."""
+    ref, step = request.ref, request.step
+    try:
+        es = await context.unscoped.get(ref.resource, namespace=ref.namespace, name=ref.name)
+    except errors.NotFound:
+        return CompensateResult(released=False)
+    existing: dict[tuple[str, str], dict[str, object]] = {}
+    for secret_name in (
+        names.internal_users_secret_name(ref.name),
+        names.http_certs_internal_secret_name(ref.name),
+    ):
+        try:
+            secret = await context.unscoped.get(SECRETS, namespace=ref.namespace, name=secret_name)
+        except errors.NotFound:
+            continue
+        existing[("Secret", secret_name)] = secret
+    endpoint = endpoint_for(es, existing)
+    if endpoint is None:
+        return CompensateResult(released=False)
+    try:
+        async with context.elasticsearch_session(endpoint) as api:
+            await _undo_in_cluster(api, step)
+    except (ElasticsearchUnavailable, ElasticsearchError) as error:
+        logger.warning("%s: %s not undone: %s", ref.summary, step.key, error)
+        return CompensateResult(released=False)
+    logger.info("%s: %s undone", ref.summary, step.key)
+    return CompensateResult(released=True)

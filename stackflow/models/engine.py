@@ -249,6 +249,9 @@ ACT_FLIP_TARGETS = "stackflow.flip_targets"
 ACT_SIGNAL_RESOURCES = "stackflow.signal_resources"
 #: Runs one step that changes a running Elasticsearch cluster (``ClusterStepInput``).
 ACT_CLUSTER_STEP = "stackflow.elasticsearch.cluster_step"
+#: The compensation of what a cluster step left in the cluster (an allocation exclude or enable
+#: setting, voting exclusions, a node shutdown): undoes it (``CompensateInput``).
+ACT_UNDO_CLUSTER_STEP = "stackflow.elasticsearch.undo_cluster_step"
 
 
 def reconcile_activity(controller: str) -> str:
