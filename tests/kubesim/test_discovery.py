@@ -19,8 +19,9 @@ from kubesim.discovery import (
     to_table,
     version_info,
 )
+from kubesim.printers import human_duration
 from kubesim.resources import Registry, ResourceType
-from kubesim.tables import human_duration, json_path_value
+from kubesim.tables import json_path_value
 
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SUB_VERBS = ["get", "patch", "update"]
