@@ -22,7 +22,12 @@ from activities.kinds import involved_reference
 from stackflow.api.kinds import kind_resource
 from stackflow.controllers import Controller
 from stackflow.kube import errors
-from stackflow.kube.events import InvolvedObject
+from stackflow.kube.events import (
+    EVENT_ACTION_ACCESS_CHECK,
+    EVENT_ASSOCIATION_ERROR,
+    EVENT_STATUS_CHANGE,
+    InvolvedObject,
+)
 from stackflow.models.engine import (
     FinalizeInput,
     FinalizeResult,
@@ -59,19 +64,12 @@ from stackflow.stack.associations.table import (
 )
 
 __all__ = [
-    "EVENT_ACTION_ACCESS_CHECK",
-    "EVENT_ASSOCIATION_ERROR",
-    "EVENT_STATUS_CHANGE",
     "FAMILIES",
     "PENDING_REQUEUE_SECONDS",
     "AssociationActivities",
     "annotations_patch",
 ]
 
-EVENT_STATUS_CHANGE = "AssociationStatusChange"
-EVENT_ASSOCIATION_ERROR = "AssociationError"
-#: ECK's action of the Warning recorded when a ref's ServiceAccount may not get its target.
-EVENT_ACTION_ACCESS_CHECK = "AccessCheck"
 #: A Pending ref is looked at again this soon even without a trigger (ECK's default requeue).
 PENDING_REQUEUE_SECONDS = 30.0
 

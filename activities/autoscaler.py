@@ -30,7 +30,7 @@ from typing import Any
 
 from activities.binding import Family, FamilyActivities, Primary
 from activities.context import ControllerContext
-from activities.elasticsearch import operator_endpoint
+from activities.endpoints import operator_endpoint
 from activities.errors import InvalidSpecError
 from stackflow.api.kinds import kind_info
 from stackflow.config import parse_duration

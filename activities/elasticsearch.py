@@ -4,7 +4,7 @@ Reconcile reads the cluster through the scoped client, validates it (``InvalidSp
 spec cannot be reconciled), builds every child with the pure builder and applies them idempotently
 (no write when nothing changed), then reads the StatefulSets and Pods, asks the cluster for its
 health when a node is ready, installs the per-cluster license (``<es>-es-license``) once the
-cluster answers (see :mod:`activities.elasticsearch_license`), and writes the computed status
+cluster answers (see :mod:`activities.cluster_license_api`), and writes the computed status
 through ``/status``. While the cluster is not settled, or a license waits for it, it asks to be
 reconciled again.
 """
@@ -21,14 +21,15 @@ from typing import Any
 from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
 from activities.binding import Family, FamilyActivities, Primary
 from activities.building import build_off_loop
+from activities.cluster_license_api import LicenseOutcome, apply_cluster_license
 from activities.context import ControllerContext
-from activities.elasticsearch_license import LicenseOutcome, apply_cluster_license
 from activities.elasticsearch_nodes import (
     NodeSpecsOutcome,
     observe_cluster,
     reconcile_node_specs,
 )
 from activities.elasticsearch_volumes import reconcile_volumes
+from activities.endpoints import endpoint_for
 from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference, resource_for_kind
 from activities.unknown_fields import warn_unknown_fields
@@ -88,14 +89,11 @@ from stackflow.stack.policies.stack_config.secrets import file_settings_secret_n
 
 __all__ = [
     "FAMILIES",
-    "INTERNAL_USER",
     "ElasticsearchActivities",
-    "endpoint_for",
 ]
 
 logger = logging.getLogger("activities.elasticsearch")
 
-INTERNAL_USER = "elastic-internal"
 PASSWORD_LENGTH = 24
 #: ECK's reason for a secure settings Secret that does not exist (the cluster is still reconciled).
 SECURE_SETTINGS_NOT_FOUND_REASON = "Unexpected"
@@ -223,51 +221,6 @@ async def _delete_unused_secure_settings(
     except errors.NotFound:
         return False
     return True
-
-
-def endpoint_for(
-    es: Mapping[str, Any], existing: Mapping[tuple[str, str], Mapping[str, Any]]
-) -> ElasticsearchEndpoint | None:
-    """How the operator reaches the cluster: internal Service, internal user, internal CA (pure)."""
-    metadata = es["metadata"]
-    namespace, name = str(metadata["namespace"]), str(metadata["name"])
-    users = decode_secret_data(existing.get(("Secret", names.internal_users_secret_name(name))))
-    password = users.get(INTERNAL_USER)
-    if password is None:
-        return None
-    certs = decode_secret_data(
-        existing.get(("Secret", names.http_certs_internal_secret_name(name)))
-    )
-    ca_pem = certs.get("ca.crt")
-    scheme = "https" if ca_pem else "http"
-    service = names.internal_http_service_name(name)
-    return ElasticsearchEndpoint(
-        namespace=namespace,
-        name=name,
-        url=f"{scheme}://{service}.{namespace}.svc:9200",
-        username=INTERNAL_USER,
-        password=password.decode(),
-        ca_pem=ca_pem,
-    )
-
-
-async def operator_endpoint(
-    context: ControllerContext, es: Mapping[str, Any]
-) -> ElasticsearchEndpoint | None:
-    """How the operator reaches a cluster in scope, from its internal-users and HTTP-certs
-    Secrets read through the scoped client; None while it has no internal user yet."""
-    namespace, name = view(es).namespace, view(es).name
-    existing: dict[tuple[str, str], dict[str, Any]] = {}
-    for secret_name in (
-        names.internal_users_secret_name(name),
-        names.http_certs_internal_secret_name(name),
-    ):
-        try:
-            secret = await context.scoped.get(SECRETS, namespace=namespace, name=secret_name)
-        except errors.NotFound:
-            continue
-        existing[("Secret", secret_name)] = secret
-    return endpoint_for(es, existing)
 
 
 async def _cluster_health(api: ElasticsearchApi, endpoint: ElasticsearchEndpoint) -> str | None:

@@ -22,7 +22,7 @@ import yaml
 
 from activities.binding import Family, FamilyActivities, Primary
 from activities.context import ControllerContext
-from activities.elasticsearch import operator_endpoint
+from activities.endpoints import operator_endpoint
 from activities.errors import InvalidSpecError
 from activities.generic import invalid_spec_status
 from activities.unknown_fields import warn_unknown_fields

@@ -10,7 +10,7 @@ from activities.apply import apply_object, planned_update
 from activities.autoops.config import CONFIG_FILE, user_config
 from activities.autoops.written import API_KEY_ID_ANNOTATION
 from activities.context import ControllerContext
-from activities.elasticsearch import operator_endpoint
+from activities.endpoints import operator_endpoint
 from stackflow.elastic import ElasticsearchError, ElasticsearchUnavailable
 from stackflow.kube import errors
 from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, SECRETS

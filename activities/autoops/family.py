@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from activities.associations import EVENT_ACTION_ACCESS_CHECK, EVENT_ASSOCIATION_ERROR
 from activities.autoops.agent import ClusterFailedError, serve_cluster
 from activities.autoops.config import ref_secret_data, validate_policy
 from activities.autoops.release import agent_compensation, release_cluster, release_objects
@@ -22,7 +21,7 @@ from stackflow.controllers.autoops import (
     ELASTICSEARCH,
     RELEASE_CLUSTER_ACTIVITY,
 )
-from stackflow.kube.events import InvolvedObject
+from stackflow.kube.events import EVENT_ACTION_ACCESS_CHECK, EVENT_ASSOCIATION_ERROR, InvolvedObject
 from stackflow.models.engine import (
     CompensateInput,
     CompensateResult,

@@ -21,7 +21,7 @@ from typing import Any
 
 from activities.autoops.written import API_KEY_ID_ANNOTATION, ClusterObjects, written_objects
 from activities.context import ControllerContext
-from activities.elasticsearch import operator_endpoint
+from activities.endpoints import operator_endpoint
 from stackflow.controllers.autoops import (
     ELASTICSEARCH,
     RELEASE_CLUSTER_ACTIVITY,
@@ -36,9 +36,7 @@ from stackflow.models.engine import (
 )
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names as es_names
-from stackflow.stack.objects import (
-    decode_secret_data,
-)
+from stackflow.stack.objects import decode_secret_data
 from stackflow.stack.policies.autoops import (
     API_KEY_SECRET_TYPE,
     CA_SECRET_TYPE,
@@ -47,9 +45,7 @@ from stackflow.stack.policies.autoops import (
     SECRET_TYPE_LABEL,
     api_key_name,
 )
-from stackflow.stack.policies.autoops_agent import (
-    API_KEY_SECRET_KEY,
-)
+from stackflow.stack.policies.autoops_agent import API_KEY_SECRET_KEY
 
 __all__ = ["agent_compensation", "invalidate_api_key", "release_cluster", "release_objects"]
 

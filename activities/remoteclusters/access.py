@@ -7,11 +7,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from activities.associations import EVENT_ASSOCIATION_ERROR
 from activities.context import ControllerContext
 from activities.remoteclusters.outcome import Outcome
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
-from stackflow.kube.events import InvolvedObject
+from stackflow.kube.events import EVENT_ASSOCIATION_ERROR, InvolvedObject
 from stackflow.stack.access import (
     InvalidServiceAccountError,
     service_account_of,

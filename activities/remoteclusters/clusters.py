@@ -6,13 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from activities.context import ControllerContext
-from activities.elasticsearch import operator_endpoint
+from activities.endpoints import operator_endpoint
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.elastic.factory import ElasticsearchEndpoint
 from stackflow.models.objects import view
-from stackflow.stack.elasticsearch.remote_clusters import (
-    cluster_key,
-)
+from stackflow.stack.elasticsearch.remote_clusters import cluster_key
 
 __all__ = ["endpoint_for", "visible_clusters"]
 

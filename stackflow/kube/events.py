@@ -24,6 +24,9 @@ from stackflow.models.kinds import EVENTS
 from stackflow.models.objects import view
 
 __all__ = [
+    "EVENT_ACTION_ACCESS_CHECK",
+    "EVENT_ASSOCIATION_ERROR",
+    "EVENT_STATUS_CHANGE",
     "EventRecorder",
     "EventType",
     "EventWriter",
@@ -35,6 +38,14 @@ __all__ = [
 logger = logging.getLogger("stackflow.kube.events")
 
 DEFAULT_CACHE_SIZE = 4096
+
+# ECK's event reasons and actions that several controllers record (``pkg/controller/common/events``).
+#: A reference that cannot be resolved (associations, AutoOps, remote clusters).
+EVENT_ASSOCIATION_ERROR = "AssociationError"
+#: An association's status changed.
+EVENT_STATUS_CHANGE = "AssociationStatusChange"
+#: The action of the Warning recorded when a ref's ServiceAccount may not get its target.
+EVENT_ACTION_ACCESS_CHECK = "AccessCheck"
 
 
 class EventType(StrEnum):

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from activities.associations import EVENT_ACTION_ACCESS_CHECK
 from activities.remoteclusters import RETRY_SECONDS
 from stackflow.api.kinds import kind_resource
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.kube.access import SubjectAccessReviewer
+from stackflow.kube.events import EVENT_ACTION_ACCESS_CHECK
 from stackflow.models.engine import Phase
 from stackflow.models.kinds import EVENTS, SERVICES, Kind
 from stackflow.stack.access import RBAC_RECHECK_SECONDS

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from activities.context import ControllerContext
-from activities.elasticsearch import endpoint_for
+from activities.endpoints import endpoint_for
 from stackflow.config import OperatorConfig
 from stackflow.elastic import ElasticsearchUnavailable
 from stackflow.elastic.factory import ElasticsearchEndpoint, elasticsearch_factory
