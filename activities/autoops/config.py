@@ -12,9 +12,7 @@ from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
 from stackflow.models.kinds import CONFIGMAPS, SECRETS
 from stackflow.models.objects import view
-from stackflow.stack.objects import (
-    decode_secret_data,
-)
+from stackflow.stack.objects import decode_secret_data
 from stackflow.stack.policies.autoops_agent import (
     AGENT_CONFIG_FILE,
     REF_SECRET_KEYS,

@@ -7,9 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from activities.context import ControllerContext
-from stackflow.controllers.autoops import (
-    AUTOOPS_POLICY,
-)
+from stackflow.controllers.autoops import AUTOOPS_POLICY
 from stackflow.models.objects import view
 
 __all__ = [

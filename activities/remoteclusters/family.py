@@ -33,9 +33,7 @@ from stackflow.models.engine import (
     ReconcileResult,
 )
 from stackflow.models.objects import view
-from stackflow.stack.access import (
-    RBAC_RECHECK_SECONDS,
-)
+from stackflow.stack.access import RBAC_RECHECK_SECONDS
 from stackflow.stack.elasticsearch.remote_clusters import (
     cluster_key,
     enterprise_disabled_event,
