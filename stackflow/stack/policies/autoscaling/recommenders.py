@@ -107,6 +107,21 @@ def _adjusted(value: Decimal | None) -> Decimal:
     return Decimal(math.ceil((value or Decimal(0)) / USABLE_DISK_FRACTION))
 
 
+def _required(entry: Mapping[str, Any], resource: str) -> tuple[Decimal | None, Decimal | None]:
+    """What Elasticsearch requires of ``resource`` per node and in total (None: not asked)."""
+    required = entry.get("required_capacity") or {}
+    return capacity_value(required, "node", resource), capacity_value(required, "total", resource)
+
+
+def _specified(bounds: Bounds | None, what: str, state: str, states: StateRecorder) -> Bounds:
+    """The policy's range for a resource Elasticsearch asks for; without one ECK records
+    ``state`` and leaves the policy's node sets alone (PolicySkippedError)."""
+    if bounds is None:
+        states.record(state, f"Min and max {what} must be specified")
+        raise PolicySkippedError(f"min and max {what} must be specified")
+    return bounds
+
+
 def storage_recommendation(
     limits: PolicyLimits,
     entry: Mapping[str, Any],
@@ -114,11 +129,8 @@ def storage_recommendation(
     states: StateRecorder,
 ) -> Recommendation | None:
     """ECK's storage recommendation: the per-node storage and the node-count rule."""
-    required = entry.get("required_capacity") or {}
-    node = capacity_value(required, "node", "storage")
-    total = capacity_value(required, "total", "storage")
-    bounds = limits.storage
-    if bounds is None and node is None and total is None:
+    node, total = _required(entry, "storage")
+    if limits.storage is None and node is None and total is None:
         return None
     observed = entry.get("current_capacity") or {}
     observed_node = capacity_value(observed, "node", "storage")
@@ -127,9 +139,7 @@ def storage_recommendation(
         raise PolicySkippedError(
             "observed storage capacity is expected in Elasticsearch autoscaling API response"
         )
-    if bounds is None:
-        states.record(STATE_STORAGE_REQUIRED, "Min and max storage must be specified")
-        raise PolicySkippedError("min and max storage must be specified")
+    bounds = _specified(limits.storage, "storage", STATE_STORAGE_REQUIRED, states)
     node_required, total_required = node or Decimal(0), total or Decimal(0)
     minimum = bounds.min
     if current is not None and current.storage is not None and current.storage > minimum:
@@ -178,15 +188,10 @@ def memory_recommendation(
     limits: PolicyLimits, entry: Mapping[str, Any], states: StateRecorder
 ) -> Recommendation | None:
     """ECK's memory recommendation: the per-node memory and the node-count rule."""
-    required = entry.get("required_capacity") or {}
-    node = capacity_value(required, "node", "memory")
-    total = capacity_value(required, "total", "memory")
+    node, total = _required(entry, "memory")
     if node is None and total is None:
         return None
-    bounds = limits.memory
-    if bounds is None:
-        states.record(STATE_MEMORY_REQUIRED, "Min and max memory must be specified")
-        raise PolicySkippedError("min and max memory must be specified")
+    bounds = _specified(limits.memory, "memory", STATE_MEMORY_REQUIRED, states)
     per_node = _resource_value("memory", node or Decimal(0), total, bounds, limits, states)
 
     def count(resources: NodeSetResources) -> int:
@@ -205,15 +210,10 @@ def cpu_recommendation(
     limits: PolicyLimits, entry: Mapping[str, Any], states: StateRecorder
 ) -> Recommendation | None:
     """ECK's cpu recommendation (in millicores, no rounding to a unit)."""
-    required = entry.get("required_capacity") or {}
-    node = capacity_value(required, "node", "processors")
-    total = capacity_value(required, "total", "processors")
+    node, total = _required(entry, "processors")
     if node is None and total is None:
         return None
-    bounds = limits.cpu
-    if bounds is None:
-        states.record(STATE_CPU_REQUIRED, "Min and max CPU must be specified")
-        raise PolicySkippedError("min and max CPU must be specified")
+    bounds = _specified(limits.cpu, "CPU", STATE_CPU_REQUIRED, states)
     maximum = millis(bounds.max)
     wanted = millis(node or Decimal(0))
     if wanted > maximum:
