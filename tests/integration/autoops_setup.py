@@ -176,11 +176,12 @@ async def status(cluster: Cluster) -> dict[str, Any]:
     return dict(obj.get("status") or {})
 
 
-async def policy_objects(cluster: Cluster) -> set[str]:
-    """``Kind/name`` of the Deployments, ConfigMaps and Secrets labelled as ``ops``'s."""
-    selector = f"{POLICY_NAMESPACE_LABEL}={OPERATOR_NAMESPACE},{POLICY_NAME_LABEL}=ops"
+async def policy_objects(cluster: Cluster, namespace: str = OPERATOR_NAMESPACE) -> set[str]:
+    """``Kind/name`` of the Deployments, ConfigMaps and Secrets labelled as ``ops``'s (the policy
+    ``ops`` of ``namespace``)."""
+    selector = f"{POLICY_NAMESPACE_LABEL}={namespace},{POLICY_NAME_LABEL}=ops"
     found: set[str] = set()
     for kind in (DEPLOYMENTS, CONFIGMAPS, SECRETS):
-        listed = await cluster.raw.list(kind, namespace=OPERATOR_NAMESPACE, label_selector=selector)
+        listed = await cluster.raw.list(kind, namespace=namespace, label_selector=selector)
         found |= {f"{kind.kind}/{item['metadata']['name']}" for item in listed["items"]}
     return found

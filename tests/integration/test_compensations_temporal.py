@@ -29,8 +29,10 @@ from stackflow.models.engine import (
     Trigger,
     TriggerReason,
     WorkflowStateView,
+    finalize_activity,
 )
-from stackflow.models.kinds import NAMESPACES
+from stackflow.models.kinds import NAMESPACES, SECRETS
+from stackflow.stack.policies.autoops import api_key_name
 from stackflow.temporal import signal_with_start
 from tests.e2e.harness import temporal_server
 from tests.fakes.fake_elasticsearch import FakeElasticsearch
@@ -149,6 +151,89 @@ async def test_an_autoops_agent_is_released_by_its_compensation_when_its_cluster
         assert await policy_objects(cluster) == set()
         assert fake_es.api_keys_named(KEY_A) == {"key-1": False}
         await handle.terminate()
+
+
+@pytest.mark.usefixtures("autoops_world")
+async def test_a_policy_leaving_scope_then_deleted_releases_its_agents_before_the_finalizer(
+    temporal_env: WorkflowEnvironment, cluster: Cluster, fake_es: FakeElasticsearch
+) -> None:
+    client, task_queue = temporal_env.client, f"saga-{uuid.uuid4().hex[:8]}"
+    team = "ops-team"
+    await cluster.create_namespace(team, {"eck": "on"})
+    connection = await cluster.raw.get(
+        SECRETS, namespace=OPERATOR_NAMESPACE, name="autoops-connection"
+    )
+    await cluster.raw.create(
+        SECRETS,
+        {"metadata": {"namespace": team, "name": "autoops-connection"}, "data": connection["data"]},
+        namespace=team,
+    )
+    await make_cluster(cluster, "a")
+    team_policy = policy()
+    team_policy["metadata"]["namespace"] = team
+    await cluster.raw.create(POLICY, team_policy, namespace=team)
+    policy_ref = ResourceRef.of(AUTOOPS_POLICY_CONTROLLER.name, POLICY, namespace=team, name="ops")
+    key = api_key_name(policy_namespace=team, policy_name="ops", es_namespace=PROD, es_name="a")
+    context = cluster.context(selector=SELECTOR, elasticsearch=FakeFactory(fake_es))
+    async with worker(temporal_env, context, task_queue):
+        handle = await signal_with_start(
+            client,
+            ref=policy_ref,
+            trigger=trigger(TriggerReason.CREATED),
+            task_queue=task_queue,
+            local_step=AUTOOPS_POLICY_CONTROLLER.local_step,
+        )
+        await holds(client, policy_ref, (agent_compensation(f"{PROD}/a"),))
+        assert fake_es.api_keys_named(key) == {"key-1": True}
+
+        # The policy's own namespace leaves scope: what it holds is released, as a step.
+        await cluster.raw.merge_patch(
+            NAMESPACES, {"metadata": {"labels": {"eck": None}}}, namespace=None, name=team
+        )
+        await eventually(
+            lambda: "eck" not in (cluster.namespaces.namespace_labels(team) or {"eck": 1})
+        )
+        await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.NAMESPACE_FLIP))
+        await holds(client, policy_ref, ())
+        assert (await state(client, policy_ref)).phase is Phase.OUT_OF_SCOPE
+        assert await compensations_run(handle) == [
+            (RELEASE_CLUSTER_ACTIVITY, f"compensate agent/{PROD}/a")
+        ]
+        assert fake_es.api_keys_named(key) == {"key-1": False}
+        assert await policy_objects(cluster, namespace=team) == set()
+
+        # Back in scope, then deleted: the agent is served again, then released before the
+        # finalizer runs.
+        await cluster.raw.merge_patch(
+            NAMESPACES, {"metadata": {"labels": {"eck": "on"}}}, namespace=None, name=team
+        )
+        await eventually(
+            lambda: (cluster.namespaces.namespace_labels(team) or {}).get("eck") == "on"
+        )
+        await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.NAMESPACE_FLIP))
+        await holds(client, policy_ref, (agent_compensation(f"{PROD}/a"),))
+        await cluster.raw.delete(POLICY, namespace=team, name="ops")
+        await handle.signal(ResourceWorkflow.trigger, trigger(TriggerReason.DELETED))
+        await handle.result()
+        names = [name for name, _ in await compensations_run(handle)]
+        assert names == [RELEASE_CLUSTER_ACTIVITY, RELEASE_CLUSTER_ACTIVITY]
+        assert await scheduled_after(handle, RELEASE_CLUSTER_ACTIVITY) == finalize_activity(
+            AUTOOPS_POLICY_CONTROLLER.name
+        )
+        assert set(fake_es.api_keys_named(key).values()) == {False}
+        assert await policy_objects(cluster, namespace=team) == set()
+
+
+async def scheduled_after(handle: WorkflowHandle[Any, Any], name: str) -> str:
+    """The activity the history scheduled right after the last ``name``."""
+    history = await handle.fetch_history()
+    scheduled = [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    ]
+    last = len(scheduled) - 1 - scheduled[::-1].index(name)
+    return scheduled[last + 1]
 
 
 @pytest.mark.usefixtures("peers")
