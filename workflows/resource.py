@@ -9,6 +9,12 @@ task round trip, so a reconcile costs the history five events (signal, workflow 
 Runs recorded before patch ``reconcile-step`` keep the older loop: scope check and license check as
 local activities (patch ``local-gate-checks``) or, before that, as activities, then the reconcile
 as an activity.
+
+The saga (docs/engine.md): a reconcile's ``acquired`` compensations, and those a cluster step
+reports, are carried in the state; they run last-acquired first, one activity each, when the
+resource leaves scope (once per episode) or before its finalizer, and those a reconcile reports as
+``release_now`` (a target left scope or is no longer selected) at once (patch
+``release-now-compensations``).
 """
 
 from __future__ import annotations
