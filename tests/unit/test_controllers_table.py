@@ -6,6 +6,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
+from temporalio import activity
 
 from activities.binding import FamilyActivities
 from activities.registry import FAMILIES, BindingError, build_activities
@@ -25,6 +27,8 @@ from stackflow.models.engine import (
     ACT_SIGNAL_RESOURCES,
     ACT_UNDO_CLUSTER_STEP,
     ObjectKey,
+    ReconcileInput,
+    ReconcileResult,
 )
 from stackflow.models.garbage import ACT_SWEEP_SECRETS, ACT_SWEEP_WORKFLOWS
 from stackflow.models.license_condition import ACT_LICENSE_CONDITION
@@ -315,3 +319,20 @@ def test_the_autoscaler_references_its_cluster_and_has_ecks_unlicensed_notice() 
     assert autoscaler.unlicensed.message == (
         "Autoscaling is an enterprise feature. Enterprise features are disabled"
     )
+
+
+def test_every_registered_activity_declares_its_input_and_result_models() -> None:
+    """Temporal decodes an activity's input and result by the registered function's annotations:
+    each bound method is registered with its own models, never ``Any``."""
+    built = build_activities(_Context(CONTROLLERS))
+
+    for name, function in built.items():
+        definition = activity._Definition.must_from_callable(function)
+        assert definition.name == name
+        assert definition.arg_types is not None, name
+        (argument,) = definition.arg_types
+        assert issubclass(argument, BaseModel), name
+        assert isinstance(definition.ret_type, type), name
+        assert issubclass(definition.ret_type, BaseModel), name
+    reconcile = activity._Definition.must_from_callable(built["elasticsearch.reconcile"])
+    assert (reconcile.arg_types, reconcile.ret_type) == ([ReconcileInput], ReconcileResult)
