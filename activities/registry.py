@@ -26,12 +26,12 @@ from activities import (
     associations,
     autoops,
     autoscaler,
+    cluster_license_secret,
     cluster_steps,
     elasticsearch,
     garbage,
     generic,
-    license,
-    license_condition,
+    license_wait_condition,
     remoteclusters,
     stackconfigpolicy,
     telemetry,
@@ -118,7 +118,7 @@ Activity = Callable[..., Awaitable[Any]]
 #: Every controller family of this package, by controller name.
 FAMILIES: Mapping[str, Family] = {
     **elasticsearch.FAMILIES,
-    **license.FAMILIES,
+    **cluster_license_secret.FAMILIES,
     **trial.FAMILIES,
     **apps.FAMILIES,
     **associations.FAMILIES,
@@ -219,7 +219,7 @@ class EngineActivities:
 
     async def license_condition(self, request: LicenseConditionInput) -> LicenseConditionResult:
         """The license-wait condition on a waiting resource."""
-        return await license_condition.license_condition(self.context, request)
+        return await license_wait_condition.license_condition(self.context, request)
 
     async def flip_targets(self, request: FlipTargetsInput) -> FlipTargetsResult:
         """The resources a namespace flip concerns for one controller."""

@@ -56,8 +56,8 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from activities.binding import ControllerActivities, Primary
+from activities.cluster_license_secret import LicenseActivities
 from activities.context import ControllerContext
-from activities.license import LicenseActivities
 from activities.registry import FAMILIES
 from stackflow.config import OperatorConfig
 from stackflow.controllers import CONTROLLERS, Controller
@@ -75,7 +75,7 @@ from stackflow.models.kinds import NAMESPACES
 from stackflow.scope import NamespaceMatcher
 from watchers.informers import InformerSet
 from watchers.signals import Signaller
-from watchers.sources import Watchers
+from watchers.wiring import Watchers
 
 DEFAULT_COUNT = 10_000
 TARGET_MB = 300

@@ -7,7 +7,7 @@ the operator's scope (the namespace-selector mode), each with one Elasticsearch 
 operator's own are), and ``--secrets`` unrelated Secrets (1 KiB of data each) spread over them.
 
 Each measurement is a process of its own holding the operator's Namespace informer and
-``InformerSet`` with every watcher handler (``watchers.sources.Watchers``, never leader: nothing
+``InformerSet`` with every watcher handler (``watchers.wiring.Watchers``, never leader: nothing
 is sent), as ``bench/memory_bench.py --caches`` does:
 
 * ``narrowed``: as the operator runs, the unfiltered Secret informer holding only what its users
@@ -51,7 +51,7 @@ from stackflow.scope import NamespaceMatcher
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL
 from watchers.informers import InformerSet
 from watchers.signals import Signaller
-from watchers.sources import Watchers
+from watchers.wiring import Watchers
 
 OPERATOR_NAMESPACE = "elastic-system"
 SCOPE_LABEL = "bench.stackflow.io/managed"

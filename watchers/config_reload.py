@@ -33,7 +33,7 @@ from stackflow.config import (
     read_bounded,
 )
 from stackflow.scope import NamespaceMatcher, ScopeMode, selector_change_flips
-from watchers.sources import Watchers
+from watchers.wiring import Watchers
 
 __all__ = [
     "CONFIG_POLL_SECONDS",

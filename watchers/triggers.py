@@ -3,7 +3,7 @@
 Every function here takes an informer event ``(event type, old, new)`` — ADDED has no old,
 DELETED has no new — and answers a ``Trigger`` (or the workflows to trigger), or None when the
 event changes nothing a reconcile depends on (a status write by the operator itself, a
-resourceVersion bump). No I/O: ``watchers.sources`` does the wiring.
+resourceVersion bump). No I/O: ``watchers.wiring`` does the wiring.
 """
 
 from __future__ import annotations

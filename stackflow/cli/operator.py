@@ -57,8 +57,8 @@ from stackflow.webhooks.runner import start_webhooks
 from watchers.config_reload import CONFIG_POLL_SECONDS, ConfigFileWatcher
 from watchers.informers import InformerSet
 from watchers.signals import Signaller
-from watchers.sources import Watchers
 from watchers.sweep import ensure_sweep_schedule
+from watchers.wiring import Watchers
 from workflows import WORKFLOWS
 
 __all__ = [

@@ -55,7 +55,7 @@ __all__ = [
 
 EXIT_UNREACHABLE = 1
 EXIT_BAD_ARGS = 2
-#: The condition the license wait writes on the resource (``activities.license_condition``).
+#: The condition the license wait writes on the resource (``activities.license_wait_condition``).
 CONDITION_TYPE = "StackflowReconciliation"
 QUERY_TIMEOUT = timedelta(seconds=10)
 

@@ -12,8 +12,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import generic
+from activities.cluster_license_api import TRIAL_STARTED_ANNOTATION
 from activities.context import ControllerContext
-from activities.elasticsearch_license import TRIAL_STARTED_ANNOTATION
 from activities.registry import build_activities
 from stackflow.controllers.elasticsearch import ELASTICSEARCH, ELASTICSEARCH_CONTROLLER
 from stackflow.models.engine import (

@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from temporalio.testing import ActivityEnvironment
 
-from activities.license_condition import CONDITION_TYPE, license_condition
+from activities.license_wait_condition import CONDITION_TYPE, license_condition
 from activities.remoteclusters import RemoteClusterActivities, peer_compensation
 from stackflow.controllers.remoteclusters import REMOTE_CLUSTER_CONTROLLER
 from stackflow.licensing.issue import public_key_pem

@@ -7,7 +7,7 @@ from typing import Any
 from temporalio.testing import ActivityEnvironment
 
 from activities.errors import translated_errors
-from activities.license_condition import (
+from activities.license_wait_condition import (
     CONDITION_TYPE,
     REASON_WAITING_FOR_LICENSE,
     license_condition,

@@ -42,7 +42,7 @@ from tests.e2e.harness import temporal_server
 from tests.polling import eventually
 from watchers.informers import InformerSet
 from watchers.signals import Signaller
-from watchers.sources import Watchers
+from watchers.wiring import Watchers
 
 WIDGETS = Kind("example.com", "v1", "Widget", "widgets")
 OWNER_LABEL = "example.com/widget"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from activities.elasticsearch_license import (
+from activities.cluster_license_api import (
     LicenseAction,
     desired_license,
     license_decision,

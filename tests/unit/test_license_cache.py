@@ -9,8 +9,8 @@ from typing import Any, cast
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.kube import errors
+from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.kube.scoped import ScopedClient
 from stackflow.licensing.issue import (
     generate_private_key,

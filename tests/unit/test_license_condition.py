@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from activities.license_condition import (
+from activities.license_wait_condition import (
     CONDITION_TYPE,
     CONFLICT_ATTEMPTS,
     REASON_WAITING_FOR_LICENSE,
