@@ -155,10 +155,13 @@ def signal_of(triggers: tuple[Trigger, ...]) -> tuple[str, Trigger | TriggerBatc
 
 
 class CompensationStep(Model):
-    """A saga step recorded by a reconcile that took operator-held state; it releases that state.
+    """A saga step recorded when a resource takes state outside itself; it releases that state.
 
-    ``activity`` is the registered activity name that performs the release; ``key`` identifies the
-    held state so that the same step is recorded once.
+    Recorded by a reconcile (an AutoOps agent and API key per cluster, remote-cluster trust and
+    keys per peer) or by a cluster step (an allocation exclude, voting exclusions). ``activity`` is
+    the registered activity name that performs the release; ``key`` identifies the held state so
+    that the same step is recorded once; ``data`` is what the release needs (never a credential:
+    it is written to the history).
     """
 
     activity: str
