@@ -44,6 +44,7 @@ from stackflow.models.garbage import (
     SweepWorkflowsInput,
     SweepWorkflowsResult,
 )
+from stackflow.models.keys import ResourceKey
 from stackflow.models.kinds import SECRETS, Kind
 from stackflow.models.objects import view
 from stackflow.stack.labels import (
@@ -73,14 +74,6 @@ RUNNING_RESOURCE_WORKFLOWS_QUERY = (
 OWNER_REFS_ANNOTATION = "eck.k8s.elastic.co/owner-refs"
 #: The source of the triggers the sweep sends, as the workflow's history shows it.
 SWEEP_SOURCE = "garbage sweep"
-
-
-class ResourceKey(NamedTuple):
-    """One resource of one controller, as a workflow id names it."""
-
-    controller: str
-    namespace: str
-    name: str
 
 
 @dataclass(frozen=True)

@@ -11,19 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from stackflow.models.engine import ObjectKey
+from stackflow.models.keys import GroupKindName, ResourceKey
 
-__all__ = ["ReferenceIndex", "ReferencedKey", "ReferrerKey"]
-
-ReferencedKey = tuple[str, str, str, str]
-"""(group, kind, namespace, name) of a referenced object (the version does not matter)."""
-
-ReferrerKey = tuple[str, str, str]
-"""(controller name, namespace, name) of a resource whose spec holds a reference."""
-
-
-def referenced_key(key: ObjectKey) -> ReferencedKey:
-    """The index key of a referenced object."""
-    return (key.group, key.kind, key.namespace, key.name)
+__all__ = ["ReferenceIndex"]
 
 
 class ReferenceIndex:
@@ -31,8 +21,9 @@ class ReferenceIndex:
 
     def __init__(self) -> None:
         """Start empty."""
-        self._referrers: dict[ReferencedKey, set[ReferrerKey]] = {}
-        self._references: dict[ReferrerKey, frozenset[ReferencedKey]] = {}
+        # A referenced object (whatever its version) → the resources whose spec names it.
+        self._referrers: dict[GroupKindName, set[ResourceKey]] = {}
+        self._references: dict[ResourceKey, frozenset[GroupKindName]] = {}
 
     def __len__(self) -> int:
         """Number of referenced objects known."""
@@ -42,8 +33,8 @@ class ReferenceIndex:
         self, *, controller: str, namespace: str, name: str, references: Iterable[ObjectKey]
     ) -> None:
         """Record the complete set of objects a resource references now (replaces the old)."""
-        referrer = (controller, namespace, name)
-        new = frozenset(referenced_key(key) for key in references)
+        referrer = ResourceKey(controller, namespace, name)
+        new = frozenset(GroupKindName.of_key(key) for key in references)
         old = self._references.get(referrer, frozenset())
         for gone in old - new:
             self._discard(gone, referrer)
@@ -58,15 +49,15 @@ class ReferenceIndex:
         """Forget a resource (it was deleted)."""
         self.set_references(controller=controller, namespace=namespace, name=name, references=())
 
-    def referrers(self, *, group: str, kind: str, namespace: str, name: str) -> list[ReferrerKey]:
+    def referrers(self, *, group: str, kind: str, namespace: str, name: str) -> list[ResourceKey]:
         """The resources referencing an object, sorted (for stable signalling order)."""
-        return sorted(self._referrers.get((group, kind, namespace, name), ()))
+        return sorted(self._referrers.get(GroupKindName(group, kind, namespace, name), ()))
 
-    def references_of(self, *, controller: str, namespace: str, name: str) -> list[ReferencedKey]:
+    def references_of(self, *, controller: str, namespace: str, name: str) -> list[GroupKindName]:
         """What a resource references, sorted."""
-        return sorted(self._references.get((controller, namespace, name), ()))
+        return sorted(self._references.get(ResourceKey(controller, namespace, name), ()))
 
-    def _discard(self, key: ReferencedKey, referrer: ReferrerKey) -> None:
+    def _discard(self, key: GroupKindName, referrer: ResourceKey) -> None:
         referrers = self._referrers.get(key)
         if referrers is None:
             return

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from stackflow.controllers import OwnerKey, OwnersOf, SelectionContext, Selects
+from stackflow.controllers import OwnersOf, SelectionContext, Selects
 from stackflow.licensing.model import LICENSE_SCOPE_LABEL, LICENSE_SCOPE_OPERATOR
 from stackflow.models.engine import Trigger, TriggerReason
+from stackflow.models.keys import NamespacedName
 from stackflow.models.objects import view
 
 __all__ = [
@@ -104,12 +105,12 @@ def child_owners(
     old: Mapping[str, Any] | None,
     new: Mapping[str, Any] | None,
     owners_of: OwnersOf,
-) -> list[OwnerKey]:
+) -> list[NamespacedName]:
     """The owners a child event concerns: those of its new state and, where they changed, of its
     old state too, each once. Empty when the event changes nothing meaningful."""
     if _only_volatile_change(event_type, old, new):
         return []
-    owners: dict[OwnerKey, None] = {}
+    owners: dict[NamespacedName, None] = {}
     for state in (new, old):
         if state is not None:
             owners.update(dict.fromkeys(owners_of(state)))

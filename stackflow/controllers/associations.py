@@ -15,12 +15,12 @@ from stackflow.controllers.table import (
     Controller,
     FlipStrategy,
     Gate,
-    OwnerKey,
     OwnersOf,
     ReferencesOf,
     owners_by_labels,
 )
 from stackflow.models.engine import ObjectKey
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import SECRETS, SERVICES
 from stackflow.models.objects import view
 from stackflow.stack.associations.refs import parse_refs
@@ -80,7 +80,7 @@ def association_owners(association: Association) -> OwnersOf:
         namespace_label=association.label_namespace, name_label=association.label_name
     )
 
-    def owners(child: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+    def owners(child: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
         if view(child).labels.get(association.label_type) != association.association_type:
             return ()
         return by_labels(child)

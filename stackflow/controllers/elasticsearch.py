@@ -6,16 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from stackflow.api.kinds import kind_info
-from stackflow.controllers.table import (
-    ChildWatch,
-    Controller,
-    FlipStrategy,
-    Gate,
-    OwnerKey,
-    owners_by_labels,
-)
+from stackflow.controllers.table import ChildWatch, Controller, FlipStrategy, Gate, owners_by_labels
 from stackflow.licensing.model import LICENSE_SCOPE_ELASTICSEARCH, LICENSE_SCOPE_LABEL
 from stackflow.models.engine import ObjectKey
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import (
     CONFIGMAPS,
     PODDISRUPTIONBUDGETS,
@@ -44,11 +38,11 @@ ES_LICENSE_SECRET_SELECTOR = f"{LICENSE_SCOPE_LABEL}={LICENSE_SCOPE_ELASTICSEARC
 _CHILD_KINDS = (STATEFULSETS, SERVICES, CONFIGMAPS, SECRETS, PODS, PODDISRUPTIONBUDGETS)
 
 
-def license_secret_owners(child: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+def license_secret_owners(child: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
     """The Elasticsearch named by a child's ownerReferences (the ``<es>-es-license`` Secret)."""
     meta = view(child)
     return tuple(
-        OwnerKey(meta.namespace, owner.name)
+        NamespacedName(meta.namespace, owner.name)
         for owner in meta.owner_references
         if owner.kind == ELASTICSEARCH.kind and owner.group == ELASTICSEARCH.group
     )[:1]

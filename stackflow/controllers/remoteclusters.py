@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
-from stackflow.controllers.table import ChildWatch, Controller, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers.table import ChildWatch, Controller, FlipStrategy, Gate
 from stackflow.models.engine import ObjectKey
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import SECRETS
 from stackflow.stack.elasticsearch.remote_clusters import (
     REMOTE_CA_SELECTOR,
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 
-def remote_ca_owners(child: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+def remote_ca_owners(child: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
     """The clusters a remote CA copy concerns: the one holding it and the peer it trusts.
 
     Either one's reconcile restores (or removes) the copy, so a change wakes both.
@@ -47,7 +48,11 @@ def remote_ca_owners(child: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
     if peers is None:
         return ()
     local, remote = peers
-    return (OwnerKey(*local), OwnerKey(*remote)) if local != remote else (OwnerKey(*local),)
+    return (
+        (NamespacedName(*local), NamespacedName(*remote))
+        if local != remote
+        else (NamespacedName(*local),)
+    )
 
 
 def declared_remotes(es: Mapping[str, Any]) -> list[ObjectKey]:

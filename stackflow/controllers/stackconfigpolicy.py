@@ -23,11 +23,11 @@ from stackflow.controllers.table import (
     Controller,
     FlipStrategy,
     Gate,
-    OwnerKey,
     SelectionContext,
     SelectionWatch,
 )
 from stackflow.models.engine import ObjectKey
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import CONFIGMAPS, SECRETS
 from stackflow.stack.labels import SOFT_OWNER_KIND_LABEL
 from stackflow.stack.policies.stack_config.owners import secret_owners
@@ -54,9 +54,9 @@ _TARGET_KINDS = {
 POLICY_SECRET_SELECTOR = f"{SOFT_OWNER_KIND_LABEL}={POLICY_KIND}"
 
 
-def policy_secret_owners(child: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+def policy_secret_owners(child: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
     """The policies a policy-made Secret names as its owners (labels or owner-refs annotation)."""
-    return tuple(OwnerKey(namespace, name) for namespace, name in secret_owners(child))
+    return tuple(NamespacedName(namespace, name) for namespace, name in secret_owners(child))
 
 
 def policy_targets(policy: Mapping[str, Any]) -> list[ObjectKey]:

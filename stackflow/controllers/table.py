@@ -21,6 +21,7 @@ from stackflow.models.engine import (
     reconcile_activity,
     reconcile_step_activity,
 )
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import Kind
 from stackflow.models.objects import view
 
@@ -30,7 +31,6 @@ __all__ = [
     "ControllerTable",
     "FlipStrategy",
     "Gate",
-    "OwnerKey",
     "OwnersOf",
     "ReferencesOf",
     "SelectionContext",
@@ -42,15 +42,8 @@ __all__ = [
 ]
 
 
-class OwnerKey(NamedTuple):
-    """The namespace and name of a primary object that owns a child."""
-
-    namespace: str
-    name: str
-
-
 #: A child object → the primaries it belongs to (none, one or several), pure.
-OwnersOf = Callable[[Mapping[str, Any]], tuple[OwnerKey, ...]]
+OwnersOf = Callable[[Mapping[str, Any]], tuple[NamespacedName, ...]]
 #: A primary object → the objects its spec references, pure.
 ReferencesOf = Callable[[Mapping[str, Any]], list[ObjectKey]]
 
@@ -252,10 +245,10 @@ class ControllerTable:
 def owners_by_labels(*, namespace_label: str | None, name_label: str) -> OwnersOf:
     """An owner mapper reading the owner's name (and namespace) from a child's labels."""
 
-    def owners(child: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+    def owners(child: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
         meta = view(child)
         name = meta.labels.get(name_label)
         namespace = meta.labels.get(namespace_label) if namespace_label else meta.namespace
-        return (OwnerKey(str(namespace), str(name)),) if name and namespace else ()
+        return (NamespacedName(str(namespace), str(name)),) if name and namespace else ()
 
     return owners

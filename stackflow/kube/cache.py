@@ -27,6 +27,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
+from stackflow.models.keys import NamespacedName
 from stackflow.models.objects import view
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
     "EventType",
     "NamespaceView",
     "ObjectCache",
-    "ObjectKey",
     "Projection",
     "content_digest",
     "is_projected",
@@ -47,9 +47,6 @@ __all__ = [
     "whole_object",
 ]
 
-ObjectKey = tuple[str, str]
-"""(namespace, name); namespace ``""`` for cluster-scoped objects."""
-
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 CacheEvent = tuple[EventType, dict[str, Any] | None, dict[str, Any] | None]
 """(event type, old, new): ADDED has no old, DELETED has no new."""
@@ -57,10 +54,10 @@ CacheEvent = tuple[EventType, dict[str, Any] | None, dict[str, Any] | None]
 ObjectList = list[dict[str, Any]]
 
 
-def object_key(obj: Mapping[str, Any]) -> ObjectKey:
+def object_key(obj: Mapping[str, Any]) -> NamespacedName:
     """The cache key of an object."""
     meta = view(obj)
-    return (meta.namespace, meta.name)
+    return NamespacedName(meta.namespace, meta.name)
 
 
 # --- projections (pure) -------------------------------------------------------------------------
@@ -200,11 +197,13 @@ def _resource_version(obj: Mapping[str, Any] | None) -> str:
     return view(obj).resource_version
 
 
-def _add_to(index: dict[Any, set[ObjectKey]], index_key: Any, key: ObjectKey) -> None:
+def _add_to(index: dict[Any, set[NamespacedName]], index_key: Any, key: NamespacedName) -> None:
     index.setdefault(index_key, set()).add(key)
 
 
-def _discard_from(index: dict[Any, set[ObjectKey]], index_key: Any, key: ObjectKey) -> None:
+def _discard_from(
+    index: dict[Any, set[NamespacedName]], index_key: Any, key: NamespacedName
+) -> None:
     keys = index.get(index_key)
     if keys is None:
         return
@@ -216,10 +215,10 @@ def _discard_from(index: dict[Any, set[ObjectKey]], index_key: Any, key: ObjectK
 
 #: Namespace → its one key, or the set of its keys: most namespaces hold one object of a kind
 #: (one Elasticsearch, one Kibana), and a set per namespace costs 216 bytes.
-_NamespaceIndex = dict[str, ObjectKey | set[ObjectKey]]
+_NamespaceIndex = dict[str, NamespacedName | set[NamespacedName]]
 
 
-def _add_to_namespace(index: _NamespaceIndex, namespace: str, key: ObjectKey) -> None:
+def _add_to_namespace(index: _NamespaceIndex, namespace: str, key: NamespacedName) -> None:
     present = index.get(namespace)
     if present is None:
         index[namespace] = key
@@ -229,7 +228,7 @@ def _add_to_namespace(index: _NamespaceIndex, namespace: str, key: ObjectKey) ->
         index[namespace] = {present, key}
 
 
-def _discard_from_namespace(index: _NamespaceIndex, namespace: str, key: ObjectKey) -> None:
+def _discard_from_namespace(index: _NamespaceIndex, namespace: str, key: NamespacedName) -> None:
     present = index.get(namespace)
     if present is None:
         return
@@ -244,7 +243,7 @@ def _discard_from_namespace(index: _NamespaceIndex, namespace: str, key: ObjectK
         del index[namespace]
 
 
-def _keys_of_namespace(index: _NamespaceIndex, namespace: str) -> Iterable[ObjectKey]:
+def _keys_of_namespace(index: _NamespaceIndex, namespace: str) -> Iterable[NamespacedName]:
     present = index.get(namespace)
     if present is None:
         return ()
@@ -258,10 +257,10 @@ class ObjectCache:
 
     def __init__(self) -> None:
         """Start empty."""
-        self._objects: dict[ObjectKey, dict[str, Any]] = {}
+        self._objects: dict[NamespacedName, dict[str, Any]] = {}
         self._by_namespace: _NamespaceIndex = {}
-        self._by_label: dict[tuple[str, str], set[ObjectKey]] | None = None
-        self._by_owner: dict[str, set[ObjectKey]] | None = None
+        self._by_label: dict[tuple[str, str], set[NamespacedName]] | None = None
+        self._by_owner: dict[str, set[NamespacedName]] | None = None
 
     def __len__(self) -> int:
         """Number of cached objects."""
@@ -277,12 +276,12 @@ class ObjectCache:
 
     def get(self, *, namespace: str | None, name: str) -> dict[str, Any] | None:
         """The cached object, or None."""
-        return self._objects.get((namespace or "", name))
+        return self._objects.get(NamespacedName(namespace or "", name))
 
     def list(self, *, namespace: str | None = None) -> ObjectList:
         """All cached objects, or those of one namespace, sorted by (namespace, name)."""
         if namespace is None:
-            keys: Iterable[ObjectKey] = self._objects.keys()
+            keys: Iterable[NamespacedName] = self._objects.keys()
         else:
             keys = _keys_of_namespace(self._by_namespace, namespace)
         return [self._objects[key] for key in sorted(keys)]
@@ -312,7 +311,7 @@ class ObjectCache:
         """Namespaces that hold at least one cached object."""
         return set(self._by_namespace)
 
-    def snapshot(self) -> dict[ObjectKey, dict[str, Any]]:
+    def snapshot(self) -> dict[NamespacedName, dict[str, Any]]:
         """A shallow copy of the key → object map."""
         return dict(self._objects)
 
@@ -336,24 +335,24 @@ class ObjectCache:
 
     def remove(self, *, namespace: str | None, name: str) -> dict[str, Any] | None:
         """Drop an object; returns it, or None if it was not cached."""
-        key = (namespace or "", name)
+        key = NamespacedName(namespace or "", name)
         old = self._objects.pop(key, None)
         if old is not None:
             self._unindex(key, old)
             _discard_from_namespace(self._by_namespace, key[0], key)
         return old
 
-    def _index_labels(self, key: ObjectKey, obj: Mapping[str, Any]) -> None:
+    def _index_labels(self, key: NamespacedName, obj: Mapping[str, Any]) -> None:
         assert self._by_label is not None
         for label_key, label_value in _labels(obj).items():
             _add_to(self._by_label, (label_key, str(label_value)), key)
 
-    def _index_owners(self, key: ObjectKey, obj: Mapping[str, Any]) -> None:
+    def _index_owners(self, key: NamespacedName, obj: Mapping[str, Any]) -> None:
         assert self._by_owner is not None
         for uid in _owner_uids(obj):
             _add_to(self._by_owner, uid, key)
 
-    def _unindex(self, key: ObjectKey, obj: Mapping[str, Any]) -> None:
+    def _unindex(self, key: NamespacedName, obj: Mapping[str, Any]) -> None:
         if self._by_label is not None:
             for label_key, label_value in _labels(obj).items():
                 _discard_from(self._by_label, (label_key, str(label_value)), key)
@@ -363,7 +362,7 @@ class ObjectCache:
 
 
 def relist_events(
-    cached: Mapping[ObjectKey, dict[str, Any]], listed: Iterable[dict[str, Any]]
+    cached: Mapping[NamespacedName, dict[str, Any]], listed: Iterable[dict[str, Any]]
 ) -> list[CacheEvent]:
     """The events that turn the cached state into the listed one (after a relist).
 
@@ -372,7 +371,7 @@ def relist_events(
     deleted and re-created under the same name (new uid) is a DELETED then an ADDED.
     """
     events: list[CacheEvent] = []
-    seen: set[ObjectKey] = set()
+    seen: set[NamespacedName] = set()
     for obj in listed:
         key = object_key(obj)
         seen.add(key)

@@ -63,7 +63,6 @@ from stackflow.kube.cache import (
     EventType,
     NamespaceView,
     ObjectCache,
-    ObjectKey,
     Projection,
     object_key,
     project,
@@ -72,6 +71,7 @@ from stackflow.kube.cache import (
 from stackflow.kube.decoding import QUARANTINED_KEY, Quarantined
 from stackflow.kube.events import EventRecorder, InvolvedObject
 from stackflow.kube.resources import ResourceClient
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import NAMESPACES, Kind
 from stackflow.models.objects import view
 
@@ -155,7 +155,7 @@ class Informer:
         self._keeps: Selects | None = None
         # Objects skipped as unusable: the resourceVersion and problem reported for each, so a
         # replayed event or a relist reports nothing twice.
-        self._quarantined: dict[ObjectKey, tuple[str, str]] = {}
+        self._quarantined: dict[NamespacedName, tuple[str, str]] = {}
         self._log = _log.bind(resource=resource.group_resource, namespace=self.namespace or "")
 
     def add_handler(self, handler: EventHandler) -> None:
@@ -409,7 +409,7 @@ class Informer:
         for quarantined in unusable:
             await self._quarantine(quarantined)
             # An object that was usable before stays as it was, not DELETED: it still exists.
-            kept = cached.get((quarantined.namespace, quarantined.name))
+            kept = cached.get(NamespacedName(quarantined.namespace, quarantined.name))
             if kept is not None:
                 items.append(kept)
         for event in relist_events(cached, items):
@@ -469,7 +469,7 @@ class Informer:
     async def _on_unusable(self, event_type: str, quarantined: Quarantined) -> None:
         """A watched object that cannot be used: its deletion is still news; any other change
         quarantines it (the cached state, if any, stays: the object has not gone away)."""
-        key = (quarantined.namespace, quarantined.name)
+        key = NamespacedName(quarantined.namespace, quarantined.name)
         if event_type == "DELETED" and quarantined.name:
             self._quarantined.pop(key, None)
             cached = self.cache.get(namespace=key[0], name=key[1])
@@ -486,7 +486,7 @@ class Informer:
                 kind=quarantined.kind or self.resource.kind,
                 api_version=quarantined.api_version or self.resource.api_version,
             )
-        key = (quarantined.namespace, quarantined.name)
+        key = NamespacedName(quarantined.namespace, quarantined.name)
         seen = (quarantined.resource_version, quarantined.problem)
         if self._quarantined.get(key) == seen:
             return  # a replay of what was reported

@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from stackflow.models.keys import GroupKindName
 from stackflow.models.kinds import Kind
 
 __all__ = ["DEFAULT_CAPACITY", "VERSIONS_PER_OBJECT", "OwnWrites", "writing_as"]
@@ -39,7 +40,6 @@ VERSIONS_PER_OBJECT = 4
 
 logger = logging.getLogger(__name__)
 
-_Key = tuple[str, str, str, str]
 _WRITER: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "stackflow_writer", default=None
 )
@@ -55,17 +55,12 @@ def writing_as(controller: str) -> Iterator[None]:
         _WRITER.reset(token)
 
 
-def _key(resource: Kind, metadata: Mapping[str, Any]) -> _Key:
-    return (
-        resource.group,
-        resource.plural,
-        str(metadata.get("namespace") or ""),
-        str(metadata.get("name") or ""),
+def _key(resource: Kind, metadata: Mapping[str, Any]) -> GroupKindName:
+    return GroupKindName.of(
+        resource,
+        namespace=str(metadata.get("namespace") or ""),
+        name=str(metadata.get("name") or ""),
     )
-
-
-def _object_key(resource: Kind, *, namespace: str | None, name: str) -> _Key:
-    return (resource.group, resource.plural, namespace or "", name)
 
 
 class OwnWrites:
@@ -74,9 +69,9 @@ class OwnWrites:
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         """Remember at most ``capacity`` objects."""
         self.capacity = capacity
-        self._versions: OrderedDict[_Key, tuple[tuple[str, str], ...]] = OrderedDict()
-        self._in_flight: dict[_Key, int] = {}
-        self._held: dict[_Key, list[Callable[[], None]]] = {}
+        self._versions: OrderedDict[GroupKindName, tuple[tuple[str, str], ...]] = OrderedDict()
+        self._in_flight: dict[GroupKindName, int] = {}
+        self._held: dict[GroupKindName, list[Callable[[], None]]] = {}
 
     @contextlib.contextmanager
     def writing(self, resource: Kind, *, namespace: str | None, name: str) -> Iterator[None]:
@@ -87,7 +82,7 @@ class OwnWrites:
         if _WRITER.get() is None or not name or self.capacity == 0:
             yield
             return
-        key = _object_key(resource, namespace=namespace, name=name)
+        key = GroupKindName.of(resource, namespace=namespace, name=name)
         self._in_flight[key] = self._in_flight.get(key, 0) + 1
         try:
             yield

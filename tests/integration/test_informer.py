@@ -16,14 +16,15 @@ from kubernetes_asyncio import client
 
 from kubesim.testing import KubeSim
 from stackflow.kube import client as kube_client
-from stackflow.kube.cache import ObjectKey, object_key
+from stackflow.kube.cache import object_key
 from stackflow.kube.informer import Backoff, Informer
 from stackflow.kube.resources import ResourceClient
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import CONFIGMAPS, NAMESPACES
 from tests.polling import eventually
 
 # (event type, resourceVersion of the new state or None for a delete)
-History = dict[ObjectKey, list[tuple[str, str | None]]]
+History = dict[NamespacedName, list[tuple[str, str | None]]]
 
 FAST_BACKOFF = Backoff(initial=0.05, maximum=0.5)
 
@@ -43,12 +44,12 @@ def recording_handler(history: History) -> Callable[[str, Any, Any], None]:
     return handler
 
 
-async def server_state(resources: ResourceClient) -> dict[ObjectKey, str]:
+async def server_state(resources: ResourceClient) -> dict[NamespacedName, str]:
     listed = await resources.list(CONFIGMAPS)
     return {object_key(item): _rv(item) for item in listed["items"]}
 
 
-def cache_state(informer: Informer) -> dict[ObjectKey, str]:
+def cache_state(informer: Informer) -> dict[NamespacedName, str]:
     return {key: _rv(obj) for key, obj in informer.cache.snapshot().items()}
 
 
@@ -89,7 +90,7 @@ async def test_concurrent_writes_end_in_the_servers_state_with_every_change_in_o
         for index in range(10):
             name = f"cm-{task_number}-{index}"
             created = await resources.create(CONFIGMAPS, configmap(namespace, name, "0"))
-            written[(namespace, name)].append(("ADDED", _rv(created)))
+            written[NamespacedName(namespace, name)].append(("ADDED", _rv(created)))
             for revision in range(1, 4):
                 patched = await resources.merge_patch(
                     CONFIGMAPS,
@@ -97,10 +98,10 @@ async def test_concurrent_writes_end_in_the_servers_state_with_every_change_in_o
                     namespace=namespace,
                     name=name,
                 )
-                written[(namespace, name)].append(("MODIFIED", _rv(patched)))
+                written[NamespacedName(namespace, name)].append(("MODIFIED", _rv(patched)))
             if index % 2:
                 await resources.delete(CONFIGMAPS, namespace=namespace, name=name)
-                written[(namespace, name)].append(("DELETED", None))
+                written[NamespacedName(namespace, name)].append(("DELETED", None))
 
     await asyncio.gather(*(writer(task_number) for task_number in range(5)))  # 225 writes
 
@@ -217,9 +218,9 @@ async def test_reconnects_after_the_server_restarts(tmp_path: Path) -> None:
         after = await resources.create(CONFIGMAPS, configmap("default", "after", "0"))
         expected_state = await server_state(resources)
         await eventually(lambda: cache_state(configmaps) == expected_state)
-        assert seen[("default", "after")] == [("ADDED", _rv(after))]
-        assert seen[("default", "before")][-1] == ("MODIFIED", _rv(updated))
-        assert [event for event, _ in seen[("default", "before")]].count("ADDED") == 1
+        assert seen[NamespacedName("default", "after")] == [("ADDED", _rv(after))]
+        assert seen[NamespacedName("default", "before")][-1] == ("MODIFIED", _rv(updated))
+        assert [event for event, _ in seen[NamespacedName("default", "before")]].count("ADDED") == 1
     finally:
         if configmaps is not None:
             await configmaps.stop()

@@ -14,10 +14,11 @@ import pytest
 
 from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
-from stackflow.kube.cache import ObjectKey, object_key
+from stackflow.kube.cache import object_key
 from stackflow.kube.decoding import MAX_OBJECT_DEPTH
 from stackflow.kube.informer import QUARANTINED_REASON, Backoff, Informer
 from stackflow.kube.resources import ResourceClient
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import CONFIGMAPS, EVENTS
 from tests.clusters import APISERVER, ClusterTarget, KubeCluster, ensure_namespace
 from tests.polling import eventually
@@ -95,7 +96,7 @@ async def test_a_poison_elasticsearch_is_quarantined_and_every_other_one_still_d
     await create_poison(kube, "tenant-a", "listed-poison", depth)
     await kube.create(ELASTICSEARCH, elasticsearch("tenant-b", "listed-good", {"a": 1}))
 
-    delivered: list[tuple[str, ObjectKey]] = []
+    delivered: list[tuple[str, NamespacedName]] = []
     informer = Informer(kube, ELASTICSEARCH, backoff=FAST_BACKOFF)
 
     def record(event_type: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:

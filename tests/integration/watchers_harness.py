@@ -17,7 +17,7 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from stackflow.controllers import ChildWatch, Controller, ControllerTable, Gate, OwnerKey
+from stackflow.controllers import ChildWatch, Controller, ControllerTable, Gate
 from stackflow.kube.backoff import Backoff
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
@@ -35,6 +35,7 @@ from stackflow.models.engine import (
     TriggerBatch,
     TriggerReason,
 )
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import CONFIGMAPS, NAMESPACES, SECRETS, Kind
 from stackflow.models.objects import view
 from stackflow.scope import LabelSelector, NamespaceMatcher, ScopeConfig
@@ -94,11 +95,11 @@ class RecordingFlipWorkflow:
         )
 
 
-def owner_by_label(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+def owner_by_label(obj: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
     """A child's owner: the Widget its owner label names, in its own namespace."""
     meta = view(obj)
     owner = meta.labels.get(OWNER_LABEL)
-    return (OwnerKey(meta.namespace, owner),) if owner else ()
+    return (NamespacedName(meta.namespace, owner),) if owner else ()
 
 
 def secret_named_by_color(obj: Mapping[str, Any]) -> list[ObjectKey]:
@@ -109,12 +110,12 @@ def secret_named_by_color(obj: Mapping[str, Any]) -> list[ObjectKey]:
     return [ObjectKey.of(SECRETS, namespace=view(obj).namespace, name=color)]
 
 
-def link_owner(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+def link_owner(obj: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
     """A link Secret's owner: the Widget its link labels name, in any namespace."""
     labels = view(obj).labels
     if LINK_NAME_LABEL not in labels:
         return ()
-    return (OwnerKey(labels[LINK_NAMESPACE_LABEL], labels[LINK_NAME_LABEL]),)
+    return (NamespacedName(labels[LINK_NAMESPACE_LABEL], labels[LINK_NAME_LABEL]),)
 
 
 def linked_widget(obj: Mapping[str, Any]) -> list[ObjectKey]:

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from stackflow.api.kinds import kind_resource
-from stackflow.controllers import CONTROLLERS, OwnerKey
+from stackflow.controllers import CONTROLLERS
+from stackflow.models.keys import NamespacedName
 
 APP_NS = "team-a"
 ES_NS = "team-b"
@@ -70,4 +71,4 @@ def test_association_secrets_map_to_their_associated_object(
     (child_watch,) = CONTROLLERS.named("kb-es").children
     secret = {"metadata": {"name": "s", "namespace": ES_NS, "labels": labels}}
 
-    assert child_watch.owners(secret) == ((OwnerKey(*owner),) if owner else ())
+    assert child_watch.owners(secret) == ((NamespacedName(*owner),) if owner else ())

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, OwnerKey, SelectionContext
+from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, SelectionContext
 from stackflow.controllers.autoops import (
     AUTOOPS_POLICY_CONTROLLER,
     ELASTICSEARCH,
@@ -15,6 +15,7 @@ from stackflow.controllers.autoops import (
     autoops_policy_selects,
 )
 from stackflow.models.engine import ObjectKey
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import CONFIGMAPS, DEPLOYMENTS, SECRETS
 from stackflow.stack.policies.autoops import api_key_secret_labels, cluster_object_labels
 
@@ -31,23 +32,23 @@ LABELS = cluster_object_labels(
 @pytest.mark.parametrize(
     ("child", "owners"),
     [
-        (_object(LABELS), (OwnerKey("ops", "p"),)),
+        (_object(LABELS), (NamespacedName("ops", "p"),)),
         (
             _object(
                 api_key_secret_labels(
                     policy_namespace="ops", policy_name="p", es_namespace="prod", es_name="a"
                 )
             ),
-            (OwnerKey("ops", "p"),),
+            (NamespacedName("ops", "p"),),
         ),
         # The labels name the policy's namespace, whatever the object's.
-        (_object(LABELS, namespace="elsewhere"), (OwnerKey("ops", "p"),)),
+        (_object(LABELS, namespace="elsewhere"), (NamespacedName("ops", "p"),)),
         (_object({}), ()),
         (_object({"autoops.k8s.elastic.co/policy-name": "p"}), ()),
     ],
 )
 def test_an_agent_object_wakes_the_policy_its_labels_name(
-    child: dict[str, Any], owners: tuple[OwnerKey, ...]
+    child: dict[str, Any], owners: tuple[NamespacedName, ...]
 ) -> None:
     assert autoops_policy_owners(child) == owners
 

@@ -11,7 +11,7 @@ from temporalio import activity
 
 from activities.binding import FamilyActivities
 from activities.registry import FAMILIES, BindingError, build_activities
-from stackflow.controllers import CONTROLLERS, ControllerTable, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers import CONTROLLERS, ControllerTable, FlipStrategy, Gate
 from stackflow.controllers.elasticsearch import (
     ELASTICSEARCH_CONTROLLER,
     es_references,
@@ -31,6 +31,7 @@ from stackflow.models.engine import (
     ReconcileResult,
 )
 from stackflow.models.garbage import ACT_SWEEP_SECRETS, ACT_SWEEP_WORKFLOWS
+from stackflow.models.keys import NamespacedName
 from stackflow.models.license_condition import ACT_LICENSE_CONDITION
 from stackflow.models.telemetry import ACT_LICENSE_USAGE, ACT_TELEMETRY_REPORT
 
@@ -111,7 +112,7 @@ def test_es_children_map_to_their_cluster(
     obj: dict[str, Any], owner: tuple[str, str] | None
 ) -> None:
     cluster_watch = ELASTICSEARCH_CONTROLLER.children[0]
-    assert cluster_watch.owners(obj) == ((OwnerKey(*owner),) if owner else ())
+    assert cluster_watch.owners(obj) == ((NamespacedName(*owner),) if owner else ())
 
 
 @pytest.mark.parametrize(
@@ -139,7 +140,9 @@ def test_es_children_map_to_their_cluster(
 def test_license_secret_maps_to_its_es(
     owners: list[dict[str, Any]], owner: tuple[str, str] | None
 ) -> None:
-    assert license_secret_owners(child(owners=owners)) == ((OwnerKey(*owner),) if owner else ())
+    assert license_secret_owners(child(owners=owners)) == (
+        (NamespacedName(*owner),) if owner else ()
+    )
 
 
 def test_es_references_name_the_spec_secrets() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stackflow.controllers import CONTROLLERS, OwnerKey
+from stackflow.controllers import CONTROLLERS
 from stackflow.kube.cache import (
     DIGEST_KEY,
     LAST_APPLIED_ANNOTATION,
@@ -23,6 +23,7 @@ from stackflow.kube.cache import (
     whole_object,
 )
 from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR, TRIAL_SELECTOR
+from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import (
     CONFIGMAPS,
     NAMESPACES,
@@ -139,8 +140,8 @@ def test_names_labels_and_keys_are_shared_between_objects_decoded_apart() -> Non
     assert first_owner["kind"] is second["metadata"]["ownerReferences"][0]["kind"]
 
 
-def _owners(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
-    return (OwnerKey("team-a", "es"),)
+def _owners(obj: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
+    return (NamespacedName("team-a", "es"),)
 
 
 # (old, new, whether anything but the resourceVersion and the managed fields changed)

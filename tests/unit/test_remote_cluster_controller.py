@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate
 from stackflow.controllers.remoteclusters import (
     REMOTE_CLUSTER_CONTROLLER,
     declared_remotes,
     remote_ca_owners,
 )
 from stackflow.models.engine import ObjectKey
+from stackflow.models.keys import NamespacedName
 
 
 def test_it_shares_the_elasticsearch_primary_with_its_own_workflows() -> None:
@@ -48,21 +49,23 @@ _LABELS = {
 @pytest.mark.parametrize(
     ("labels", "owners"),
     [
-        pytest.param(_LABELS, (OwnerKey("ns-a", "a"), OwnerKey("ns-b", "b")), id="both-sides"),
+        pytest.param(
+            _LABELS, (NamespacedName("ns-a", "a"), NamespacedName("ns-b", "b")), id="both-sides"
+        ),
         pytest.param(
             {
                 **_LABELS,
                 "elasticsearch.k8s.elastic.co/remote-cluster-namespace": "ns-a",
                 "elasticsearch.k8s.elastic.co/remote-cluster-name": "a",
             },
-            (OwnerKey("ns-a", "a"),),
+            (NamespacedName("ns-a", "a"),),
             id="itself-once",
         ),
         pytest.param({"common.k8s.elastic.co/type": "remote-ca"}, (), id="unlabelled"),
     ],
 )
 def test_a_remote_ca_copy_wakes_the_cluster_holding_it_and_the_peer(
-    labels: dict[str, str], owners: tuple[OwnerKey, ...]
+    labels: dict[str, str], owners: tuple[NamespacedName, ...]
 ) -> None:
     assert remote_ca_owners(_copy(labels)) == owners
 

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from activities.generic import license_notice
-from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate, OwnerKey
+from stackflow.controllers import CONTROLLERS, FlipStrategy, Gate
 from stackflow.controllers.stackconfigpolicy import (
     policy_references,
     policy_secret_owners,
     policy_targets,
 )
+from stackflow.models.keys import NamespacedName
 from stackflow.stack.policies.stack_config.merge import merge_elasticsearch, merge_kibana
 from stackflow.stack.policies.stack_config.owners import SOFT_OWNER_REFS_ANNOTATION
 from stackflow.stack.policies.stack_config.secrets import (
@@ -24,7 +25,7 @@ from stackflow.stack.policies.stack_config.secrets import (
 from tests.unit.stack_config_policies import OPERATOR, policy, policy_obj
 
 # (secret metadata, owners the controller row maps it to)
-SECRET_OWNERS: list[tuple[dict[str, Any], list[OwnerKey]]] = [
+SECRET_OWNERS: list[tuple[dict[str, Any], list[NamespacedName]]] = [
     ({}, []),
     (
         {
@@ -43,14 +44,14 @@ SECRET_OWNERS: list[tuple[dict[str, Any], list[OwnerKey]]] = [
                 "eck.k8s.elastic.co/owner-name": "p",
             }
         },
-        [OwnerKey("ns", "p")],
+        [NamespacedName("ns", "p")],
     ),
     (
         {
             "labels": {"eck.k8s.elastic.co/owner-kind": "StackConfigPolicy"},
             "annotations": {SOFT_OWNER_REFS_ANNOTATION: '["elastic-system/q", "ns/p"]'},
         },
-        [OwnerKey("elastic-system", "q"), OwnerKey("ns", "p")],
+        [NamespacedName("elastic-system", "q"), NamespacedName("ns", "p")],
     ),
     (
         {
@@ -64,7 +65,7 @@ SECRET_OWNERS: list[tuple[dict[str, Any], list[OwnerKey]]] = [
 
 @pytest.mark.parametrize(("metadata", "owners"), SECRET_OWNERS)
 def test_the_row_maps_policy_secrets_to_their_policies(
-    metadata: dict[str, Any], owners: list[OwnerKey]
+    metadata: dict[str, Any], owners: list[NamespacedName]
 ) -> None:
     secret = {"metadata": {"namespace": "x", "name": "s", **metadata}}
     assert list(policy_secret_owners(secret)) == owners
@@ -145,7 +146,7 @@ def test_the_row_references_the_variables_sources() -> None:
                 es_name="prod",
                 merged=merge_elasticsearch([policy(OPERATOR, "p", elasticsearch={"config": {}})]),
             ),
-            OwnerKey("team-a", "prod"),
+            NamespacedName("team-a", "prod"),
             id="es-policy-config",
         ),
         pytest.param(
@@ -156,13 +157,13 @@ def test_the_row_references_the_variables_sources() -> None:
                 kb_name="kb",
                 merged=merge_kibana([policy(OPERATOR, "p", kibana={"config": {"a": 1}})]),
             ),
-            OwnerKey("team-a", "kb"),
+            NamespacedName("team-a", "kb"),
             id="kb-policy-config",
         ),
     ],
 )
 def test_the_targeted_resource_wakes_on_its_policy_config_secret(
-    controller: str, secret: dict[str, Any], owner: OwnerKey
+    controller: str, secret: dict[str, Any], owner: NamespacedName
 ) -> None:
     """The policy-config Secrets carry the cluster-name / Kibana name label, so the Elasticsearch
     and Kibana rows' Secret watches map a change of one to the resource that reads it."""

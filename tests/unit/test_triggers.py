@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from stackflow.controllers import OwnerKey, SelectionContext
+from stackflow.controllers import SelectionContext
 from stackflow.models.engine import ObjectKey, TriggerReason
+from stackflow.models.keys import NamespacedName
 from watchers.references import ReferenceIndex
 from watchers.triggers import (
     child_owners,
@@ -105,16 +106,16 @@ def sts(*, owner: str | None, rv: str = "1", replicas: int = 3) -> dict[str, Any
     }
 
 
-def owner_by_label(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+def owner_by_label(obj: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
     labels = obj["metadata"].get("labels") or {}
     name = labels.get("elasticsearch.k8s.elastic.co/cluster-name")
-    return (OwnerKey(obj["metadata"]["namespace"], name),) if name else ()
+    return (NamespacedName(obj["metadata"]["namespace"], name),) if name else ()
 
 
-def two_owners(obj: Mapping[str, Any]) -> tuple[OwnerKey, ...]:
+def two_owners(obj: Mapping[str, Any]) -> tuple[NamespacedName, ...]:
     """A child shared by several owners (a policy's file-settings Secret, say)."""
     owners = obj["metadata"].get("annotations", {}).get("owners", "")
-    return tuple(OwnerKey("team-a", name) for name in owners.split(",") if name)
+    return tuple(NamespacedName("team-a", name) for name in owners.split(",") if name)
 
 
 @pytest.mark.parametrize(
