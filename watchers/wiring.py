@@ -1,4 +1,4 @@
-"""Event sources: informers of every controller's kinds, wired to the Signaller.
+"""The watchers' wiring (``Watchers``): informers of every controller's kinds, wired to the Signaller.
 
 * primary kinds (scoped informers): create, generation change, label/annotation change → the
   resource's workflow; the raw (unscoped) informer keeps the reference index and delivers deletes
