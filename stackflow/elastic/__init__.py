@@ -1,4 +1,7 @@
-"""The Elasticsearch HTTP API port: the ``ElasticsearchApi`` protocol and its aiohttp implementation."""
+"""The Elasticsearch HTTP API port: the ``ElasticsearchApi`` protocol and its aiohttp implementation.
+
+``factory`` chooses, from the configuration, where and how each cluster is dialled.
+"""
 
 from __future__ import annotations
 

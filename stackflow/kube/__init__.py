@@ -2,7 +2,8 @@
 
 Modules: ``client`` (ApiClient set-up), ``errors`` (the error taxonomy), ``resources`` (generic
 access by group/version/plural), ``cache`` and ``informer`` (list/watch caches), ``scoped``
-(the scoped client and scoped informer — the choke point for namespaced reads).
+(the scoped client and scoped informer — the choke point for namespaced reads),
+``operator_licenses`` (the operator's license Secrets, read and verified).
 """
 
 from __future__ import annotations
