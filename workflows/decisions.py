@@ -26,6 +26,7 @@ from stackflow.models.license_condition import LicenseConditionChange
 
 LICENSE_RECHECK_SUMMARY = "license recheck in 5m"
 
+
 @dataclass(frozen=True)
 class WaitPlan:
     """How long the loop waits for a trigger (None: no timer) and what the timer is called."""
