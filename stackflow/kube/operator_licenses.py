@@ -30,18 +30,17 @@ from stackflow.kube import errors
 from stackflow.kube.reader import UNKNOWN, ObjectReader
 from stackflow.kube.scoped import ScopedClient
 from stackflow.licensing import (
-    EnterpriseLicense,
     LicenseCheck,
-    current_enterprise_license,
+    LicenseVerdict,
     parse_license_secret,
     trial_public_key_from_status,
+    verdict_from_checks,
 )
 from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR, TRIAL_STATUS_SECRET_NAME
 from stackflow.models.kinds import SECRETS
 from stackflow.models.objects import view
 
 __all__ = [
-    "LicenseVerdict",
     "OperatorLicenseReader",
     "RememberedCheck",
     "VerificationKey",
@@ -94,33 +93,6 @@ def read_public_keys(path: Path | None) -> tuple[bytes, ...]:
     if path is None:
         return ()
     return (path.read_bytes(),)
-
-
-@dataclass(frozen=True)
-class LicenseVerdict:
-    """The license gate's answer, with a one-line reason when enterprise features are off."""
-
-    licensed: bool
-    license: EnterpriseLicense | None
-    reason: str
-    checks: tuple[LicenseCheck, ...]
-
-
-def verdict_from_checks(checks: Sequence[LicenseCheck], *, now: datetime) -> LicenseVerdict:
-    """Decide from the judged license Secrets (pure)."""
-    current = current_enterprise_license(checks, now=now)
-    if current is not None:
-        return LicenseVerdict(True, current, "", tuple(checks))
-    if not checks:
-        reason = "no operator license Secret found"
-    else:
-        problems = [
-            f"{check.namespace}/{check.name}: {check.problem_at(now)}"
-            for check in checks
-            if check.problem_at(now) is not None
-        ]
-        reason = "no valid enterprise license: " + "; ".join(problems)
-    return LicenseVerdict(False, None, reason, tuple(checks))
 
 
 class OperatorLicenseReader:

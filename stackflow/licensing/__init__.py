@@ -19,6 +19,7 @@ from stackflow.licensing.signature import SignatureError, signable_content_bytes
 from stackflow.licensing.verify import (
     LicenseCheck,
     LicenseStatus,
+    LicenseVerdict,
     check_license,
     current_enterprise_license,
     enterprise_features_enabled,
@@ -27,6 +28,7 @@ from stackflow.licensing.verify import (
     load_public_key,
     parse_license_secret,
     trial_public_key_from_status,
+    verdict_from_checks,
 )
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "LicenseParseError",
     "LicenseSpec",
     "LicenseStatus",
+    "LicenseVerdict",
     "OperatorLicenseType",
     "SignatureError",
     "check_license",
@@ -47,4 +50,5 @@ __all__ = [
     "parse_license_secret",
     "signable_content_bytes",
     "trial_public_key_from_status",
+    "verdict_from_checks",
 ]

@@ -321,3 +321,30 @@ def _rank_key(spec: LicenseSpec) -> tuple[int, int]:
 def enterprise_features_enabled(licenses: Iterable[LicenseCheck], *, now: datetime) -> bool:
     """ECK's ``EnterpriseFeaturesEnabled``: whether a valid enterprise license or trial exists at `now`."""
     return current_enterprise_license(licenses, now=now) is not None
+
+
+@dataclass(frozen=True)
+class LicenseVerdict:
+    """The license gate's answer, with a one-line reason when enterprise features are off."""
+
+    licensed: bool
+    license: EnterpriseLicense | None
+    reason: str
+    checks: tuple[LicenseCheck, ...]
+
+
+def verdict_from_checks(checks: Sequence[LicenseCheck], *, now: datetime) -> LicenseVerdict:
+    """Decide from the judged license Secrets (pure)."""
+    current = current_enterprise_license(checks, now=now)
+    if current is not None:
+        return LicenseVerdict(True, current, "", tuple(checks))
+    if not checks:
+        reason = "no operator license Secret found"
+    else:
+        problems = [
+            f"{check.namespace}/{check.name}: {check.problem_at(now)}"
+            for check in checks
+            if check.problem_at(now) is not None
+        ]
+        reason = "no valid enterprise license: " + "; ".join(problems)
+    return LicenseVerdict(False, None, reason, tuple(checks))

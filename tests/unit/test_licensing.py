@@ -24,6 +24,7 @@ from stackflow.licensing import (
     parse_license_secret,
     signable_content_bytes,
     trial_public_key_from_status,
+    verdict_from_checks,
 )
 from stackflow.licensing.issue import (
     generate_private_key,
@@ -639,3 +640,23 @@ def test_license_type_values() -> None:
         "enterprise_trial",
         "enterprise-trial",
     ]
+
+
+def test_the_verdict_says_why_enterprise_features_are_off(keys: Keys) -> None:
+    """The license gate's answer: the current license when one is valid, else a one-line reason
+    naming every license Secret that does not count, or that there is none."""
+    valid = dated(keys.operator, days=30)
+    forged = dated(keys.other, days=30)
+
+    licensed = verdict_from_checks(checks_for(keys, forged, valid), now=START)
+    assert (licensed.licensed, licensed.license, licensed.reason) == (True, valid, "")
+
+    unlicensed = verdict_from_checks(checks_for(keys, forged), now=START)
+    assert not unlicensed.licensed
+    assert unlicensed.reason == (
+        "no valid enterprise license: elastic-system/license-0: invalid signature:"
+        " license signature was issued for a different key"
+    )
+
+    nothing = verdict_from_checks([], now=START)
+    assert (nothing.licensed, nothing.reason) == (False, "no operator license Secret found")
