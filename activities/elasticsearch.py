@@ -348,6 +348,7 @@ async def _reconcile(
             pods=pods["items"],
             health=health,
             now=context.clock(),
+            desired_statefulsets=desired_statefulsets,
         ),
         nodes,
         pods=pods["items"],
@@ -437,6 +438,7 @@ def _with_node_specs(
         phase=changes.downscale.phase if changes.downscale is not None else None,
         in_progress=nodes.in_progress,
         now=now,
+        previous_conditions=(es.get("status") or {}).get("conditions") or (),
     )
 
 

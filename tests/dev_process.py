@@ -180,3 +180,24 @@ async def demo_health(kubeconfig: Path, cache: Path, namespace: str) -> str:
     )
     assert rc == 0, out
     return out.strip()
+
+
+async def demo_reconciled(kubeconfig: Path, cache: Path, namespace: str) -> bool:
+    """Whether the demo Elasticsearch in ``namespace`` is as far as the simulated environment
+    lets it go: every node its spec asks for available and its health ``unknown`` (the simulated
+    Pods run no Elasticsearch, so nobody measured it; ``--elasticsearch real`` turns it green)."""
+    rc, out = await kubectl(
+        kubeconfig,
+        cache,
+        "get",
+        "elasticsearch",
+        "quickstart",
+        "-n",
+        namespace,
+        "-o",
+        "jsonpath={.spec.nodeSets[*].count};{.status.availableNodes};{.status.health}",
+    )
+    assert rc == 0, out
+    counts, available, health = [*out.strip().split(";"), "", "", ""][:3]
+    wanted = sum(int(count) for count in counts.split())
+    return bool(available) and int(available) == wanted and health == "unknown"

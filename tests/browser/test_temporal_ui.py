@@ -25,7 +25,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.converter import DataConverter
 
 from stackflow.models.engine import SA_NAMESPACE, SA_PHASE, Phase
-from tests.dev_process import REPO, DevProcess, demo_health, start_dev, stop_dev
+from tests.dev_process import REPO, DevProcess, demo_reconciled, start_dev, stop_dev
 from tests.polling import eventually
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
@@ -88,14 +88,14 @@ async def test_the_ui_shows_why_the_demo_elasticsearch_is_where_it_is(
 
 
 async def look_at_the_demo(dev: DevProcess, browser: Browser, tmp_path: Path) -> None:
-    """Wait for the demo to be green and settled, then look at it in the UI."""
+    """Wait for the demo to be reconciled and settled, then look at it in the UI."""
     kubeconfig = dev.state_dir / "kubeconfig"
     cache = tmp_path / "kubectl-cache"
 
-    async def green() -> bool:
-        return await demo_health(kubeconfig, cache, "demo") == "green"
+    async def reconciled() -> bool:
+        return await demo_reconciled(kubeconfig, cache, "demo")
 
-    await eventually(green, within=150, what="the demo Elasticsearch turns green", interval=0.5)
+    await eventually(reconciled, within=150, what="the demo Elasticsearch reconciled", interval=0.5)
     client = await Client.connect(dev.temporal_address)
     handle = client.get_workflow_handle(WORKFLOW_ID)
 

@@ -17,6 +17,7 @@ from stackflow.models.engine import Trigger
 from stackflow.models.kinds import LEASES, SERVICES
 from stackflow.temporal import DATA_CONVERTER
 from tests.clusters import KUBESIM, ClusterTarget
+from tests.e2e.es_status import nodes_up_health_unknown
 from tests.e2e.harness import ES, create_namespace, get_or_none, manifest, operator_stack
 from tests.polling import eventually
 
@@ -80,11 +81,11 @@ async def test_a_new_elasticsearch_costs_at_most_two_signals(
             ES, manifest("Elasticsearch", "quickstart", NAMESPACE, spec), namespace=NAMESPACE
         )
 
-        async def green() -> bool:
+        async def reconciled() -> bool:
             es = await get_or_none(stack.kube, ES, namespace=NAMESPACE, name="quickstart")
-            return bool(es and (es.get("status") or {}).get("health") == "green")
+            return nodes_up_health_unknown(es)
 
-        await eventually(green, what="the Elasticsearch green", within=90)
+        await eventually(reconciled, what="the Elasticsearch reconciled", within=90)
         await settled(stack.temporal.client)
         received = await signals(stack.temporal.client)
         reasons = [f"{trigger.reason.value}: {trigger.detail}" for trigger in received]

@@ -3,7 +3,8 @@
 
 The Lease ``elastic-system/stackflow-leader`` is the leader's: a restarted operator would hold it
 under a new identity (and a re-acquired Lease gets a new ``acquireTime``); a restarted process has a
-new pid. Both stay as they were from before the flip until the newly scoped cluster is green.
+new pid. Both stay as they were from before the flip until the newly scoped cluster is reconciled
+(its nodes up, its health ``unknown``: its Pods run no Elasticsearch to measure).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from stackflow.kube.leader import DEFAULT_LEASE_NAME, LeaseRecord
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import LEASES, STATEFULSETS
 from tests.clusters import ClusterTarget
+from tests.e2e.es_status import nodes_up_health_unknown
 from tests.e2e.harness import ES, Stack, create_namespace, operator_stack, set_in_scope
 from tests.polling import eventually
 
@@ -61,10 +63,12 @@ async def test_a_flip_into_scope_is_reconciled_by_the_same_process_and_leader(
         await create_namespace(kube, namespace, in_scope=in_scope)
         await kube.create(ES, elasticsearch(namespace), namespace=namespace)
 
-    async def managed_green() -> bool:
-        return await health(kube, "flip-managed") == "green"
+    async def managed_reconciled() -> bool:
+        return nodes_up_health_unknown(
+            await kube.get(ES, namespace="flip-managed", name="quickstart")
+        )
 
-    await eventually(managed_green, within=120, what="the managed Elasticsearch green")
+    await eventually(managed_reconciled, within=120, what="the managed Elasticsearch reconciled")
 
     async def led() -> bool:
         return bool((await lease(kube)).holder_identity)
@@ -80,10 +84,12 @@ async def test_a_flip_into_scope_is_reconciled_by_the_same_process_and_leader(
 
     await set_in_scope(kube, "flip-later", True)
 
-    async def flipped_green() -> bool:
-        return await health(kube, "flip-later") == "green"
+    async def flipped_reconciled() -> bool:
+        return nodes_up_health_unknown(
+            await kube.get(ES, namespace="flip-later", name="quickstart")
+        )
 
-    await eventually(flipped_green, within=120, what="the flipped Elasticsearch green")
+    await eventually(flipped_reconciled, within=120, what="the flipped Elasticsearch reconciled")
     leader_after = await lease(kube)
     assert leader_after.holder_identity == leader_before.holder_identity
     assert leader_after.acquire_time == leader_before.acquire_time

@@ -3,7 +3,8 @@
 ``stackflow run`` with ``log-verbosity: 3`` (every DEBUG line of its own) manages, on kubesim, an
 Elasticsearch with secure settings, a Kibana associated to it (its service-account token and user),
 the cluster's self-signed CA and TLS certificates, the elastic user, the enterprise trial and an
-enterprise license, until both are green; and, against a fake Elasticsearch, an AutoOps policy
+enterprise license, until both are reconciled (the Kibana green, the Elasticsearch's nodes up,
+its health ``unknown``: kubesim's Pods run no Elasticsearch); and, against a fake Elasticsearch, an AutoOps policy
 whose connection Secret holds the token, until its agent runs with an API key the operator
 created. Then every data value of every Secret of every namespace
 is searched for in the whole log — raw, base64-encoded, JSON-escaped, and each line of a PEM's
@@ -33,7 +34,7 @@ from tests.e2e.autoops_stack import (
 from tests.e2e.autoops_stack import elasticsearch as autoops_elasticsearch
 from tests.e2e.harness import ES, Stack, create_namespace, manifest, operator_stack
 from tests.e2e.license_setup import issue_enterprise_license, license_secret
-from tests.e2e.test_no_secret_in_history import VERSION, disguises, secret_values, wait_green
+from tests.e2e.test_no_secret_in_history import VERSION, disguises, secret_values, wait_settled
 from tests.polling import eventually
 
 pytestmark = [pytest.mark.timeout(400)]
@@ -78,9 +79,9 @@ def test_leaks_in_log_finds_each_disguise_and_pem_pieces() -> None:
     assert leaks_in_log(values, b"... " + body[1] + b" ...") == ["ns/es-http-certs/tls.key"]
 
 
-async def run_green_stack(stack: Stack, license_document: str) -> str:
+async def run_settled_stack(stack: Stack, license_document: str) -> str:
     """An enterprise license; an Elasticsearch with a keystore setting from a Secret of its own
-    and a Kibana associated to it, both green. Returns the keystore setting's value."""
+    and a Kibana associated to it, both reconciled. Returns the keystore setting's value."""
     kube = stack.kube
     await kube.create(SECRETS, license_secret(license_document), namespace="elastic-system")
     await create_namespace(kube, NAMESPACE, in_scope=True)
@@ -105,8 +106,8 @@ async def run_green_stack(stack: Stack, license_document: str) -> str:
     await kube.create(
         kind_resource("Kibana"), manifest("Kibana", "kb", NAMESPACE, kb_spec), namespace=NAMESPACE
     )
-    await wait_green(stack, "Elasticsearch", NAMESPACE, "es")
-    await wait_green(stack, "Kibana", NAMESPACE, "kb")
+    await wait_settled(stack, "Elasticsearch", NAMESPACE, "es")
+    await wait_settled(stack, "Kibana", NAMESPACE, "kb")
     return keystore_value
 
 
@@ -115,7 +116,7 @@ async def test_no_secret_value_in_the_log_at_the_highest_verbosity(tmp_path: Pat
     public_key, document = issue_enterprise_license(tmp_path / "keys")
     settings = {"log-verbosity": 3, "license-public-key": str(public_key)}
     async with operator_stack(tmp_path, ClusterTarget(KUBESIM), settings=settings) as stack:
-        keystore_value = await run_green_stack(stack, document)
+        keystore_value = await run_settled_stack(stack, document)
         values = await secret_values(stack.kube)
     log = stack.operator.log.read_bytes()
     lines = [json.loads(line) for line in log.splitlines() if line.startswith(b"{")]

@@ -17,6 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from stackflow.models.kinds import NAMESPACES
 from tests.clusters import ClusterTarget, KubeCluster, ensure_namespace
+from tests.e2e.es_status import nodes_up_health_unknown
 from tests.e2e.harness import (
     ES,
     SECRETS,
@@ -94,10 +95,14 @@ async def test_dynamic_scope_end_to_end(
             es = await kube.get(ES, namespace=namespace, name="quickstart")
             return str((es.get("status") or {}).get("health") or "")
 
-        async def team_a_green() -> bool:
-            return await health("team-a") == "green"
+        async def reconciled(namespace: str) -> bool:
+            es = await kube.get(ES, namespace=namespace, name="quickstart")
+            return nodes_up_health_unknown(es)
 
-        await eventually(team_a_green, what="team-a Elasticsearch green")
+        async def team_a_reconciled() -> bool:
+            return await reconciled("team-a")
+
+        await eventually(team_a_reconciled, what="team-a Elasticsearch reconciled")
         # Out of scope: no status, no children.
         assert await health("team-b") == ""
         listed = await kube.list(STATEFULSETS, namespace="team-b")
@@ -113,12 +118,12 @@ async def test_dynamic_scope_end_to_end(
         )
         await operator.start()
 
-        async def team_b_green() -> bool:
-            return await health("team-b") == "green"
+        async def team_b_reconciled() -> bool:
+            return await reconciled("team-b")
 
         # The new operator first waits out the killed one's Lease (15 s), then resyncs.
         await eventually(
-            team_b_green, within=120, what="team-b Elasticsearch green after the restart"
+            team_b_reconciled, within=120, what="team-b Elasticsearch reconciled after the restart"
         )
     finally:
         assert await operator.stop() == 0, (tmp_path / "operator.log").read_text()[-3000:]

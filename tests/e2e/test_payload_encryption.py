@@ -1,7 +1,7 @@
 """``temporal-payload-encryption-key`` end to end: the operator works, Temporal holds ciphertext.
 
-kubesim, a Temporal dev server and ``stackflow run`` with a payload key: an Elasticsearch gets
-green, and no payload of any workflow history is readable JSON; each carries the codec's
+kubesim, a Temporal dev server and ``stackflow run`` with a payload key: an Elasticsearch is
+reconciled (its nodes up, its health ``unknown``: kubesim's Pods run no Elasticsearch), and no payload of any workflow history is readable JSON; each carries the codec's
 encoding, the key's id and the id of the workflow it is bound to, the same key decodes them again, and ``stackflow replay``'s replayer
 with the configuration's converter replays them.
 """
@@ -23,6 +23,7 @@ from stackflow.config import load_config
 from stackflow.models.engine import RESOURCE_WORKFLOW
 from stackflow.temporal import data_converter
 from tests.clusters import KUBESIM, ClusterTarget
+from tests.e2e.es_status import nodes_up_health_unknown
 from tests.e2e.harness import (
     ES,
     Operator,
@@ -37,7 +38,7 @@ from tests.polling import eventually
 pytestmark = [pytest.mark.timeout(400)]
 
 VERSION = "8.15.0"
-#: A healthy Elasticsearch reaches green within this many seconds on a loaded 2-core machine.
+#: A healthy Elasticsearch is reconciled within this many seconds on a loaded 2-core machine.
 WITHIN = 240.0
 KEY = bytes(range(100, 132))
 
@@ -145,12 +146,14 @@ async def test_encrypted_operator_runs_and_history_payloads_are_ciphertext(
                 ES, manifest("Elasticsearch", "es", "sealed", spec), namespace="sealed"
             )
 
-            async def green() -> bool:
+            async def reconciled() -> bool:
                 es = await kube.get(ES, namespace="sealed", name="es")
-                return bool((es.get("status") or {}).get("health") == "green")
+                return nodes_up_health_unknown(es)
 
             try:
-                await eventually(green, within=WITHIN, what="Elasticsearch sealed/es green")
+                await eventually(
+                    reconciled, within=WITHIN, what="Elasticsearch sealed/es reconciled"
+                )
             except AssertionError as error:
                 raise AssertionError(f"{error}\n{operator.tail()}") from None
             client = temporal.client

@@ -25,6 +25,7 @@ from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, TYPE_LABEL
 from stackflow.stack.objects import decode_secret_data
 from tests.audit import AuditLog, reads_out_of_scope, request_figures
 from tests.clusters import APISERVER, REPO, ClusterTarget, kubectl, render_chart
+from tests.e2e.es_status import nodes_up_health_unknown
 from tests.e2e.harness import ES, Stack, create_namespace, manifest, operator_stack
 from tests.polling import eventually
 
@@ -200,14 +201,22 @@ async def health(stack: Stack, kind: str, name: str) -> str:
     return str((obj.get("status") or {}).get("health") or "")
 
 
+async def documented_settled(stack: Stack, kind: str, name: str) -> bool:
+    """Whether a documented object is as far as this cluster lets it go: an application green;
+    the Elasticsearch with its nodes up and health ``unknown`` (its Pods run no Elasticsearch)."""
+    if kind == "Elasticsearch":
+        return nodes_up_health_unknown(await stack.kube.get(ES, namespace=NAMESPACE, name=name))
+    return await health(stack, kind, name) == "green"
+
+
 async def all_green(stack: Stack) -> None:
-    """Wait until every documented object is green."""
+    """Wait until every documented object is settled (every application green)."""
 
     async def green() -> bool:
-        return all([await health(stack, kind, name) == "green" for kind, name in DOCUMENTED])
+        return all([await documented_settled(stack, kind, name) for kind, name in DOCUMENTED])
 
     try:
-        await eventually(green, within=420, interval=1, what="every documented object green")
+        await eventually(green, within=420, interval=1, what="every documented object settled")
     except AssertionError as error:
         states = {f"{kind}/{name}": await health(stack, kind, name) for kind, name in DOCUMENTED}
         raise AssertionError(f"{error}: {states}\n{stack.operator.tail()}") from None

@@ -11,6 +11,7 @@ from tests.clusters import apiserver_unavailable
 from tests.dev_process import (
     DevProcess,
     demo_health,
+    demo_reconciled,
     kubectl,
     start_dev,
     stop_dev,
@@ -66,10 +67,10 @@ async def test_dev_operator_reconciles_only_the_visible_demo(tmp_path: Path) -> 
         async def health(namespace: str) -> str:
             return await demo_health(kubeconfig, cache, namespace)
 
-        async def demo_green() -> bool:
-            return await health("demo") == "green"
+        async def demo_done() -> bool:
+            return await demo_reconciled(kubeconfig, cache, "demo")
 
-        await eventually(demo_green, within=90, what="demo turns green", interval=0.5)
+        await eventually(demo_done, within=90, what="demo reconciled", interval=0.5)
         # The unlabelled namespace is out of scope: no status, no children.
         assert await health("demo-hidden") == ""
         rc, out = await kubectl(kubeconfig, cache, "get", "statefulsets", "-n", "demo-hidden")
@@ -115,16 +116,16 @@ async def test_dev_on_the_real_control_plane_as_a_newcomer_tries_it(tmp_path: Pa
         assert "kube-apiserver listening on https://127.0.0.1:" in banner
         assert "operator running in-process" in banner
 
-        async def green(namespace: str) -> bool:
-            return await health(namespace) == "green"
+        async def done(namespace: str) -> bool:
+            return await demo_reconciled(kubeconfig, cache, namespace)
 
-        await eventually(lambda: green("demo"), within=120, what="demo green", interval=0.5)
+        await eventually(lambda: done("demo"), within=120, what="demo reconciled", interval=0.5)
         assert await health("demo-hidden") == ""
         # What the banner suggests: label the hidden namespace into scope.
         rc, out = await kubectl(kubeconfig, cache, "label", "ns", "demo-hidden", "eck-visible=true")
         assert rc == 0, out
         await eventually(
-            lambda: green("demo-hidden"), within=120, what="demo-hidden green", interval=0.5
+            lambda: done("demo-hidden"), within=120, what="demo-hidden reconciled", interval=0.5
         )
         rc, out = await kubectl(kubeconfig, cache, "get", "pods", "-n", "demo")
         assert rc == 0, out
