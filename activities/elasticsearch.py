@@ -57,7 +57,7 @@ from stackflow.models.kinds import (
 from stackflow.models.objects import view
 from stackflow.scope import equality_selector_string
 from stackflow.stack.elasticsearch import names
-from stackflow.stack.elasticsearch.builder import desired_children
+from stackflow.stack.elasticsearch.builder import desired_children, elasticsearch_annotations
 from stackflow.stack.elasticsearch.keystore import (
     SecureSettingsSource,
     aggregate_secure_settings,
@@ -276,6 +276,17 @@ async def _reconcile(
         endpoint=endpoint_for(es, existing) if any_ready else None,
     )
     es = dict(observed_es)
+    annotations = elasticsearch_annotations(es)
+    if annotations:
+        # Before the build: the masters' config reads the bootstrap list from the annotation.
+        es = dict(
+            await context.scoped.merge_patch(
+                ref.resource,
+                {"metadata": {"annotations": annotations}},
+                namespace=ref.namespace,
+                name=ref.name,
+            )
+        )
     secure_settings = await _secure_settings(context, es, existing)
     now = context.clock()
     children = await build_off_loop(

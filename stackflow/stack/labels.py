@@ -17,6 +17,9 @@ ES_VERSION_LABEL = "elasticsearch.k8s.elastic.co/version"
 ES_HTTP_SCHEME_LABEL = "elasticsearch.k8s.elastic.co/http-scheme"
 ES_POD_NAME_LABEL = "elasticsearch.k8s.elastic.co/pod-name"
 ES_CONFIG_HASH_LABEL = "elasticsearch.k8s.elastic.co/config-hash"
+#: The same key as an annotation of the Pod template: the hash of the node's configuration,
+#: scripts and keystore, whose change restarts the node (ECK's ``ConfigHashAnnotationName``).
+ES_CONFIG_HASH_ANNOTATION = ES_CONFIG_HASH_LABEL
 ES_CLUSTER_UUID_ANNOTATION = "elasticsearch.k8s.elastic.co/cluster-uuid"
 #: The metadata by which ECK marks the Elasticsearch API keys it manages (remote clusters,
 #: AutoOps): a key without it is not the operator's to keep.

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from stackflow.models.kinds import SECRETS, SERVICES, STATEFULSETS
+from stackflow.models.kinds import PERSISTENTVOLUMECLAIMS, SECRETS, SERVICES, STATEFULSETS
 from tests.clusters import APISERVER
 from tests.e2e.harness import ES, get_or_none
 from tests.elasticsearch.changes import (
@@ -62,6 +62,15 @@ async def _reconciled(stack: RealStack, *, version: str, nodes: int) -> None:
 
 async def _pods(stack: RealStack) -> dict[str, str]:
     return await pod_uids(stack, NS, NAME)
+
+
+async def _claims(stack: RealStack) -> set[str]:
+    listed = await stack.kube.list(
+        PERSISTENTVOLUMECLAIMS,
+        namespace=NS,
+        label_selector=f"elasticsearch.k8s.elastic.co/cluster-name={NAME}",
+    )
+    return {claim["metadata"]["name"] for claim in listed["items"]}
 
 
 async def test_a_version_upgrade_replaces_each_pod_once_one_at_a_time_through_faults(
@@ -176,6 +185,13 @@ async def test_a_downscale_to_one_node_moves_the_data_before_each_node_leaves(
     )
     # Each leaving master was excluded from voting first; the exclusions are cleared at the end.
     assert exclusions["metadata"]["cluster_coordination"]["voting_config_exclusions"] == []
+
+    # The leaving nodes' claims are deleted by the operator once their StatefulSet has shrunk (the
+    # StatefulSet retains them, as ECK's); the remaining node keeps its own.
+    async def only_node_0_claimed() -> bool:
+        return await _claims(es_stack) == {f"elasticsearch-data-{NAME}-es-default-0"}
+
+    await eventually(only_node_0_claimed, within=CHANGE_WITHIN, what="claims of removed nodes gone")
 
 
 async def test_an_upscale_joins_the_running_cluster(es_stack: RealStack) -> None:

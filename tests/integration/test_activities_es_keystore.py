@@ -15,7 +15,7 @@ from stackflow.stack.elasticsearch.keystore import (
     INIT_KEYSTORE_CONTAINER,
     SECURE_SETTINGS_VOLUME,
 )
-from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TEMPLATE_HASH_LABEL
+from stackflow.stack.labels import ES_CONFIG_HASH_ANNOTATION, TEMPLATE_HASH_LABEL
 from stackflow.stack.policies.stack_config.secrets import SECURE_SETTINGS_ANNOTATION
 from tests.integration.controller_context import OPERATOR_NAMESPACE, Cluster, cluster
 from tests.integration.elasticsearch_setup import NAMESPACE, es_manifest, es_ref, run_reconcile
@@ -112,7 +112,7 @@ async def test_spec_policy_and_remote_key_sources_land_in_the_keystore_and_an_ed
     volume = next(v for v in pod_spec["volumes"] if v["name"] == SECURE_SETTINGS_VOLUME)
     assert volume["secret"]["secretName"] == SECURE
     before_template = sts["metadata"]["labels"][TEMPLATE_HASH_LABEL]
-    before_config = sts["spec"]["template"]["metadata"]["labels"][ES_CONFIG_HASH_LABEL]
+    before_config = sts["spec"]["template"]["metadata"]["annotations"][ES_CONFIG_HASH_ANNOTATION]
 
     await cluster.raw.merge_patch(
         SECRETS,
@@ -125,7 +125,10 @@ async def test_spec_policy_and_remote_key_sources_land_in_the_keystore_and_an_ed
     assert (await aggregated(cluster))["s3.client.default.access_key"] == "AKIA2"
     sts = await statefulset(cluster)
     assert sts["metadata"]["labels"][TEMPLATE_HASH_LABEL] != before_template
-    assert sts["spec"]["template"]["metadata"]["labels"][ES_CONFIG_HASH_LABEL] != before_config
+    assert (
+        sts["spec"]["template"]["metadata"]["annotations"][ES_CONFIG_HASH_ANNOTATION]
+        != before_config
+    )
 
 
 async def test_a_missing_source_is_one_warning_and_the_cluster_still_reconciled(

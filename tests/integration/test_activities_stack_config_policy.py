@@ -511,8 +511,8 @@ async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
     assert yaml.safe_load(secret_text(realm, "roles.yml"))["log-reader"] == {"cluster": ["monitor"]}
 
     # A changed variable changes the rendered config, and the Pods roll on the config hash.
-    hash_label = "elasticsearch.k8s.elastic.co/config-hash"
-    before = sts["spec"]["template"]["metadata"]["labels"][hash_label]
+    hash_label = "elasticsearch.k8s.elastic.co/config-hash"  # a Pod template annotation
+    before = sts["spec"]["template"]["metadata"]["annotations"][hash_label]
     await cluster.raw.merge_patch(
         CONFIGMAPS, {"data": {"LEVEL": "debug"}}, namespace=OPERATOR_NAMESPACE, name="vars"
     )
@@ -526,7 +526,7 @@ async def test_the_cluster_takes_the_policy_config_mounts_roles_and_variables(
         == "debug"
     )
     sts = await cluster.raw.get(STATEFULSETS, namespace=NAMESPACE, name="prod-es-default")
-    assert sts["spec"]["template"]["metadata"]["labels"][hash_label] != before
+    assert sts["spec"]["template"]["metadata"]["annotations"][hash_label] != before
 
 
 async def test_a_missing_variables_source_is_an_error_until_it_appears(cluster: Cluster) -> None:

@@ -12,10 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
-from stackflow.stack.elasticsearch.builder import desired_children
+from stackflow.stack.elasticsearch.builder import (
+    DisruptedNodeSet,
+    allowed_disruptions,
+    desired_children,
+    elasticsearch_annotations,
+)
 from stackflow.stack.elasticsearch.tls import MissingReferenceError
-from stackflow.stack.labels import ES_CLUSTER_UUID_ANNOTATION, ES_CONFIG_HASH_LABEL
-from stackflow.stack.policies.stack_config.file_settings import empty_state
+from stackflow.stack.labels import ES_CLUSTER_UUID_ANNOTATION, ES_CONFIG_HASH_ANNOTATION
+from stackflow.stack.policies.stack_config.file_settings import empty_state, state_hash
 from stackflow.stack.policies.stack_config.merge import ElasticsearchMerge
 from stackflow.stack.policies.stack_config.secrets import (
     es_policy_config_secret,
@@ -202,8 +207,8 @@ def test_bootstrap_masters_never_change_the_config_hash() -> None:
     def hashes(cluster: dict[str, Any]) -> dict[str, str]:
         built = build(cluster)
         return {
-            child["metadata"]["name"]: child["spec"]["template"]["metadata"]["labels"][
-                ES_CONFIG_HASH_LABEL
+            child["metadata"]["name"]: child["spec"]["template"]["metadata"]["annotations"][
+                ES_CONFIG_HASH_ANNOTATION
             ]
             for child in built
             if child["kind"] == "StatefulSet"
@@ -257,22 +262,15 @@ def test_disabled_elastic_user_gets_no_secret() -> None:
         (
             None,
             {
-                "maxUnavailable": 1,
+                "minAvailable": 0,
                 "selector": {
                     "matchLabels": {"elasticsearch.k8s.elastic.co/cluster-name": "quickstart"}
                 },
             },
         ),
         ({}, None),
-        (
-            {"spec": {"minAvailable": 2}},
-            {
-                "minAvailable": 2,
-                "selector": {
-                    "matchLabels": {"elasticsearch.k8s.elastic.co/cluster-name": "quickstart"}
-                },
-            },
-        ),
+        # A user's spec is taken as written, as ECK: no selector is added to it.
+        ({"spec": {"minAvailable": 2}}, {"minAvailable": 2}),
     ],
 )
 def test_pod_disruption_budget(
@@ -284,6 +282,65 @@ def test_pod_disruption_budget(
     found = children.get(("PodDisruptionBudget", "quickstart-es-default"))
 
     assert (found["spec"] if found else None) == expected_spec
+
+
+def _node_set(replicas: int, *roles: str) -> DisruptedNodeSet:
+    return DisruptedNodeSet(
+        replicas=replicas, master="master" in roles, data="data" in roles, ingest="ingest" in roles
+    )
+
+
+ALL_ROLES = ("master", "data", "ingest")
+
+
+@pytest.mark.parametrize(
+    ("node_sets", "health", "allowed"),
+    [
+        # One node may always be disrupted, whatever the health.
+        ([_node_set(1, *ALL_ROLES)], "red", 1),
+        ([_node_set(1, *ALL_ROLES)], "", 1),
+        ([_node_set(3, *ALL_ROLES)], "green", 1),
+        ([_node_set(3, *ALL_ROLES)], "yellow", 0),
+        ([_node_set(3, *ALL_ROLES)], "", 0),
+        # A role held by a single node keeps every node.
+        ([_node_set(1, "master"), _node_set(2, "data", "ingest")], "green", 0),
+        ([_node_set(2, "master", "ingest"), _node_set(1, "data")], "green", 0),
+        ([_node_set(2, "master", "data"), _node_set(1, "ingest")], "green", 0),
+        # Data tiers alone are not the ``data`` role ECK counts.
+        ([_node_set(3, "master", "ingest"), _node_set(2, "data_hot")], "green", 1),
+        ([_node_set(3, "master", "data", "ingest"), _node_set(1, "ml")], "green", 1),
+    ],
+)
+def test_allowed_disruptions(node_sets: list[DisruptedNodeSet], health: str, allowed: int) -> None:
+    assert allowed_disruptions(node_sets, health) == allowed
+
+
+def test_default_pdb_keeps_every_node_of_a_cluster_not_known_green() -> None:
+    es = make_es(nodeSets=[{"name": "all", "count": 3}])
+    unknown = by_key(build(es))[("PodDisruptionBudget", "quickstart-es-default")]
+    green = by_key(build({**es, "status": {"health": "green"}}))[
+        ("PodDisruptionBudget", "quickstart-es-default")
+    ]
+
+    assert unknown["spec"]["minAvailable"] == 3
+    assert green["spec"]["minAvailable"] == 2
+    assert "common.k8s.elastic.co/template-hash" in green["metadata"]["labels"]
+    assert (
+        green["metadata"]["labels"]["common.k8s.elastic.co/template-hash"]
+        != unknown["metadata"]["labels"]["common.k8s.elastic.co/template-hash"]
+    )
+
+
+def test_default_pdb_counts_the_nodes_a_downscale_still_runs() -> None:
+    es = {**make_es(nodeSets=[{"name": "all", "count": 3}]), "status": {"health": "green"}}
+    current = by_key(build(es))[("StatefulSet", "quickstart-es-all")]
+    downscaled = {**es, "spec": {**es["spec"], "nodeSets": [{"name": "all", "count": 2}]}}
+
+    pdb = by_key(build(downscaled, {("StatefulSet", "quickstart-es-all"): current}))[
+        ("PodDisruptionBudget", "quickstart-es-default")
+    ]
+
+    assert pdb["spec"]["minAvailable"] == 2
 
 
 def test_http_tls_disabled_means_plain_http_and_no_http_certificates() -> None:
@@ -330,6 +387,62 @@ def test_user_pod_template_is_merged_over_the_defaults() -> None:
     assert container["image"] == "docker.elastic.co/elasticsearch/elasticsearch:8.15.0"
 
 
+def test_every_service_selects_by_type_and_the_transport_one_publishes_booting_nodes(
+    children: list[dict[str, Any]],
+) -> None:
+    services = {c["metadata"]["name"]: c for c in children if c["kind"] == "Service"}
+
+    for service in services.values():
+        assert service["spec"]["selector"]["common.k8s.elastic.co/type"] == "elasticsearch"
+        assert service["metadata"]["labels"]["eck.k8s.elastic.co/watched"] == "true"
+    assert services["quickstart-es-transport"]["spec"]["publishNotReadyAddresses"] is True
+    assert services["quickstart-es-http"]["spec"]["publishNotReadyAddresses"] is False
+    assert services["quickstart-es-masters"]["spec"]["selector"] == {
+        "common.k8s.elastic.co/type": "elasticsearch",
+        "elasticsearch.k8s.elastic.co/cluster-name": "quickstart",
+        "elasticsearch.k8s.elastic.co/statefulset-name": "quickstart-es-masters",
+    }
+
+
+def test_node_set_secrets_name_their_statefulset_and_seeds_are_not_watched(
+    children: list[dict[str, Any]],
+) -> None:
+    objects = by_key(children)
+    sset_label = "elasticsearch.k8s.elastic.co/statefulset-name"
+
+    for name in ("quickstart-es-masters-es-config", "quickstart-es-masters-es-transport-certs"):
+        assert objects[("Secret", name)]["metadata"]["labels"][sset_label] == (
+            "quickstart-es-masters"
+        )
+    seeds = objects[("ConfigMap", "quickstart-es-unicast-hosts")]
+    assert "eck.k8s.elastic.co/watched" not in seeds["metadata"]["labels"]
+
+
+def test_statefulset_carries_its_selector_and_hash_and_retains_claims(
+    children: list[dict[str, Any]],
+) -> None:
+    statefulset = by_key(children)[("StatefulSet", "quickstart-es-masters")]
+
+    assert set(statefulset["metadata"]["labels"]) == {
+        "common.k8s.elastic.co/type",
+        "common.k8s.elastic.co/template-hash",
+        "elasticsearch.k8s.elastic.co/cluster-name",
+        "elasticsearch.k8s.elastic.co/statefulset-name",
+    }
+    # The Pods keep the role and version labels.
+    assert (
+        statefulset["spec"]["template"]["metadata"]["labels"][
+            "elasticsearch.k8s.elastic.co/node-master"
+        ]
+        == "true"
+    )
+    # The operator deletes claims (after the StatefulSet shrank), never the StatefulSet controller.
+    assert statefulset["spec"]["persistentVolumeClaimRetentionPolicy"] == {
+        "whenDeleted": "Retain",
+        "whenScaled": "Retain",
+    }
+
+
 def test_http_service_template_is_merged() -> None:
     es = make_es(
         http={
@@ -342,7 +455,8 @@ def test_http_service_template_is_merged() -> None:
     assert service["spec"]["type"] == "LoadBalancer"
     assert service["metadata"]["annotations"] == {"a": "b"}
     assert service["spec"]["selector"] == {
-        "elasticsearch.k8s.elastic.co/cluster-name": "quickstart"
+        "common.k8s.elastic.co/type": "elasticsearch",
+        "elasticsearch.k8s.elastic.co/cluster-name": "quickstart",
     }
 
 
@@ -578,8 +692,8 @@ def test_a_secure_settings_change_changes_the_config_and_template_hashes() -> No
     assert first == again
     assert first["metadata"]["labels"] != second["metadata"]["labels"]
     assert (
-        first["spec"]["template"]["metadata"]["labels"][config_hash]
-        != second["spec"]["template"]["metadata"]["labels"][config_hash]
+        first["spec"]["template"]["metadata"]["annotations"][config_hash]
+        != second["spec"]["template"]["metadata"]["annotations"][config_hash]
     )
 
 
@@ -624,8 +738,8 @@ def test_a_policy_config_change_rolls_the_pods() -> None:
 
     def hash_of(children: list[dict[str, Any]]) -> str:
         sts = by_key(children)[("StatefulSet", "quickstart-es-masters")]
-        labels = sts["spec"]["template"]["metadata"]["labels"]
-        return str(labels["elasticsearch.k8s.elastic.co/config-hash"])
+        annotations = sts["spec"]["template"]["metadata"]["annotations"]
+        return str(annotations["elasticsearch.k8s.elastic.co/config-hash"])
 
     without = hash_of(build(es))
     first = hash_of(build(es, _policy_config({"a": "1"})))
@@ -672,3 +786,90 @@ def test_the_pod_template_carries_the_policy_config_hash(children: list[dict[str
     assert template[annotation] == secret["metadata"]["annotations"][annotation]
     without = by_key(children)[("StatefulSet", "quickstart-es-data")]
     assert annotation not in without["spec"]["template"]["metadata"]["annotations"]
+
+
+HINTS = "eck.k8s.elastic.co/orchestration-hints"
+INITIAL_MASTERS = "elasticsearch.k8s.elastic.co/initial-master-nodes"
+MASTERS = "quickstart-es-masters-0,quickstart-es-masters-1,quickstart-es-masters-2"
+
+
+def _annotated(annotations: dict[str, str], **extra: Any) -> dict[str, Any]:
+    es = make_es()
+    es["metadata"]["annotations"] = annotations
+    es.update(extra)
+    return es
+
+
+@pytest.mark.parametrize(
+    ("es", "patch"),
+    [
+        # A new cluster: the bootstrap list and ECK's hints for a version with service accounts.
+        (
+            _annotated({}),
+            {
+                INITIAL_MASTERS: MASTERS,
+                HINTS: '{"no_transient_settings":false,"service_accounts":true}',
+            },
+        ),
+        # Bootstrapping: the kept list is left as it is, whatever the spec says now.
+        (
+            _annotated(
+                {
+                    INITIAL_MASTERS: "quickstart-es-masters-0",
+                    HINTS: '{"no_transient_settings":false,"service_accounts":true}',
+                }
+            ),
+            {},
+        ),
+        # Formed: the list goes; hints already true stay.
+        (
+            _annotated(
+                {
+                    INITIAL_MASTERS: MASTERS,
+                    ES_CLUSTER_UUID_ANNOTATION: "uuid",
+                    HINTS: '{"no_transient_settings":true,"service_accounts":true}',
+                }
+            ),
+            {INITIAL_MASTERS: None},
+        ),
+        # A formed cluster whose running version cannot read service tokens says so.
+        (
+            _annotated({ES_CLUSTER_UUID_ANNOTATION: "uuid"}, status={"version": "7.16.3"}),
+            {HINTS: '{"no_transient_settings":false,"service_accounts":false}'},
+        ),
+        # A formed cluster of a version that can: only Elasticsearch could tell, nothing written.
+        (_annotated({ES_CLUSTER_UUID_ANNOTATION: "uuid"}, status={"version": "8.15.0"}), {}),
+    ],
+)
+def test_elasticsearch_annotations(es: dict[str, Any], patch: dict[str, str | None]) -> None:
+    assert elasticsearch_annotations(es) == patch
+
+
+def test_masters_bootstrap_with_the_annotated_list_until_the_cluster_formed() -> None:
+    def initial_masters(es: dict[str, Any]) -> Any:
+        config = by_key(build(es))[("Secret", "quickstart-es-masters-es-config")]
+        return yaml.safe_load(secret_value(config, "elasticsearch.yml")).get(
+            "cluster.initial_master_nodes"
+        )
+
+    kept = _annotated({INITIAL_MASTERS: "quickstart-es-masters-0"})
+    formed = _annotated({ES_CLUSTER_UUID_ANNOTATION: "uuid"})
+
+    assert initial_masters(kept) == ["quickstart-es-masters-0"]
+    assert initial_masters(formed) is None
+
+
+def test_file_settings_and_file_realm_secrets_carry_the_policy_hashes(
+    children: list[dict[str, Any]],
+) -> None:
+    objects = by_key(children)
+    settings = objects[("Secret", "quickstart-es-file-settings")]
+    realm = objects[("Secret", "quickstart-es-xpack-file-realm")]
+
+    # No policy: the hash of the empty state, and an empty roles hash.
+    assert settings["metadata"]["annotations"] == {
+        "policy.k8s.elastic.co/settings-hash": state_hash(empty_state())
+    }
+    assert realm["metadata"]["annotations"] == {
+        "policy.k8s.elastic.co/elasticsearch-roles-hash": ""
+    }

@@ -29,7 +29,7 @@ from stackflow.stack.elasticsearch.suspend import (
     pods_to_wake,
     suspended_pods,
 )
-from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TEMPLATE_HASH_LABEL
+from stackflow.stack.labels import ES_CONFIG_HASH_ANNOTATION, TEMPLATE_HASH_LABEL
 from tests.polling import eventually
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -246,8 +246,8 @@ def test_suspending_a_pod_changes_neither_the_config_hash_nor_the_template() -> 
     sts = suspended[("StatefulSet", "quickstart-es-default")]
     before = plain[("StatefulSet", "quickstart-es-default")]
     assert (
-        sts["spec"]["template"]["metadata"]["labels"][ES_CONFIG_HASH_LABEL]
-        == before["spec"]["template"]["metadata"]["labels"][ES_CONFIG_HASH_LABEL]
+        sts["spec"]["template"]["metadata"]["annotations"][ES_CONFIG_HASH_ANNOTATION]
+        == before["spec"]["template"]["metadata"]["annotations"][ES_CONFIG_HASH_ANNOTATION]
     )
     assert (
         sts["metadata"]["labels"][TEMPLATE_HASH_LABEL]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -22,11 +23,17 @@ from stackflow.stack.elasticsearch.config import (
     HTTP_PORT,
     TRANSPORT_PORT,
     is_master_eligible,
+    node_roles,
     operator_settings,
     render_elasticsearch_yml,
 )
 from stackflow.stack.elasticsearch.context import BuildContext, ExistingObjects
 from stackflow.stack.elasticsearch.keystore import keystore_hash, with_keystore
+from stackflow.stack.elasticsearch.orchestration.zen2 import (
+    INITIAL_MASTER_NODES_ANNOTATION,
+    annotated_initial_master_nodes,
+    is_bootstrapped,
+)
 from stackflow.stack.elasticsearch.pods import headless_service, statefulset_manifest
 from stackflow.stack.elasticsearch.policy import policy_config
 from stackflow.stack.elasticsearch.remote_clusters import (
@@ -49,17 +56,20 @@ from stackflow.stack.elasticsearch.tls import (
 from stackflow.stack.elasticsearch.users import user_secrets
 from stackflow.stack.labels import (
     ES_CLUSTER_NAME_LABEL,
-    ES_CLUSTER_UUID_ANNOTATION,
+    ES_STATEFULSET_NAME_LABEL,
     SOFT_OWNER_KIND_LABEL,
+    TEMPLATE_HASH_LABEL,
     WATCHED_LABEL,
+    es_cluster_labels,
     node_role_label,
 )
 from stackflow.stack.objects import Manifest, encode_secret_data
 from stackflow.stack.pods import content_hash
-from stackflow.stack.policies.stack_config.file_settings import empty_state
+from stackflow.stack.policies.stack_config.file_settings import empty_state, state_hash
 from stackflow.stack.policies.stack_config.policy import POLICY_KIND
 from stackflow.stack.policies.stack_config.secrets import (
     FILE_SETTINGS_KEY,
+    SETTINGS_HASH_ANNOTATION,
     file_settings_secret_name,
 )
 from stackflow.stack.services import service
@@ -74,8 +84,12 @@ def node_sets(es: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def services(context: BuildContext) -> list[Manifest]:
-    """Return the HTTP, internal HTTP and transport Services."""
-    selector = {ES_CLUSTER_NAME_LABEL: context.name}
+    """Return the HTTP, internal HTTP and transport Services.
+
+    Every selector is the cluster's labels (type and name), as ECK's; the transport Service
+    publishes not-ready Pods so that booting nodes find each other before any is ready.
+    """
+    selector = es_cluster_labels(context.name)
     http_port = {
         "name": context.http_scheme,
         "port": HTTP_PORT,
@@ -95,7 +109,7 @@ def services(context: BuildContext) -> list[Manifest]:
         "type": "ClusterIP",
         "clusterIP": "None",
         "selector": dict(selector),
-        "publishNotReadyAddresses": False,
+        "publishNotReadyAddresses": True,
         "ports": [
             {
                 "name": "tls-transport",
@@ -160,16 +174,93 @@ def remote_cluster_server_enabled(context: BuildContext) -> bool:
 
 
 def initial_master_nodes(context: BuildContext) -> list[str]:
-    """Return the master-eligible pod names to bootstrap a new cluster; none once it has a UUID."""
+    """Return the master-eligible pod names to bootstrap a new cluster; none once it has a UUID.
+
+    While the cluster bootstraps the list kept in the ``initial-master-nodes`` annotation wins,
+    so that it never varies, even if the spec does (ECK's ``SetupInitialMasterNodes``).
+    """
     annotations = view(context.es).annotations
-    if annotations.get(ES_CLUSTER_UUID_ANNOTATION):
+    kept = annotated_initial_master_nodes(annotations)
+    if kept:
+        return list(kept)
+    if is_bootstrapped(annotations):
         return []
+    return _master_pod_names(context.es)
+
+
+def _master_pod_names(es: Mapping[str, Any]) -> list[str]:
+    name = view(es).name
     return [
-        names.pod_name(context.name, str(node_set["name"]), ordinal)
-        for node_set in node_sets(context.es)
+        names.pod_name(name, str(node_set["name"]), ordinal)
+        for node_set in node_sets(es)
         if is_master_eligible(node_set.get("config"))
         for ordinal in range(int(node_set.get("count", 0)))
     ]
+
+
+#: ECK's orchestration hints on the Elasticsearch (JSON): what the operator learnt once and must
+#: not learn again (``no_transient_settings``) and whether every node can authenticate service
+#: accounts (``service_accounts``).
+ORCHESTRATION_HINTS_ANNOTATION = "eck.k8s.elastic.co/orchestration-hints"
+#: The first version whose nodes read the service tokens the operator writes (ECK's).
+SERVICE_ACCOUNTS_VERSION = (7, 17, 0)
+
+
+def _orchestration_hints(es: Mapping[str, Any]) -> str | None:
+    """The hints to write, or None to leave them: ``service_accounts`` is decided once, for a
+    new cluster by its spec version, for a formed one only when its running version cannot
+    (ECK's cases 1 and 2; the third asks Elasticsearch which nodes read the tokens)."""
+    annotations = view(es).annotations
+    try:
+        hints = dict(load_bounded_json(annotations.get(ORCHESTRATION_HINTS_ANNOTATION, "{}")))
+    except (ValueError, TypeError):
+        hints = {}
+    if hints.get("service_accounts") is True:
+        return None
+    if not is_bootstrapped(annotations):
+        version_text = str((es.get("spec") or {}).get("version", ""))
+    else:
+        version_text = str((es.get("status") or {}).get("version") or "")
+        if not version_text:
+            return None
+    try:
+        version = parse_version(version_text)
+    except ValueError:
+        return None
+    supported = (version.major, version.minor, version.patch) >= SERVICE_ACCOUNTS_VERSION
+    if is_bootstrapped(annotations) and supported:
+        return None
+    wanted = {
+        "no_transient_settings": bool(hints.get("no_transient_settings", False)),
+        "service_accounts": supported,
+    }
+    if "desired_nodes" in hints:
+        wanted["desired_nodes"] = hints["desired_nodes"]
+    text = json.dumps(wanted, separators=(",", ":"))
+    return None if annotations.get(ORCHESTRATION_HINTS_ANNOTATION) == text else text
+
+
+def elasticsearch_annotations(es: Mapping[str, Any]) -> dict[str, str | None]:
+    """The annotations of ``es`` the operator writes before building (a merge patch; empty: none).
+
+    A new cluster keeps the list it bootstraps with in ``initial-master-nodes``, as ECK; once the
+    cluster has formed (its UUID recorded) the annotation goes. The orchestration hints follow
+    :func:`_orchestration_hints`.
+    """
+    patch: dict[str, str | None] = {}
+    annotations = view(es).annotations
+    kept = annotated_initial_master_nodes(annotations)
+    if is_bootstrapped(annotations):
+        if kept:
+            patch[INITIAL_MASTER_NODES_ANNOTATION] = None
+    elif not kept:
+        masters = _master_pod_names(es)
+        if masters:
+            patch[INITIAL_MASTER_NODES_ANNOTATION] = ",".join(masters)
+    hints = _orchestration_hints(es)
+    if hints is not None:
+        patch[ORCHESTRATION_HINTS_ANNOTATION] = hints
+    return patch
 
 
 def config_secret(context: BuildContext, node_set: Mapping[str, Any]) -> tuple[Manifest, str]:
@@ -196,18 +287,24 @@ def config_secret(context: BuildContext, node_set: Mapping[str, Any]) -> tuple[M
         )
 
     bootstrap = initial_master_nodes(context) if is_master_eligible(node_set.get("config")) else []
+    statefulset = names.statefulset_name(context.name, str(node_set["name"]))
     secret = context.secret(
         names.config_secret_name(context.name, str(node_set["name"])),
         encode_secret_data({"elasticsearch.yml": render(bootstrap)}),
+        labels={ES_STATEFULSET_NAME_LABEL: statefulset},
     )
     return secret, content_hash(render([]))
 
 
-def _config_map(context: BuildContext, name: str, data: Mapping[str, str]) -> Manifest:
+def _config_map(
+    context: BuildContext, name: str, data: Mapping[str, str], *, watched: bool = True
+) -> Manifest:
+    # ECK labels as watched only the ConfigMaps its cache must see (the scripts), not the seeds.
+    labels = {WATCHED_LABEL: "true"} if watched else {}
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": context.metadata(name, labels={WATCHED_LABEL: "true"}),
+        "metadata": context.metadata(name, labels=labels),
         "data": dict(sorted(data.items())),
     }
 
@@ -236,7 +333,7 @@ def unicast_hosts(context: BuildContext) -> Manifest:
             and (pod.get("status") or {}).get("podIP")
         )
         hosts = "".join(f"{address}\n" for address in addresses)
-    return _config_map(context, name, {"unicast_hosts.txt": hosts})
+    return _config_map(context, name, {"unicast_hosts.txt": hosts}, watched=False)
 
 
 def file_settings_secret(context: BuildContext) -> Manifest:
@@ -254,9 +351,12 @@ def file_settings_secret(context: BuildContext) -> Manifest:
         "metadata": {"version": version, "compatibility": FILE_SETTINGS_COMPATIBILITY},
         "state": empty_state(),
     }
-    return context.secret(
+    secret = context.secret(
         name, encode_secret_data({FILE_SETTINGS_KEY: json.dumps(settings, sort_keys=True)})
     )
+    # The hash of the state it holds, as ECK and the policy controller mark it.
+    secret["metadata"]["annotations"] = {SETTINGS_HASH_ANNOTATION: state_hash(empty_state())}
+    return secret
 
 
 def remote_ca_secret(context: BuildContext, ca: KeyPair) -> Manifest:
@@ -276,23 +376,120 @@ def secure_settings_secret(context: BuildContext, data: Mapping[str, bytes]) -> 
     return context.secret(names.secure_settings_secret_name(context.name), encode_secret_data(data))
 
 
-def pod_disruption_budget(context: BuildContext) -> Manifest | None:
-    """Return the ``<es>-es-default`` PDB: the user's, the default (maxUnavailable 1), or none for ``{}``."""
+@dataclass(frozen=True)
+class DisruptedNodeSet:
+    """What the default PDB counts of one StatefulSet: its Pods and the roles they hold."""
+
+    replicas: int
+    master: bool
+    data: bool
+    ingest: bool
+
+
+def allowed_disruptions(node_sets: Sequence[DisruptedNodeSet], health: str) -> int:
+    """How many Pods the default PDB lets go at once (ECK's rules).
+
+    One node may always go (else nothing could drain its Kubernetes node); otherwise one, and only
+    while the cluster is green and no role (master, data, ingest) rests on a single node.
+    """
+    if sum(node_set.replicas for node_set in node_sets) == 1:
+        return 1
+    if health != "green":
+        return 0
+    for role in ("master", "data", "ingest"):
+        if sum(n.replicas for n in node_sets if getattr(n, role)) == 1:
+            return 0
+    return 1
+
+
+def _disrupted_node_sets(
+    context: BuildContext, statefulsets: Sequence[Manifest]
+) -> list[DisruptedNodeSet]:
+    """The StatefulSets once scaled up: the desired ones (never below their current replicas,
+    since a downscale keeps its Pods until it ends) and the current ones no longer desired."""
+    current = {
+        view(obj).name: obj
+        for (kind, _), obj in context.existing.items()
+        if kind == "StatefulSet" and view(obj).labels.get(ES_CLUSTER_NAME_LABEL) == context.name
+    }
+    desired = {view(obj).name: obj for obj in statefulsets}
+    result = []
+    for name, obj in {**current, **desired}.items():
+        replicas = max(
+            int((obj.get("spec") or {}).get("replicas") or 0),
+            int((current.get(name, {}).get("spec") or {}).get("replicas") or 0),
+        )
+        labels = view((obj.get("spec") or {}).get("template") or {}).labels
+        if name in desired:
+            roles = _node_set_roles(context, name)
+        else:
+            roles = frozenset(
+                role
+                for role in ("master", "data", "ingest")
+                if labels.get(node_role_label(role)) == "true"
+            )
+        # ECK counts the nodes with the generic ``data`` role, not those of a tier only.
+        result.append(
+            DisruptedNodeSet(
+                replicas=replicas,
+                master="master" in roles,
+                data="data" in roles,
+                ingest="ingest" in roles,
+            )
+        )
+    return result
+
+
+def _node_set_roles(context: BuildContext, statefulset: str) -> frozenset[str]:
+    for node_set in node_sets(context.es):
+        if names.statefulset_name(context.name, str(node_set["name"])) == statefulset:
+            return node_roles(node_set.get("config"))
+    return frozenset()
+
+
+def pod_disruption_budget(
+    context: BuildContext, statefulsets: Sequence[Manifest] = ()
+) -> Manifest | None:
+    """Return the ``<es>-es-default`` PDB: the user's spec, ECK's default, or none for ``{}``.
+
+    The default selects the cluster's Pods with ``minAvailable`` = nodes - allowed disruptions
+    (see :func:`allowed_disruptions`); a user's spec is taken as written. The PDB carries the
+    hash of its content as ``common.k8s.elastic.co/template-hash``, as ECK's.
+    """
     user = context.spec.get("podDisruptionBudget")
     if user is not None and not any(user.values()):
         return None
     user = user or {}
     user_metadata = view(user)
-    spec = dict(user.get("spec") or {"maxUnavailable": 1})
-    spec.setdefault("selector", {"matchLabels": {ES_CLUSTER_NAME_LABEL: context.name}})
+    user_spec: Mapping[str, Any] = user.get("spec") or {}
+    specified = any(
+        user_spec.get(key) is not None
+        for key in ("selector", "minAvailable", "maxUnavailable", "unhealthyPodEvictionPolicy")
+    )
+    if specified:
+        spec = dict(user_spec)
+    else:
+        node_sets_now = _disrupted_node_sets(context, statefulsets)
+        health = str((context.es.get("status") or {}).get("health") or "")
+        spec = {
+            "selector": {"matchLabels": {ES_CLUSTER_NAME_LABEL: context.name}},
+            "minAvailable": sum(n.replicas for n in node_sets_now)
+            - allowed_disruptions(node_sets_now, health),
+        }
+    metadata = context.metadata(
+        names.default_pdb_name(context.name),
+        labels=user_metadata.labels,
+        annotations=user_metadata.annotations,
+    )
+    hashed = {"labels": metadata.get("labels"), "annotations": metadata.get("annotations")}
+    metadata["labels"] = {
+        **metadata.get("labels", {}),
+        TEMPLATE_HASH_LABEL: content_hash({"metadata": hashed, "spec": spec}),
+    }
     return {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
-        "metadata": context.metadata(
-            names.default_pdb_name(context.name),
-            labels=user_metadata.labels,
-            annotations=user_metadata.annotations,
-        ),
+        "metadata": metadata,
         "spec": spec,
     }
 
@@ -353,7 +550,9 @@ def desired_children(
         if secure_settings is not None:
             statefulset = with_keystore(statefulset, context.name, keystore_hash(secure_settings))
         children.append(statefulset)
-    pdb = pod_disruption_budget(context)
+    pdb = pod_disruption_budget(
+        context, [child for child in children if child["kind"] == "StatefulSet"]
+    )
     if pdb is not None:
         children.append(pdb)
     return children

@@ -28,7 +28,7 @@ from stackflow.models.documents import load_bounded_json
 from stackflow.models.objects import view
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.remote_clusters import remote_api_keys_secret_name
-from stackflow.stack.labels import ES_CONFIG_HASH_LABEL, TEMPLATE_HASH_LABEL
+from stackflow.stack.labels import ES_CONFIG_HASH_ANNOTATION, TEMPLATE_HASH_LABEL
 from stackflow.stack.objects import Manifest
 from stackflow.stack.pods import content_hash
 from stackflow.stack.policies.stack_config.secrets import SECURE_SETTINGS_ANNOTATION
@@ -227,7 +227,9 @@ def with_keystore(statefulset: Manifest, es_name: str, data_hash: str) -> Manife
     )
     inits.insert(position, init)
     pod_spec["initContainers"] = inits
-    labels = template["metadata"]["labels"]
-    labels[ES_CONFIG_HASH_LABEL] = content_hash([labels.get(ES_CONFIG_HASH_LABEL, ""), data_hash])
+    annotations = template["metadata"].setdefault("annotations", {})
+    annotations[ES_CONFIG_HASH_ANNOTATION] = content_hash(
+        [annotations.get(ES_CONFIG_HASH_ANNOTATION, ""), data_hash]
+    )
     result["metadata"]["labels"][TEMPLATE_HASH_LABEL] = content_hash(spec)
     return result

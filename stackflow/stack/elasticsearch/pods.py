@@ -27,14 +27,18 @@ from stackflow.stack.elasticsearch.config import (
 )
 from stackflow.stack.elasticsearch.context import BuildContext
 from stackflow.stack.elasticsearch.policy import policy_pod_annotations, secret_mount_volumes
-from stackflow.stack.elasticsearch.remote_clusters import remote_ca_secret_name
+from stackflow.stack.elasticsearch.remote_clusters import (
+    REMOTE_CLUSTER_SERVER_PORT,
+    remote_ca_secret_name,
+)
 from stackflow.stack.elasticsearch.scripts import SUSPEND_SCRIPT_KEY
 from stackflow.stack.labels import (
-    ES_CONFIG_HASH_LABEL,
+    ES_CONFIG_HASH_ANNOTATION,
     ES_HTTP_SCHEME_LABEL,
     ES_STATEFULSET_NAME_LABEL,
     ES_VERSION_LABEL,
     TEMPLATE_HASH_LABEL,
+    WATCHED_LABEL,
     es_cluster_labels,
     es_statefulset_selector,
     role_labels,
@@ -52,10 +56,10 @@ DEFAULT_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch"
 DEFAULT_MEMORY = "2Gi"
 DEFAULT_STORAGE = "1Gi"
 CONFIG_LOCAL_DIR = "/mnt/elastic-internal/elasticsearch-config-local"
-_DELETE_POLICIES = {
-    "DeleteOnScaledownAndClusterDeletion": {"whenDeleted": "Delete", "whenScaled": "Delete"},
-    "DeleteOnScaledownOnly": {"whenDeleted": "Retain", "whenScaled": "Delete"},
-}
+#: The StatefulSet controller deletes no claim: the operator does, after the StatefulSet shrank,
+#: and the claims' ownerReference to the Elasticsearch follows ``volumeClaimDeletePolicy``
+#: (``activities/elasticsearch_volumes.py``), as ECK.
+_RETAIN_CLAIMS = {"whenDeleted": "Retain", "whenScaled": "Retain"}
 
 
 def _env(context: BuildContext, statefulset: str) -> list[dict[str, Any]]:
@@ -249,7 +253,6 @@ def pod_template(
     volumes, _ = _volumes(context, str(node_set["name"]))
     labels = dict(user_metadata.labels)
     labels.update(pod_labels(context, node_set, statefulset))
-    labels[ES_CONFIG_HASH_LABEL] = config_hash
     container = _default_container(context, node_set, statefulset)
     if node_set.get("resources"):
         container["resources"] = copy.deepcopy(node_set["resources"])
@@ -291,6 +294,7 @@ def pod_template(
     annotations = dict(user_metadata.annotations)
     annotations.setdefault("co.elastic.logs/module", "elasticsearch")
     annotations.update(policy_pod_annotations(context))
+    annotations[ES_CONFIG_HASH_ANNOTATION] = config_hash
     return {
         "metadata": {
             "labels": dict(sorted(labels.items())),
@@ -331,14 +335,13 @@ def statefulset_manifest(
         "updateStrategy": {"type": "OnDelete"},
         "template": template,
         "volumeClaimTemplates": volume_claim_templates(node_set),
-        "persistentVolumeClaimRetentionPolicy": _DELETE_POLICIES.get(
-            str(context.spec.get("volumeClaimDeletePolicy", "")),
-            _DELETE_POLICIES["DeleteOnScaledownAndClusterDeletion"],
-        ),
+        "persistentVolumeClaimRetentionPolicy": dict(_RETAIN_CLAIMS),
     }
     if context.spec.get("revisionHistoryLimit") is not None:
         spec["revisionHistoryLimit"] = context.spec["revisionHistoryLimit"]
-    labels = {k: v for k, v in template["metadata"]["labels"].items() if k != ES_CONFIG_HASH_LABEL}
+    # The StatefulSet carries its selector's labels and its hash only, as ECK's: the roles,
+    # version and scheme are the Pods' labels.
+    labels = es_statefulset_selector(context.name, name)
     labels[TEMPLATE_HASH_LABEL] = content_hash(spec)
     return {
         "apiVersion": "apps/v1",
@@ -349,23 +352,39 @@ def statefulset_manifest(
 
 
 def headless_service(context: BuildContext, node_set: Mapping[str, Any]) -> Manifest:
-    """Return the node set's headless Service (publishes not-ready pods so nodes can discover each other)."""
+    """Return the node set's headless Service (publishes not-ready pods so nodes can discover each other).
+
+    As ECK's: selected by the StatefulSet's labels, labelled as watched, and with the remote
+    cluster server's port when ``spec.remoteClusterServer.enabled``.
+    """
     name = names.statefulset_name(context.name, str(node_set["name"]))
+    ports = [
+        {
+            "name": context.http_scheme,
+            "port": HTTP_PORT,
+            "protocol": "TCP",
+            "targetPort": HTTP_PORT,
+        }
+    ]
+    if (context.spec.get("remoteClusterServer") or {}).get("enabled"):
+        ports.append(
+            {
+                "name": "rcs",
+                "port": REMOTE_CLUSTER_SERVER_PORT,
+                "protocol": "TCP",
+                "targetPort": REMOTE_CLUSTER_SERVER_PORT,
+            }
+        )
+    selector = {**es_cluster_labels(context.name), ES_STATEFULSET_NAME_LABEL: name}
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": context.metadata(name, labels={ES_STATEFULSET_NAME_LABEL: name}),
+        "metadata": context.metadata(name, labels={**selector, WATCHED_LABEL: "true"}),
         "spec": {
+            "type": "ClusterIP",
             "clusterIP": "None",
             "publishNotReadyAddresses": True,
-            "selector": es_statefulset_selector(context.name, name),
-            "ports": [
-                {
-                    "name": context.http_scheme,
-                    "port": HTTP_PORT,
-                    "protocol": "TCP",
-                    "targetPort": HTTP_PORT,
-                }
-            ],
+            "selector": selector,
+            "ports": ports,
         },
     }

@@ -18,6 +18,7 @@ from stackflow.stack.certificates import (
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.context import BuildContext
 from stackflow.stack.http_certificates import CA_CERT_KEY, TLS_CERT_KEY, TLS_KEY_KEY, key_pair
+from stackflow.stack.labels import ES_STATEFULSET_NAME_LABEL
 from stackflow.stack.objects import Manifest, encode_secret_data
 
 CA_KEY_KEY = "ca.key"
@@ -141,4 +142,10 @@ def node_transport_certs_secret(
         )
         data[f"{pod_name}.{TLS_CERT_KEY}"] = certificate.cert_pem
         data[f"{pod_name}.{TLS_KEY_KEY}"] = certificate.key_pem
-    return context.secret(secret_name, encode_secret_data(data))
+    # Labelled with its StatefulSet, as ECK: the certificates of one node set belong to it.
+    statefulset = names.statefulset_name(context.name, node_set)
+    return context.secret(
+        secret_name,
+        encode_secret_data(data),
+        labels={ES_STATEFULSET_NAME_LABEL: statefulset},
+    )

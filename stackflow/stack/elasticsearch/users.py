@@ -29,6 +29,8 @@ from stackflow.stack.elasticsearch.context import BuildContext
 from stackflow.stack.elasticsearch.policy import policy_config
 from stackflow.stack.labels import CREDENTIALS_LABEL, ES_CLUSTER_NAME_LABEL, TYPE_LABEL
 from stackflow.stack.objects import Manifest, decode_secret_data, encode_secret_data
+from stackflow.stack.policies.stack_config.file_settings import state_hash
+from stackflow.stack.policies.stack_config.secrets import ES_ROLES_HASH_ANNOTATION
 
 ELASTIC_USER = "elastic"
 INTERNAL_USER_ROLES = {
@@ -289,4 +291,10 @@ def file_realm_secret(
             service_account_tokens(context.existing, es_name=context.name)
         ),
     }
-    return context.secret(names.file_realm_secret_name(context.name), encode_secret_data(data))
+    secret = context.secret(names.file_realm_secret_name(context.name), encode_secret_data(data))
+    # ECK's mark of the policies' roles this file realm holds: their hash, empty without any.
+    policy_roles = policy_config(context).roles
+    secret["metadata"]["annotations"] = {
+        ES_ROLES_HASH_ANNOTATION: state_hash(policy_roles) if policy_roles else ""
+    }
+    return secret
