@@ -1,6 +1,12 @@
 """A container as a host process: a private mount namespace in which the image and every volume
-are bind-mounted at the paths the Pod names, then the command runs as the node's own user
-(Elasticsearch refuses to run as root)."""
+are mounted at the paths the Pod names, then the command runs as the node's own user
+(Elasticsearch refuses to run as root).
+
+The image is the distribution under a writable layer of the container's own (an overlay, as a
+container runtime gives each container), so mount points inside it (``config/http-certs``, …)
+are made in that layer, never in the shared distribution. With ``readOnlyRootFilesystem`` the
+image and the host's root filesystem are then made read-only in the container's namespace: only
+its volumes (and the host's other mounts: ``/proc``, ``/sys``, ``/dev``) stay writable."""
 
 from __future__ import annotations
 
@@ -29,6 +35,17 @@ class Bind:
     read_only: bool = False
 
 
+@dataclass(frozen=True)
+class Image:
+    """The image's directory: ``lower`` (the distribution, never written) under the container's
+    writable layer ``upper`` (``work`` is overlayfs' own scratch, on the same filesystem)."""
+
+    lower: Path
+    upper: Path
+    work: Path
+    target: str
+
+
 def unavailable_reason() -> str | None:
     """Why containers cannot run on this machine (None when they can)."""
     if os.geteuid() != 0:
@@ -39,16 +56,57 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def _inside(path: str, directory: str) -> bool:
+    directory = directory.rstrip("/") or "/"
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def bind_order(binds: Sequence[Bind]) -> list[Bind]:
+    """The order to bind in: parents before children, except that a bind hiding the source of
+    another (``tmp-volume`` at ``/tmp``, while the runner's files are under ``/tmp``) comes after
+    the binds it would hide."""
+    sources = [str(bind.source) for bind in binds]
+
+    def hides_a_source(bind: Bind) -> bool:
+        return any(_inside(source, bind.target) for source in sources if source != str(bind.source))
+
+    return sorted(
+        binds,
+        key=lambda bind: (hides_a_source(bind), bind.target.count("/"), bind.target),
+    )
+
+
 def launcher_script(
-    binds: Sequence[Bind], *, uid: int, gid: int, workdir: str, hostname: str = ""
+    binds: Sequence[Bind],
+    *,
+    uid: int,
+    gid: int,
+    workdir: str,
+    hostname: str = "",
+    image: Image | None = None,
+    read_only_root: bool = False,
 ) -> str:
-    """The shell run inside the new mount and UTS namespaces: the Pod's hostname, every bind,
-    parents before children, the read-only ones made read-only, then the node's user execs the
-    command."""
+    """The shell run inside the new mount and UTS namespaces: the Pod's hostname, the image,
+    every bind (parents before children), the read-only ones made read-only, the root filesystem
+    and the image too with ``read_only_root``, then the node's user execs the command."""
     lines = ["set -eu", "mount --make-rprivate /"]
     if hostname:
         lines.append(f"hostname {shlex.quote(hostname)}")
-    ordered = sorted(binds, key=lambda bind: (bind.target.count("/"), bind.target))
+    if image is not None:
+        lower, upper, work = (shlex.quote(str(p)) for p in (image.lower, image.upper, image.work))
+        target = shlex.quote(image.target)
+        options = shlex.quote(f"lowerdir={image.lower},upperdir={image.upper},workdir={image.work}")
+        lines.append(f"mkdir -p {upper} {work} {target}")
+        # The layer's top directory gives the image's its owner and mode (overlayfs takes them
+        # from the upper layer), so the image's user may write there as in the image.
+        lines.append(f"chown --reference={lower} {upper} && chmod --reference={lower} {upper}")
+        # Without overlayfs (a filesystem that cannot hold its upper layer), the distribution
+        # is bound directly: mount points inside it are then made in the distribution itself.
+        lines.append(
+            f"mount -t overlay overlay -o {options} {target} 2>/dev/null"
+            f" || mount --bind {lower} {target}"
+        )
+    ordered = bind_order(binds)
     for bind in ordered:
         target = shlex.quote(bind.target)
         source = shlex.quote(str(bind.source))
@@ -60,6 +118,12 @@ def launcher_script(
     for bind in reversed(ordered):
         if bind.read_only:
             lines.append(f"mount -o remount,bind,ro {shlex.quote(bind.target)}")
+    if read_only_root:
+        # Per mount point and in this namespace only: the host keeps its root writable, and the
+        # volumes bound above keep their own flags.
+        lines.append("mount -o remount,bind,ro /")
+        if image is not None:
+            lines.append(f"mount -o remount,bind,ro {shlex.quote(image.target)}")
     lines.append(f"cd {shlex.quote(workdir)}")
     # The node dies with the runner (a killed test, a crashed runner), never left listening on a
     # Pod IP another run would be given; set after the user change, which would clear it.
@@ -79,10 +143,20 @@ async def start(
     uid: int = NODE_UID,
     gid: int = NODE_GID,
     hostname: str = "",
+    image: Image | None = None,
+    read_only_root: bool = False,
 ) -> asyncio.subprocess.Process:
     """Start ``command`` in its own mount and UTS namespaces and session, named ``hostname`` (a
     Pod's name, as in Kubernetes), its output appended to ``log``."""
-    script = launcher_script(binds, uid=uid, gid=gid, workdir=workdir, hostname=hostname)
+    script = launcher_script(
+        binds,
+        uid=uid,
+        gid=gid,
+        workdir=workdir,
+        hostname=hostname,
+        image=image,
+        read_only_root=read_only_root,
+    )
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         return await asyncio.create_subprocess_exec(
@@ -131,10 +205,19 @@ async def run_to_end(
     limit_seconds: float,
     workdir: str = "/",
     hostname: str = "",
+    image: Image | None = None,
+    read_only_root: bool = False,
 ) -> int:
     """Run a command to completion (an init container, a hook); its exit code, or -1 when it outlives ``limit_seconds``."""
     process = await start(
-        command, env=env, binds=binds, log=log, workdir=workdir, hostname=hostname
+        command,
+        env=env,
+        binds=binds,
+        log=log,
+        workdir=workdir,
+        hostname=hostname,
+        image=image,
+        read_only_root=read_only_root,
     )
     try:
         return await asyncio.wait_for(process.wait(), timeout=limit_seconds)

@@ -2,7 +2,7 @@
 
 A Pod's containers become host processes inside a private mount namespace: every volume mount
 is a bind mount of a directory the runner materialised, the image is an unpacked Elasticsearch
-distribution bound at ``/usr/share/elasticsearch``, and the Pod's environment is resolved the way
+distribution mounted at ``/usr/share/elasticsearch`` (under a writable layer per container), and the Pod's environment is resolved the way
 a kubelet resolves it. The decisions here take values and return values; the I/O is elsewhere.
 """
 
@@ -82,6 +82,8 @@ class Container:
     memory_limit_bytes: int | None
     readiness_exec: tuple[str, ...] = ()
     pre_stop_exec: tuple[str, ...] = ()
+    #: ``securityContext.readOnlyRootFilesystem``: only the volumes are writable.
+    read_only_root: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,7 @@ def _container(spec: Mapping[str, Any]) -> Container:
         memory_limit_bytes=_memory_bytes(limits.get("memory") or requests.get("memory")),
         readiness_exec=_exec_command(spec.get("readinessProbe")),
         pre_stop_exec=pre_stop,
+        read_only_root=bool((spec.get("securityContext") or {}).get("readOnlyRootFilesystem")),
     )
 
 

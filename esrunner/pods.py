@@ -277,10 +277,11 @@ class PodWorker:
         return self.stopping.is_set()
 
     def _launch(
-        self, container: Container, paths: Mapping[str, Path]
-    ) -> tuple[list[str], dict[str, str], list[containers.Bind]]:
-        """The command, environment and binds of one container (DistributionUnavailable or
-        PlanError when it cannot run here)."""
+        self, container: Container, paths: Mapping[str, Path], *, layer: str = ""
+    ) -> tuple[list[str], dict[str, str], list[containers.Bind], containers.Image]:
+        """The command, environment, binds and image of one container (DistributionUnavailable
+        or PlanError when it cannot run here). ``layer`` names the image's writable layer (the
+        container's name by default; a hook gets its own, the container's being in use)."""
         if container.image_version is None:
             raise PlanError(
                 f"container {container.name}: only Elasticsearch images run here "
@@ -305,7 +306,14 @@ class PodWorker:
         env["ES_JAVA_OPTS"] = " ".join(
             filter(None, [env.get("ES_JAVA_OPTS", ""), heap, QUICK_START_JVM_OPTIONS])
         )
-        binds = [containers.Bind(dist.home, IMAGE_HOME, read_only=True)]
+        layers = (
+            pod_directory(self.settings.state_dir, self.namespace, self.name, self.uid)
+            / "empty"
+            / ".layers"
+            / (layer or container.name)
+        )
+        image = containers.Image(dist.home, layers / "upper", layers / "work", IMAGE_HOME)
+        binds: list[containers.Bind] = []
         if self.settings.hosts_file.exists():
             binds.append(containers.Bind(self.settings.hosts_file, "/etc/hosts", read_only=True))
         if self.settings.resolv_conf.exists():
@@ -318,9 +326,19 @@ class PodWorker:
             if mount.sub_path:
                 source = source / mount.sub_path
             binds.append(containers.Bind(source, mount.path, mount.read_only))
-        return list(container.command), env, binds
+        return list(container.command), env, binds, image
 
     async def _initialise(self, paths: Mapping[str, Path]) -> bool:
+        # A kubelet keeps the volumes in sync while init containers run too: prepare-fs waits
+        # for the Pod's transport certificate, the suspend container for its name to leave
+        # the suspended list.
+        syncing = asyncio.ensure_future(self._sync_volumes())
+        try:
+            return await self._run_init_containers(paths)
+        finally:
+            syncing.cancel()
+
+    async def _run_init_containers(self, paths: Mapping[str, Path]) -> bool:
         assert self.plan is not None
         logs = self.settings.log_dir(self.plan)
         attempt = 0
@@ -330,7 +348,7 @@ class PodWorker:
             for index, container in enumerate(self.plan.init_containers):
                 image = self._image(container.name, init=True)
                 try:
-                    command, env, binds = self._launch(container, paths)
+                    command, env, binds, layer = self._launch(container, paths)
                 except (PlanError, DistributionUnavailable) as error:
                     self.init = [
                         *done,
@@ -366,6 +384,8 @@ class PodWorker:
                     log=logs / f"{container.name}.log",
                     limit_seconds=600.0,
                     hostname=self.hostname,
+                    image=layer,
+                    read_only_root=container.read_only_root,
                 )
                 state = ContainerState(
                     container.name,
@@ -418,7 +438,7 @@ class PodWorker:
         restarts = 0
         while not self.stopping.is_set():
             try:
-                command, env, binds = self._launch(container, paths)
+                command, env, binds, layer = self._launch(container, paths)
             except (PlanError, DistributionUnavailable) as error:
                 self.main = [
                     ContainerState(
@@ -446,6 +466,8 @@ class PodWorker:
                 log=logs / f"{container.name}.log",
                 workdir=IMAGE_HOME,
                 hostname=self.hostname,
+                image=layer,
+                read_only_root=container.read_only_root,
             )
             self._write_pid()
             self.ready = False
@@ -630,10 +652,11 @@ class PodWorker:
         if paths is None:
             return
         try:
-            command_env_binds = self._launch(container, paths)
+            _, env, binds, layer = self._launch(
+                container, paths, layer=f"{container.name}-pre-stop"
+            )
         except (PlanError, DistributionUnavailable):
             return
-        _, env, binds = command_env_binds
         code = await containers.run_to_end(
             container.pre_stop_exec,
             env=env,
@@ -641,5 +664,7 @@ class PodWorker:
             log=self.settings.log_dir(self.plan) / f"{container.name}-pre-stop.log",
             limit_seconds=grace_seconds,
             hostname=self.hostname,
+            image=layer,
+            read_only_root=container.read_only_root,
         )
         logger.info("pre-stop hook of %s/%s exited %s", self.namespace, self.name, code)

@@ -582,7 +582,7 @@ def test_the_remote_ca_bundle_is_mounted_and_trusted_for_transport(
     config = by_key(children)[("Secret", "quickstart-es-masters-es-config")]
 
     assert volume["secret"]["secretName"] == "quickstart-es-remote-ca"
-    assert mount["mountPath"] == "/usr/share/elasticsearch/config/transport-remote-certs"
+    assert mount["mountPath"] == "/usr/share/elasticsearch/config/transport-remote-certs/"
     assert "/usr/share/elasticsearch/config/transport-remote-certs/ca.crt" in secret_value(
         config, "elasticsearch.yml"
     )

@@ -21,7 +21,13 @@ CONFIG_MOUNT_DIR = "/mnt/elastic-internal/elasticsearch-config"
 FILE_REALM_MOUNT_DIR = "/mnt/elastic-internal/xpack-file-realm"
 UNICAST_HOSTS_MOUNT_DIR = "/mnt/elastic-internal/unicast-hosts"
 SCRIPTS_MOUNT_DIR = "/mnt/elastic-internal/scripts"
-PROBE_USER_MOUNT_DIR = "/mnt/elastic-internal/probe-user"
+#: The probe and pre-stop users' passwords, one file each (ECK's ``pod-mounted-users``).
+PROBE_USER_MOUNT_DIR = "/mnt/elastic-internal/pod-mounted-users"
+#: The Pod's own labels (and annotations), written by the kubelet from the downward API.
+DOWNWARD_API_MOUNT_DIR = "/mnt/elastic-internal/downward-api"
+#: The node attribute naming the Kubernetes node a Pod runs on; shard allocation is aware of it,
+#: so a primary and its replica never share a Kubernetes node (two Pods on one host would lose both).
+K8S_NODE_NAME_ATTRIBUTE = "k8s_node_name"
 READINESS_PORT = 8080
 HTTP_PORT = 9200
 TRANSPORT_PORT = 9300
@@ -114,6 +120,8 @@ def operator_settings(
         "cluster.name": es_name,
         "node.name": "${POD_NAME}",
         "network.host": "0",
+        "cluster.routing.allocation.awareness.attributes": K8S_NODE_NAME_ATTRIBUTE,
+        f"node.attr.{K8S_NODE_NAME_ATTRIBUTE}": "${NODE_NAME}",
         "network.publish_host": "${POD_IP}",
         "http.publish_host": "${POD_NAME}.${HEADLESS_SERVICE_NAME}.${NAMESPACE}.svc",
         "discovery.seed_providers": "file",

@@ -198,19 +198,27 @@ def with_keystore(statefulset: Manifest, es_name: str, data_hash: str) -> Manife
         key=lambda volume: str(volume["name"]),
     )
     main: Mapping[str, Any] = next(iter(pod_spec.get("containers") or []), {})
+    # As ECK's: its own mounts, then the node container's it does not mount (the config copy at
+    # the config path among them, where the keystore is written), and a security context of its
+    # own (not privileged, nothing more), which the Pod's container defaults then leave alone.
+    own_mounts: list[dict[str, Any]] = [
+        {"name": SECURE_SETTINGS_VOLUME, "mountPath": SECURE_SETTINGS_MOUNT_DIR, "readOnly": True}
+    ]
+    for mount in main.get("volumeMounts") or []:
+        if not any(
+            m["name"] == mount["name"] or m["mountPath"] == mount["mountPath"] for m in own_mounts
+        ):
+            own_mounts.append(copy.deepcopy(mount))
+    if not any(m["name"] == CONFIG_LOCAL_VOLUME for m in own_mounts):
+        own_mounts.append({"name": CONFIG_LOCAL_VOLUME, "mountPath": KEYSTORE_CONFIG_DIR})
     init = {
         "name": INIT_KEYSTORE_CONTAINER,
         "image": main.get("image", ""),
+        "imagePullPolicy": "IfNotPresent",
+        "securityContext": {"privileged": False},
         "command": ["/usr/bin/env", "bash", "-c", INIT_KEYSTORE_SCRIPT],
         "env": copy.deepcopy(main.get("env") or []),
-        "volumeMounts": [
-            {"name": CONFIG_LOCAL_VOLUME, "mountPath": KEYSTORE_CONFIG_DIR},
-            {
-                "name": SECURE_SETTINGS_VOLUME,
-                "mountPath": SECURE_SETTINGS_MOUNT_DIR,
-                "readOnly": True,
-            },
-        ],
+        "volumeMounts": own_mounts,
         "resources": {
             "requests": {"cpu": "100m", "memory": "196Mi"},
             "limits": {"cpu": "1000m", "memory": "196Mi"},

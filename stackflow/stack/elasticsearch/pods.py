@@ -12,6 +12,7 @@ from stackflow.stack.elasticsearch.config import (
     CONFIG_DIR,
     CONFIG_MOUNT_DIR,
     DATA_DIR,
+    DOWNWARD_API_MOUNT_DIR,
     FILE_REALM_MOUNT_DIR,
     FILE_SETTINGS_DIR,
     HTTP_CERTS_DIR,
@@ -31,8 +32,22 @@ from stackflow.stack.elasticsearch.remote_clusters import (
     REMOTE_CLUSTER_SERVER_PORT,
     remote_ca_secret_name,
 )
-from stackflow.stack.elasticsearch.scripts import SUSPEND_SCRIPT_KEY
+from stackflow.stack.elasticsearch.scripts import (
+    BIN_DIR,
+    BIN_LOCAL_DIR,
+    CONFIG_LOCAL_DIR,
+    INIT_TRANSPORT_CERTS_DIR,
+    PLUGINS_DIR,
+    PLUGINS_LOCAL_DIR,
+    PRE_STOP_SCRIPT_KEY,
+    PRE_STOP_USER,
+    PREPARE_FS_SCRIPT_KEY,
+    READINESS_PORT_SCRIPT_KEY,
+    READINESS_PROBE_SCRIPT_KEY,
+    SUSPEND_SCRIPT_KEY,
+)
 from stackflow.stack.labels import (
+    ES_CLUSTER_NAME_LABEL,
     ES_CONFIG_HASH_ANNOTATION,
     ES_HTTP_SCHEME_LABEL,
     ES_STATEFULSET_NAME_LABEL,
@@ -46,6 +61,7 @@ from stackflow.stack.labels import (
 from stackflow.stack.objects import Manifest, deep_merge, merge_named_lists
 from stackflow.stack.pods import content_hash, field_env, merge_containers
 from stackflow.stack.policies.stack_config.secrets import file_settings_secret_name
+from stackflow.stack.version import Version
 
 ES_CONTAINER = "elasticsearch"
 INIT_FILESYSTEM_CONTAINER = "elastic-internal-init-filesystem"
@@ -55,11 +71,95 @@ DATA_VOLUME = "elasticsearch-data"
 DEFAULT_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch"
 DEFAULT_MEMORY = "2Gi"
 DEFAULT_STORAGE = "1Gi"
-CONFIG_LOCAL_DIR = "/mnt/elastic-internal/elasticsearch-config-local"
+CONFIG_LOCAL_VOLUME = "elastic-internal-elasticsearch-config-local"
+PLUGINS_LOCAL_VOLUME = "elastic-internal-elasticsearch-plugins-local"
+BIN_LOCAL_VOLUME = "elastic-internal-elasticsearch-bin-local"
+TRANSPORT_CERTS_VOLUME = "elastic-internal-transport-certificates"
+DOWNWARD_API_VOLUME = "downward-api"
+TMP_VOLUME = "tmp-volume"
+#: The shared emptyDirs: (volume, where the node container mounts it, where prepare-fs fills it).
+SHARED_DIRS = (
+    (CONFIG_LOCAL_VOLUME, CONFIG_DIR, CONFIG_LOCAL_DIR),
+    (PLUGINS_LOCAL_VOLUME, PLUGINS_DIR, PLUGINS_LOCAL_DIR),
+    (BIN_LOCAL_VOLUME, BIN_DIR, BIN_LOCAL_DIR),
+)
+#: The first version whose pre-stop and file settings ECK wires (file settings: 8.6.1).
+_FILE_SETTINGS_VERSION = (8, 6, 1)
+INIT_RESOURCES = {
+    "requests": {"cpu": "100m", "memory": "50Mi"},
+    "limits": {"cpu": "100m", "memory": "50Mi"},
+}
 #: The StatefulSet controller deletes no claim: the operator does, after the StatefulSet shrank,
 #: and the claims' ownerReference to the Elasticsearch follows ``volumeClaimDeletePolicy``
 #: (``activities/elasticsearch_volumes.py``), as ECK.
 _RETAIN_CLAIMS = {"whenDeleted": "Retain", "whenScaled": "Retain"}
+
+
+PROBE_USER = "elastic-internal-probe"
+
+
+def security_context(version: Version, *, read_only_root: bool) -> dict[str, Any]:
+    """The default ``securityContext`` of every container of the Pod, by version (as ECK).
+
+    Capabilities are dropped from 8.0 (older images start as root and chown in the init
+    container), ``runAsNonRoot`` from 8.8 (older images name their user, not its uid, which the
+    kubelet cannot check). The root filesystem is read-only when the data volume is mounted: the
+    node then writes only to its volumes; without it the data would land on the root filesystem.
+    """
+    context: dict[str, Any] = {
+        "allowPrivilegeEscalation": False,
+        "privileged": False,
+        "readOnlyRootFilesystem": read_only_root,
+    }
+    if version.at_least(8, 0):
+        context["capabilities"] = {"drop": ["ALL"]}
+    if version.at_least(8, 8):
+        context["runAsNonRoot"] = True
+    return context
+
+
+def pod_security_context(version: Version) -> dict[str, Any] | None:
+    """The Pod's default ``securityContext`` (None before 8.0, whose image starts as root): the
+    volumes group-owned by the image's group, and the runtime's default seccomp profile."""
+    if not version.at_least(8, 0):
+        return None
+    return {"fsGroup": 1000, "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def default_affinity(es_name: str) -> dict[str, Any]:
+    """Prefer one Pod of the cluster per Kubernetes node: a lost host then takes one node."""
+    return {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": {ES_CLUSTER_NAME_LABEL: es_name}},
+                        "topologyKey": "kubernetes.io/hostname",
+                    },
+                }
+            ]
+        }
+    }
+
+
+def main_resources(
+    user_container: Mapping[str, Any] | None, shorthand: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The node container's resources: the defaults (2Gi memory request and limit) only when
+    neither the user's container nor the node set's ``resources`` names any; otherwise the user's,
+    with the shorthand's requests and limits laid over them. A side the user left out stays out
+    (the API server then copies a limit into the request), as ECK."""
+    user = copy.deepcopy(dict((user_container or {}).get("resources") or {}))
+    shorthand = shorthand or {}
+    if not user.get("requests") and not user.get("limits") and not shorthand:
+        user.update({"requests": {"memory": DEFAULT_MEMORY}, "limits": {"memory": DEFAULT_MEMORY}})
+        return user
+    for side in ("requests", "limits"):
+        values = {k: v for k, v in (shorthand.get(side) or {}).items() if k in ("cpu", "memory")}
+        if values:
+            user[side] = {**(user.get(side) or {}), **values}
+    return user
 
 
 def _env(context: BuildContext, statefulset: str) -> list[dict[str, Any]]:
@@ -68,10 +168,10 @@ def _env(context: BuildContext, statefulset: str) -> list[dict[str, Any]]:
         field_env("POD_NAME", "metadata.name"),
         field_env("NODE_NAME", "spec.nodeName"),
         field_env("NAMESPACE", "metadata.namespace"),
-        {"name": "PROBE_PASSWORD_PATH", "value": f"{PROBE_USER_MOUNT_DIR}/elastic-internal-probe"},
-        {"name": "PROBE_USERNAME", "value": "elastic-internal-probe"},
-        {"name": "READINESS_PROBE_PROTOCOL", "value": context.http_scheme},
         {"name": "HEADLESS_SERVICE_NAME", "value": statefulset},
+        {"name": "PROBE_PASSWORD_PATH", "value": f"{PROBE_USER_MOUNT_DIR}/{PROBE_USER}"},
+        {"name": "PROBE_USERNAME", "value": PROBE_USER},
+        {"name": "READINESS_PROBE_PROTOCOL", "value": context.http_scheme},
         {"name": "NSS_SDB_USE_CACHE", "value": "no"},
     ]
 
@@ -105,25 +205,14 @@ def _volumes(
     def empty(volume: str, mount: str) -> tuple[dict[str, Any], dict[str, Any]]:
         return {"name": volume, "emptyDir": {}}, {"name": volume, "mountPath": mount}
 
+    # ECK's order: the node container's mounts are compared as a list.
     pairs = [
+        *(empty(volume, mount) for volume, mount, _ in SHARED_DIRS),
+        empty("elasticsearch-logs", LOGS_DIR),
         secret(
-            "elastic-internal-elasticsearch-config",
-            names.config_secret_name(es, node_set),
-            CONFIG_MOUNT_DIR,
-        ),
-        # The node reads its config from this emptyDir, which prepare-fs fills (in the init
-        # container, where it is mounted at CONFIG_LOCAL_DIR) from the image's config dir and
-        # the operator's files; ECK mounts it the same way.
-        empty("elastic-internal-elasticsearch-config-local", CONFIG_DIR),
-        secret(
-            "elastic-internal-transport-certificates",
-            names.node_transport_certs_secret_name(es, node_set),
-            TRANSPORT_CERTS_DIR,
-        ),
-        secret(
-            "elastic-internal-remote-certificate-authorities",
-            remote_ca_secret_name(es),
-            REMOTE_CERTS_DIR,
+            "elastic-internal-xpack-file-realm",
+            names.file_realm_secret_name(es),
+            FILE_REALM_MOUNT_DIR,
         ),
         config_map(
             "elastic-internal-unicast-hosts",
@@ -131,22 +220,23 @@ def _volumes(
             UNICAST_HOSTS_MOUNT_DIR,
             0o644,
         ),
-        config_map(
-            "elastic-internal-scripts", names.scripts_configmap_name(es), SCRIPTS_MOUNT_DIR, 0o755
-        ),
-        secret(
-            "elastic-internal-xpack-file-realm",
-            names.file_realm_secret_name(es),
-            FILE_REALM_MOUNT_DIR,
-        ),
         secret(
             "elastic-internal-probe-user",
             names.internal_users_secret_name(es),
             PROBE_USER_MOUNT_DIR,
-            items=[{"key": "elastic-internal-probe", "path": "elastic-internal-probe"}],
+            items=[{"key": user, "path": user} for user in (PROBE_USER, PRE_STOP_USER)],
         ),
-        secret("elasticsearch-file-settings", file_settings_secret_name(es), FILE_SETTINGS_DIR),
-        empty("elasticsearch-logs", LOGS_DIR),
+        secret(
+            TRANSPORT_CERTS_VOLUME,
+            names.node_transport_certs_secret_name(es, node_set),
+            TRANSPORT_CERTS_DIR,
+        ),
+        secret(
+            "elastic-internal-remote-certificate-authorities",
+            remote_ca_secret_name(es),
+            # ECK's mount path ends with a slash (the settings name the file without it).
+            f"{REMOTE_CERTS_DIR}/",
+        ),
     ]
     if context.http_tls_enabled:
         pairs.append(
@@ -156,10 +246,31 @@ def _volumes(
                 HTTP_CERTS_DIR,
             )
         )
+    pairs += [
+        config_map(
+            "elastic-internal-scripts", names.scripts_configmap_name(es), SCRIPTS_MOUNT_DIR, 0o755
+        ),
+        secret(
+            "elastic-internal-elasticsearch-config",
+            names.config_secret_name(es, node_set),
+            CONFIG_MOUNT_DIR,
+        ),
+        (
+            {
+                "name": DOWNWARD_API_VOLUME,
+                "downwardAPI": {
+                    "items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]
+                },
+            },
+            {"name": DOWNWARD_API_VOLUME, "mountPath": DOWNWARD_API_MOUNT_DIR, "readOnly": True},
+        ),
+        empty(TMP_VOLUME, "/tmp"),
+    ]
+    if context.version.at_least(*_FILE_SETTINGS_VERSION):
+        pairs.append(secret("file-settings", file_settings_secret_name(es), FILE_SETTINGS_DIR))
     pairs += secret_mount_volumes(context)
     volumes = sorted((volume for volume, _ in pairs), key=lambda volume: str(volume["name"]))
-    mounts = sorted((mount for _, mount in pairs), key=lambda mount: str(mount["name"]))
-    mounts.append({"name": DATA_VOLUME, "mountPath": DATA_DIR})
+    mounts = [mount for _, mount in pairs]
     return volumes, mounts
 
 
@@ -167,10 +278,10 @@ def _default_container(
     context: BuildContext, node_set: Mapping[str, Any], statefulset: str
 ) -> dict[str, Any]:
     _, mounts = _volumes(context, str(node_set["name"]))
+    if mounts_data_volume(node_set):
+        mounts.append({"name": DATA_VOLUME, "mountPath": DATA_DIR})
     readiness_script = (
-        "readiness-port-script.sh"
-        if context.version.at_least(8, 2)
-        else "legacy-readiness-probe-script.sh"
+        READINESS_PORT_SCRIPT_KEY if context.version.at_least(8, 2) else READINESS_PROBE_SCRIPT_KEY
     )
     return {
         "name": ES_CONTAINER,
@@ -180,7 +291,6 @@ def _default_container(
             {"name": context.http_scheme, "containerPort": HTTP_PORT, "protocol": "TCP"},
             {"name": "transport", "containerPort": TRANSPORT_PORT, "protocol": "TCP"},
         ],
-        "resources": {"requests": {"memory": DEFAULT_MEMORY}, "limits": {"memory": DEFAULT_MEMORY}},
         "readinessProbe": {
             "exec": {"command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/{readiness_script}"]},
             "failureThreshold": 3,
@@ -191,24 +301,89 @@ def _default_container(
         },
         "lifecycle": {
             "preStop": {
-                "exec": {"command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/pre-stop-hook-script.sh"]}
+                "exec": {"command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/{PRE_STOP_SCRIPT_KEY}"]}
             }
         },
         "volumeMounts": mounts,
     }
 
 
-def init_filesystem_mounts(mounts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The init container's mounts: the config emptyDir at CONFIG_LOCAL_DIR (so prepare-fs can
-    copy the image's own config dir into it), and nothing mounted inside the image's config dir."""
-    inside_config = f"{CONFIG_DIR}/"
-    result = []
-    for mount in mounts:
-        if mount["mountPath"] == CONFIG_DIR:
-            result.append({**mount, "mountPath": CONFIG_LOCAL_DIR})
-        elif not str(mount["mountPath"]).startswith(inside_config):
+def mounts_data_volume(node_set: Mapping[str, Any]) -> bool:
+    """Whether the node container mounts the data volume: a claim template or a volume of the
+    user's names it (ECK's test, which also decides the read-only root filesystem)."""
+    user_volumes = ((node_set.get("podTemplate") or {}).get("spec") or {}).get("volumes") or []
+    claims = volume_claim_templates(node_set)
+    return any(
+        str((item.get("metadata") or item).get("name", "")) == DATA_VOLUME
+        for item in (*claims, *user_volumes)
+    )
+
+
+def inherit_mounts(own: list[dict[str, Any]], main: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An init container's mounts: its own, then each of the main container's whose volume and
+    path it does not mount already (ECK's rule)."""
+    result = copy.deepcopy(own)
+    for mount in main:
+        if not any(
+            m["name"] == mount["name"] or m["mountPath"] == mount["mountPath"] for m in result
+        ):
             result.append(copy.deepcopy(mount))
     return result
+
+
+def inherit_env(own: list[dict[str, Any]], main: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An init container's environment: its own, then the main container's it does not set."""
+    names_set = {str(v["name"]) for v in own}
+    return copy.deepcopy(own) + [copy.deepcopy(v) for v in main if v["name"] not in names_set]
+
+
+def init_filesystem_container(context: BuildContext, main: Mapping[str, Any]) -> dict[str, Any]:
+    """ECK's ``elastic-internal-init-filesystem``: prepare-fs with the shared emptyDirs at their
+    init paths and the transport certificates outside the image's config directory (which it
+    copies whole), then the main container's mounts, environment and image."""
+    own_mounts = [{"name": volume, "mountPath": init_path} for volume, _, init_path in SHARED_DIRS]
+    statefulset_transport = next(
+        (m for m in main.get("volumeMounts") or [] if m["name"] == TRANSPORT_CERTS_VOLUME), None
+    )
+    if statefulset_transport is not None:
+        own_mounts.append({**statefulset_transport, "mountPath": INIT_TRANSPORT_CERTS_DIR})
+    downward = [field_env(n, p) for n, p in _DOWNWARD_ENV]
+    return {
+        "name": INIT_FILESYSTEM_CONTAINER,
+        "image": main["image"],
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/{PREPARE_FS_SCRIPT_KEY}"],
+        "env": inherit_env(downward, list(main.get("env") or [])),
+        "volumeMounts": inherit_mounts(own_mounts, list(main.get("volumeMounts") or [])),
+        "resources": copy.deepcopy(INIT_RESOURCES),
+    }
+
+
+_DOWNWARD_ENV = (
+    ("POD_IP", "status.podIP"),
+    ("POD_NAME", "metadata.name"),
+    ("NODE_NAME", "spec.nodeName"),
+    ("NAMESPACE", "metadata.namespace"),
+)
+
+
+def user_init_container(user: Mapping[str, Any], main: Mapping[str, Any]) -> dict[str, Any]:
+    """A user's init container with what it leaves out taken from the main container, as ECK:
+    the image, the mounts, the resources, and the environment (so the Elasticsearch tools that
+    read the node's config work in it, e.g. to install a plugin)."""
+    container = copy.deepcopy(dict(user))
+    container.setdefault("image", main["image"])
+    container["volumeMounts"] = inherit_mounts(
+        list(container.get("volumeMounts") or []), list(main.get("volumeMounts") or [])
+    )
+    resources = container.get("resources") or {}
+    if not resources.get("requests") and not resources.get("limits"):
+        container["resources"] = copy.deepcopy(main.get("resources") or {})
+    downward = [field_env(n, p) for n, p in _DOWNWARD_ENV]
+    container["env"] = inherit_env(
+        list(container.get("env") or []), inherit_env(downward, list(main.get("env") or []))
+    )
+    return container
 
 
 def suspend_init_container(main: Mapping[str, Any]) -> dict[str, Any]:
@@ -224,7 +399,9 @@ def suspend_init_container(main: Mapping[str, Any]) -> dict[str, Any]:
         "image": main["image"],
         "imagePullPolicy": "IfNotPresent",
         "command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/{SUSPEND_SCRIPT_KEY}"],
-        "env": copy.deepcopy(main.get("env") or []),
+        "env": inherit_env(
+            [field_env(n, p) for n, p in _DOWNWARD_ENV], list(main.get("env") or [])
+        ),
         "volumeMounts": copy.deepcopy(main.get("volumeMounts") or []),
         "resources": copy.deepcopy(main.get("resources") or {}),
     }
@@ -254,23 +431,11 @@ def pod_template(
     labels = dict(user_metadata.labels)
     labels.update(pod_labels(context, node_set, statefulset))
     container = _default_container(context, node_set, statefulset)
-    if node_set.get("resources"):
-        container["resources"] = copy.deepcopy(node_set["resources"])
     user_containers = list(user_spec.get("containers") or [])
+    user_main = next((c for c in user_containers if c.get("name") == ES_CONTAINER), None)
     containers = merge_containers(container, user_containers)
-    init = {
-        "name": INIT_FILESYSTEM_CONTAINER,
-        "image": container["image"],
-        "command": ["bash", "-c", f"{SCRIPTS_MOUNT_DIR}/prepare-fs.sh"],
-        "env": _env(context, statefulset),
-        "volumeMounts": init_filesystem_mounts(container["volumeMounts"]),
-        "resources": {
-            "requests": {"cpu": "100m", "memory": "50Mi"},
-            "limits": {"cpu": "100m", "memory": "50Mi"},
-        },
-    }
+    containers[0]["resources"] = main_resources(user_main, node_set.get("resources"))
     spec_defaults: dict[str, Any] = {
-        "securityContext": {"fsGroup": 1000},
         "terminationGracePeriodSeconds": 180,
         "automountServiceAccountToken": False,
     }
@@ -282,12 +447,23 @@ def pod_template(
             if k not in ("containers", "initContainers", "volumes")
         },
     )
+    # A user's securityContext or affinity replaces the default whole, as in ECK: merging a
+    # default into it could add what the user's policy forbids (e.g. an fsGroup).
+    pod_security = pod_security_context(context.version)
+    if "securityContext" not in user_spec and pod_security is not None:
+        spec["securityContext"] = pod_security
+    if "affinity" not in user_spec:
+        spec["affinity"] = default_affinity(context.name)
     spec["containers"] = containers
-    # The merged main container: a user's image, env or mounts reach the suspend container too.
-    main = next((c for c in containers if c.get("name") == ES_CONTAINER), container)
-    spec["initContainers"] = [init, suspend_init_container(main)] + [
-        copy.deepcopy(c) for c in user_spec.get("initContainers") or []
-    ]
+    # The merged main container: a user's image, env or mounts reach the init containers too.
+    main = containers[0]
+    spec["initContainers"] = [
+        init_filesystem_container(context, main),
+        suspend_init_container(main),
+    ] + [user_init_container(c, main) for c in user_spec.get("initContainers") or []]
+    defaults = security_context(context.version, read_only_root=mounts_data_volume(node_set))
+    for each in (*spec["initContainers"], *containers):
+        each.setdefault("securityContext", copy.deepcopy(defaults))
     spec["volumes"] = merge_named_lists(volumes, list(user_spec.get("volumes") or []))
     if context.spec.get("serviceAccountName") and "serviceAccountName" not in user_spec:
         spec["serviceAccountName"] = context.spec["serviceAccountName"]
