@@ -248,17 +248,22 @@ def explain(difference: Difference) -> str:
 
 @dataclass(frozen=True)
 class Row:
-    """A documented difference: which objects and paths (``*`` globs, several per cell) and why."""
+    """A documented difference: in which scenarios, objects and paths (``*`` globs, several per
+    cell), and why."""
 
-    scenario: str
+    scenarios: tuple[str, ...]
     objects: tuple[str, ...]
     paths: tuple[str, ...]
     reason: str
 
+    def covers(self, scenario: str) -> bool:
+        """Whether this row is about ``scenario``."""
+        return any(glob(scenario, pattern) for pattern in self.scenarios)
+
     def matches(self, scenario: str, difference: Difference) -> bool:
         """Whether this row documents ``difference`` of ``scenario``."""
         return (
-            glob(scenario, self.scenario)
+            self.covers(scenario)
             and any(glob(difference.object, pattern) for pattern in self.objects)
             and any(glob(difference.path, pattern) for pattern in self.paths)
         )
@@ -276,7 +281,8 @@ def _patterns(cell: str) -> tuple[str, ...]:
 
 def parse_rows(markdown: str) -> list[Row]:
     """The rows of the differences table of DIFFERENCES.md: ``| scenario | object | field path |
-    ECK | Stackflow | reason |``; the object and path cells are code spans separated by ``<br>``
+    ECK | Stackflow | reason |``; the scenario, object and path cells are patterns separated by
+    ``<br>``
     (the ECK and Stackflow cells are prose for the reader)."""
     rows: list[Row] = []
     in_table = False
@@ -290,7 +296,7 @@ def parse_rows(markdown: str) -> list[Row]:
             continue
         if set(cells[0]) <= {"-", ":"}:
             continue
-        rows.append(Row(cells[0].strip("`"), _patterns(cells[1]), _patterns(cells[2]), cells[-1]))
+        rows.append(Row(_patterns(cells[0]), _patterns(cells[1]), _patterns(cells[2]), cells[-1]))
     return rows
 
 
@@ -305,6 +311,6 @@ def undocumented(
     stale = [
         row
         for row in rows
-        if glob(scenario, row.scenario) and not any(row.matches(scenario, d) for d in differences)
+        if row.covers(scenario) and not any(row.matches(scenario, d) for d in differences)
     ]
     return loose, stale

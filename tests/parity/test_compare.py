@@ -126,7 +126,10 @@ TABLE = """\
 def test_rows_document_differences_and_stale_rows_are_reported() -> None:
     rows = parse_rows(TABLE)
     assert rows[0] == Row(
-        "one-node", ("Pod parity/*", "StatefulSet parity/*"), ("spec.securityContext*",), "because"
+        ("one-node",),
+        ("Pod parity/*", "StatefulSet parity/*"),
+        ("spec.securityContext*",),
+        "because",
     )
     known = Difference("Pod parity/p-0", "spec.securityContext.runAsUser", 1000, ABSENT)
     new = Difference("Service parity/s", "spec.type", "ClusterIP", "NodePort")

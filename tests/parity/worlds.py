@@ -41,6 +41,7 @@ from tests.e2e.harness import (
     SCOPE_LABEL,
     Operator,
     accept_trial,
+    set_in_scope,
     temporal_server,
     write_operator_config,
 )
@@ -60,18 +61,40 @@ DUMPED = (
 #: What ECK writes once after it starts, whatever the scenario: its licensing report, 10 s after
 #: its start (a fixed delay of its own), then every 2 minutes. The ECK world waits for it.
 ECK_STARTUP_OBJECTS = frozenset({f"ConfigMap {OPERATOR_NAMESPACE}/elastic-licensing"})
+#: What an operator writes once it has started the enterprise trial of ``eck-trial``.
+TRIAL_STATUS = f"Secret {OPERATOR_NAMESPACE}/trial-status"
 #: Polls of a world that must find nothing changed before it is dumped (one second apart).
 QUIET_POLLS = 3
 
 
 @dataclass(frozen=True)
+class Step:
+    """A change made once the world has settled: namespaces labelled into scope or out of it,
+    manifests applied; the StatefulSets to wait for after it."""
+
+    namespaces: Mapping[str, bool] = field(default_factory=dict)
+    manifests: Sequence[Mapping[str, Any]] = ()
+    statefulsets: Sequence[tuple[str, str]] = ()
+
+
+@dataclass(frozen=True)
 class Scenario:
-    """What is applied: namespaces (in scope or not) and manifests; the StatefulSets to wait for."""
+    """What is applied: namespaces (in scope or not) and manifests, the StatefulSets to wait for,
+    and the steps made after (``then``); the world compared is the one after the last step."""
 
     name: str
     namespaces: Mapping[str, bool]
     manifests: Sequence[Mapping[str, Any]]
-    statefulsets: Sequence[tuple[str, str]] = field(default_factory=tuple)
+    statefulsets: Sequence[tuple[str, str]] = ()
+    then: Sequence[Step] = ()
+
+    def steps(self) -> list[Step]:
+        """Every step, the first included."""
+        return [Step(self.namespaces, self.manifests, self.statefulsets), *self.then]
+
+    def all_namespaces(self) -> list[str]:
+        """Every namespace a step names, in order."""
+        return list(dict.fromkeys(name for step in self.steps() for name in step.namespaces))
 
 
 def eck_unavailable() -> str | None:
@@ -113,16 +136,17 @@ def _ready(items: Sequence[Mapping[str, Any]], statefulsets: Sequence[tuple[str,
 async def settle(
     kubeconfig: Path,
     scenario: Scenario,
+    statefulsets: Sequence[tuple[str, str]],
     *,
     ignore: frozenset[str],
     alive: Callable[[], str | None],
     expect: frozenset[str] = frozenset(),
     within: float = 240.0,
 ) -> dict[str, Any]:
-    """Wait until the scenario's StatefulSets are Ready, the objects ``expect`` exist and the
-    world no longer changes; return it. ``alive`` says why the operator is gone (an
+    """Wait until ``statefulsets`` are Ready, the objects ``expect`` exist and the world no
+    longer changes; return it. ``alive`` says why the operator is gone (an
     AssertionError then)."""
-    namespaces = [*scenario.namespaces, OPERATOR_NAMESPACE]
+    namespaces = [*scenario.all_namespaces(), OPERATOR_NAMESPACE]
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     last: dict[str, Any] | None = None
@@ -133,7 +157,7 @@ async def settle(
             raise AssertionError(gone)
         items = await asyncio.to_thread(dump, kubeconfig, namespaces)
         current = world(items, ignore=ignore)
-        if _ready(items, scenario.statefulsets) and expect <= current.keys():
+        if _ready(items, statefulsets) and expect <= current.keys():
             quiet = quiet + 1 if current == last else 0
             if quiet >= QUIET_POLLS:
                 return current
@@ -145,11 +169,33 @@ async def settle(
         await asyncio.sleep(1.0)
 
 
-async def _apply(kube: ResourceClient, kubeconfig: Path, scenario: Scenario) -> None:
-    for namespace, in_scope in scenario.namespaces.items():
-        await ensure_namespace(kube, namespace, {SCOPE_LABEL: "true"} if in_scope else None)
-    body = yaml.safe_dump_all(list(scenario.manifests))
-    await asyncio.to_thread(kubectl, kubeconfig, "apply", "--filename=-", stdin=body)
+async def play(
+    kube: ResourceClient,
+    kubeconfig: Path,
+    scenario: Scenario,
+    *,
+    ignore: frozenset[str],
+    alive: Callable[[], str | None],
+    expect: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """Make each step of ``scenario`` once the one before has settled; the world after the last.
+    The first waits until the operator has started the trial (its ``trial-status`` Secret), so
+    that neither world reconciles a first time without its license."""
+    await settle(
+        kubeconfig, scenario, (), ignore=ignore, alive=alive, expect=expect | {TRIAL_STATUS}
+    )
+    settled: dict[str, Any] = {}
+    for step in scenario.steps():
+        for namespace, in_scope in step.namespaces.items():
+            await ensure_namespace(kube, namespace)
+            await set_in_scope(kube, namespace, in_scope)
+        if step.manifests:
+            body = yaml.safe_dump_all(list(step.manifests))
+            await asyncio.to_thread(kubectl, kubeconfig, "apply", "--filename=-", stdin=body)
+        settled = await settle(
+            kubeconfig, scenario, step.statefulsets, ignore=ignore, alive=alive, expect=expect
+        )
+    return settled
 
 
 def _baseline(kubeconfig: Path) -> frozenset[str]:
@@ -274,8 +320,8 @@ async def run_eck(directory: Path, scenario: Scenario) -> dict[str, Any]:
             async with host_relays(relays, [plane.apiserver_port]):
                 await operator.start()
                 try:
-                    await _apply(kube, kubeconfig, scenario)
-                    return await settle(
+                    return await play(
+                        kube,
                         kubeconfig,
                         scenario,
                         ignore=ignore,
@@ -339,8 +385,7 @@ async def _run_stackflow(
     async with host_relays(relays, ports):
         await operator.start()
         try:
-            await _apply(kube, kubeconfig, scenario)
-            return await settle(kubeconfig, scenario, ignore=ignore, alive=operator.gone)
+            return await play(kube, kubeconfig, scenario, ignore=ignore, alive=operator.gone)
         finally:
             await operator.stop()
 
