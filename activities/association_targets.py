@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +21,7 @@ from typing import Any
 from activities.apply import apply_object
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
+from activities.passwords import random_password
 from stackflow.api.kinds import kind_resource
 from stackflow.kube import errors
 from stackflow.models.engine import ObjectKey
@@ -59,14 +58,6 @@ __all__ = [
 
 #: ECK's words for a reference the referring object's ServiceAccount may not follow.
 ASSOCIATION_NOT_ALLOWED = "Association not allowed"
-
-PASSWORD_LENGTH = 24
-_PASSWORD_ALPHABET = string.ascii_letters + string.digits
-
-
-def random_password() -> str:
-    """A fresh association user password (ECK's length and alphabet)."""
-    return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH))
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,6 @@ reconciled again.
 from __future__ import annotations
 
 import logging
-import secrets
-import string
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -32,6 +30,7 @@ from activities.elasticsearch_volumes import reconcile_volumes
 from activities.endpoints import endpoint_for
 from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference, resource_for_kind
+from activities.passwords import random_password
 from activities.unknown_fields import warn_unknown_fields
 from stackflow.controllers.elasticsearch import ELASTICSEARCH_CONTROLLER, es_references
 from stackflow.elastic import ElasticsearchApi, ElasticsearchError, ElasticsearchUnavailable
@@ -94,14 +93,12 @@ __all__ = [
 
 logger = logging.getLogger("activities.elasticsearch")
 
-PASSWORD_LENGTH = 24
 #: ECK's reason for a secure settings Secret that does not exist (the cluster is still reconciled).
 SECURE_SETTINGS_NOT_FOUND_REASON = "Unexpected"
 #: How soon to look again while a StatefulSet is recreated for its volumes.
 VOLUMES_RETRY_SECONDS = 5.0
 #: How soon to try again when a license waits for the cluster to answer.
 LICENSE_RETRY_SECONDS = 10.0
-_PASSWORD_ALPHABET = string.ascii_letters + string.digits
 _CHILD_RESOURCES: tuple[Kind, ...] = (
     SECRETS,
     CONFIGMAPS,
@@ -110,11 +107,6 @@ _CHILD_RESOURCES: tuple[Kind, ...] = (
     PODS,
     PODDISRUPTIONBUDGETS,
 )
-
-
-def random_password() -> str:
-    """A fresh password (ECK's default length and alphabet)."""
-    return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH))
 
 
 def _cluster_selector(name: str) -> str:

@@ -207,10 +207,6 @@ class ElasticsearchApi(Protocol):
         ...
 
 
-ElasticsearchClient = ElasticsearchApi
-"""The name ``docs/engine.md`` uses for the port."""
-
-
 class _NotConnectedError(Exception):
     """No connection to one URL could be made (its cause says why); nothing was sent."""
 

@@ -3,7 +3,7 @@
 Every request is decided by :func:`stackflow.webhooks.admission.review` with the operator's
 namespace matcher, so every replica gives the same answer. The operator's license is read (with the
 ``enterprise_license`` callable) only for an object annotated to require an enterprise license,
-and at most once per ``LICENSE_VERDICT_SECONDS`` (``LicenseVerdict``). A request must send its
+and at most once per ``LICENSE_VERDICT_SECONDS`` (``CachedLicenseVerdict``). A request must send its
 headers, then its body, within ``READ_TIMEOUT_SECONDS`` (else the connection is closed, or the
 answer is a 408) and hold at most ``MAX_BODY_BYTES`` (else a 413). The serving certificate comes from the
 webhook Secret (``follow_certificate``) and is loaded into the one TLS context the listener
@@ -64,7 +64,7 @@ def server_tls_context() -> ssl.SSLContext:
     return context
 
 
-class LicenseVerdict:
+class CachedLicenseVerdict:
     """The operator's license verdict, read at most once per ``ttl_seconds``: a burst of
     annotated objects costs one license read, not one cluster-wide Secret list each.
 
@@ -131,7 +131,7 @@ class WebhookServer:
         self.port = port
         self.is_managed = is_managed
         self.enterprise_license = (
-            LicenseVerdict(enterprise_license, ttl_seconds=license_verdict_seconds)
+            CachedLicenseVerdict(enterprise_license, ttl_seconds=license_verdict_seconds)
             if enterprise_license is not None
             else None
         )

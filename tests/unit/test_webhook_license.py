@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from stackflow.webhooks.admission import needs_license, requests_enterprise, review
-from stackflow.webhooks.server import LicenseVerdict, WebhookServer
+from stackflow.webhooks.server import CachedLicenseVerdict, WebhookServer
 
 MANAGED = "managed"
 KB_PATH = "/validate-kibana-k8s-elastic-co-v1-kibana"
@@ -172,7 +172,7 @@ async def test_a_burst_of_annotated_reviews_reads_the_license_once() -> None:
         return True
 
     clock = Clock()
-    verdict = LicenseVerdict(slow_read, ttl_seconds=30, clock=clock)
+    verdict = CachedLicenseVerdict(slow_read, ttl_seconds=30, clock=clock)
     waiting = [asyncio.create_task(verdict()) for _ in range(20)]
     await reading.wait()  # the first review reads; the 19 others started with it and wait
     release.set()
@@ -188,7 +188,7 @@ async def test_a_burst_of_annotated_reviews_reads_the_license_once() -> None:
 
 async def test_a_failed_license_read_is_not_remembered() -> None:
     source = LicenseSource(error=RuntimeError("API server unreachable"))
-    verdict = LicenseVerdict(source, ttl_seconds=30, clock=Clock())
+    verdict = CachedLicenseVerdict(source, ttl_seconds=30, clock=Clock())
     for _ in range(2):
         with pytest.raises(RuntimeError):
             await verdict()
