@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from activities.apply import merged_object
 from stackflow.stack.elasticsearch.builder import (
     DisruptedNodeSet,
     allowed_disruptions,
@@ -281,7 +282,29 @@ def test_pod_disruption_budget(
 
     found = children.get(("PodDisruptionBudget", "quickstart-es-default"))
 
-    assert (found["spec"] if found else None) == expected_spec
+    written = {k: v for k, v in found["spec"].items() if v is not None} if found else None
+    assert written == expected_spec
+
+
+def test_a_users_pdb_spec_replaces_the_stored_default_whole() -> None:
+    """ECK replaces the PDB's spec: a user's maxUnavailable over the stored default leaves no
+    minAvailable beside it (the API server refuses a PDB with both) and no default selector."""
+    default = by_key(build(make_es(nodeSets=[{"name": "all", "count": 1}])))[
+        ("PodDisruptionBudget", "quickstart-es-default")
+    ]
+    users = by_key(
+        build(
+            make_es(
+                nodeSets=[{"name": "all", "count": 1}],
+                podDisruptionBudget={"spec": {"maxUnavailable": 2}},
+            )
+        )
+    )[("PodDisruptionBudget", "quickstart-es-default")]
+
+    stored = {**default, "spec": {k: v for k, v in default["spec"].items() if v is not None}}
+    merged = merged_object(stored, users)
+
+    assert {k: v for k, v in merged["spec"].items() if v is not None} == {"maxUnavailable": 2}
 
 
 def _node_set(replicas: int, *roles: str) -> DisruptedNodeSet:

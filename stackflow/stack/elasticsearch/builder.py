@@ -447,6 +447,10 @@ def _node_set_roles(context: BuildContext, statefulset: str) -> frozenset[str]:
     return frozenset()
 
 
+#: The fields of a PodDisruptionBudget's spec, every one the operator's to set or clear.
+_PDB_SPEC_FIELDS = ("selector", "minAvailable", "maxUnavailable", "unhealthyPodEvictionPolicy")
+
+
 def pod_disruption_budget(
     context: BuildContext, statefulsets: Sequence[Manifest] = ()
 ) -> Manifest | None:
@@ -462,10 +466,7 @@ def pod_disruption_budget(
     user = user or {}
     user_metadata = view(user)
     user_spec: Mapping[str, Any] = user.get("spec") or {}
-    specified = any(
-        user_spec.get(key) is not None
-        for key in ("selector", "minAvailable", "maxUnavailable", "unhealthyPodEvictionPolicy")
-    )
+    specified = any(user_spec.get(key) is not None for key in _PDB_SPEC_FIELDS)
     if specified:
         spec = dict(user_spec)
     else:
@@ -486,11 +487,15 @@ def pod_disruption_budget(
         **metadata.get("labels", {}),
         TEMPLATE_HASH_LABEL: content_hash({"metadata": hashed, "spec": spec}),
     }
+    # ECK replaces the whole spec: a field this spec leaves out is written as null, so that the
+    # merge with the stored PDB drops it (a user's maxUnavailable beside the default's stored
+    # minAvailable is a PDB the API server refuses).
+    written = dict.fromkeys(_PDB_SPEC_FIELDS) | spec
     return {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": metadata,
-        "spec": spec,
+        "spec": written,
     }
 
 
