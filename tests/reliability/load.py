@@ -69,9 +69,14 @@ def _spec(count: int) -> dict[str, Any]:
     return {"version": VERSION, "nodeSets": [{"name": "default", "count": count}]}
 
 
-async def cluster_state(kube: ResourceClient, key: ClusterKey, count: int) -> str | None:
+async def cluster_state(
+    kube: ResourceClient, key: ClusterKey, count: int, *, health: str = "green"
+) -> str | None:
     """None when the cluster is as expected (its generation observed, ``count`` nodes available,
-    green, its StatefulSet at ``count`` replicas), else what is not."""
+    its ``health`` as reported, its StatefulSet at ``count`` replicas), else what is not.
+
+    ``health`` is ``green`` where a (fake) Elasticsearch answers the operator, ``unknown`` where
+    nothing does: the operator reports only what it measured."""
     try:
         es = await kube.get(ES, namespace=key.namespace, name=key.name)
         sts = await kube.get(STATEFULSETS, namespace=key.namespace, name=f"{key.name}-es-default")
@@ -88,7 +93,7 @@ async def cluster_state(kube: ResourceClient, key: ClusterKey, count: int) -> st
     wanted = {
         "observedGeneration": generation,
         "availableNodes": count,
-        "health": "green",
+        "health": health,
         "replicas": count,
     }
     if seen == wanted:
