@@ -3,7 +3,8 @@
 Pure functions only (the tables of tests/parity/test_compare.py pin them). A world is every object
 of the scenario's namespaces and of the operator namespace (less what was there before the
 operator started), keyed ``Kind namespace/name``; Events become one object per namespace listing
-``involved kind/name type reason``. Masked, because they differ from one run to the next whatever
+``involved kind/name type reason`` (the scheduler's Events left out: their timing is the
+machine's). Masked, because they differ from one run to the next whatever
 the operator: uids, resourceVersions, timestamps, IPs, node names, the names the API server or
 kube-controller-manager generate, values of Secrets (their keys are compared, never their values:
 passwords and certificates are generated), PEM certificates anywhere, and the values of labels and
@@ -137,6 +138,17 @@ def object_key(item: Mapping[str, Any]) -> str:
     )
 
 
+#: The scheduler's name on its Events: whether a Pod waited for a node, and how long, is the
+#: scheduler's timing on a machine shared with the other world, not something the operator made.
+SCHEDULER = "default-scheduler"
+
+
+def _scheduler_event(event: Mapping[str, Any]) -> bool:
+    """Whether ``event`` was reported by the scheduler (old and new Event fields)."""
+    source = event.get("source") or {}
+    return SCHEDULER in (source.get("component"), event.get("reportingComponent"))
+
+
 def world(
     items: Iterable[Mapping[str, Any]], *, ignore: frozenset[str] = frozenset()
 ) -> dict[str, Any]:
@@ -149,6 +161,8 @@ def world(
         if kind in DERIVED_KINDS:
             continue
         if kind == "Event":
+            if _scheduler_event(item):
+                continue
             involved = item.get("involvedObject") or {}
             line = f"{involved.get('kind')}/{involved.get('name')} {item.get('type')} {item.get('reason')}"
             events.setdefault(item["metadata"]["namespace"], set()).add(line)

@@ -136,3 +136,17 @@ def test_rows_document_differences_and_stale_rows_are_reported() -> None:
     loose, stale = undocumented("one-node", [known, new], rows)
     assert loose == [new]
     assert stale == [rows[1]]
+
+
+def test_the_schedulers_events_are_left_out() -> None:
+    """Whether a Pod waited for a node is the scheduler's timing, in either world."""
+    waited = {
+        "kind": "Event",
+        "metadata": {"name": "p.1", "namespace": "n"},
+        "involvedObject": {"kind": "Pod", "name": "es-default-1"},
+        "type": "Warning",
+        "reason": "FailedScheduling",
+        "source": {"component": "default-scheduler"},
+    }
+    reported = {**waited, "source": {}, "reportingComponent": "default-scheduler"}
+    assert world([waited, reported]) == {}
