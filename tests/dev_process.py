@@ -165,8 +165,8 @@ async def kubectl(kubeconfig: Path, cache: Path, *args: str) -> tuple[int, str]:
     return proc.returncode or 0, out.decode()
 
 
-async def demo_health(kubeconfig: Path, cache: Path, namespace: str) -> str:
-    """``status.health`` of the demo Elasticsearch in ``namespace``, read with kubectl."""
+async def _demo_field(kubeconfig: Path, cache: Path, namespace: str, jsonpath: str) -> str:
+    """``jsonpath`` of the demo Elasticsearch in ``namespace``, read with kubectl."""
     rc, out = await kubectl(
         kubeconfig,
         cache,
@@ -176,28 +176,27 @@ async def demo_health(kubeconfig: Path, cache: Path, namespace: str) -> str:
         "-n",
         namespace,
         "-o",
-        "jsonpath={.status.health}",
+        f"jsonpath={jsonpath}",
     )
     assert rc == 0, out
     return out.strip()
+
+
+async def demo_health(kubeconfig: Path, cache: Path, namespace: str) -> str:
+    """``status.health`` of the demo Elasticsearch in ``namespace``, read with kubectl."""
+    return await _demo_field(kubeconfig, cache, namespace, "{.status.health}")
 
 
 async def demo_reconciled(kubeconfig: Path, cache: Path, namespace: str) -> bool:
     """Whether the demo Elasticsearch in ``namespace`` is as far as the simulated environment
     lets it go: every node its spec asks for available and its health ``unknown`` (the simulated
     Pods run no Elasticsearch, so nobody measured it; ``--elasticsearch real`` turns it green)."""
-    rc, out = await kubectl(
+    out = await _demo_field(
         kubeconfig,
         cache,
-        "get",
-        "elasticsearch",
-        "quickstart",
-        "-n",
         namespace,
-        "-o",
-        "jsonpath={.spec.nodeSets[*].count};{.status.availableNodes};{.status.health}",
+        "{.spec.nodeSets[*].count};{.status.availableNodes};{.status.health}",
     )
-    assert rc == 0, out
-    counts, available, health = [*out.strip().split(";"), "", "", ""][:3]
+    counts, available, health = [*out.split(";"), "", "", ""][:3]
     wanted = sum(int(count) for count in counts.split())
     return bool(available) and int(available) == wanted and health == "unknown"

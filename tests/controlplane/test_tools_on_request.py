@@ -11,37 +11,20 @@ from pathlib import Path
 import pytest
 
 from tests.clusters import REPO
-
-BUILD = REPO / "tools" / "build.py"
-HELLO = 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n'
+from tests.controlplane.test_tools_build import BUILD, HELLO, module, run
 
 
-def run(tools: Path, out: Path, *modules: str) -> subprocess.CompletedProcess[str]:
-    """Run the builder as the Makefile does."""
-    return subprocess.run(
-        [sys.executable, str(BUILD), f"--tools-dir={tools}", f"--out={out}", *modules],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-
-
-def module(tools: Path, name: str) -> Path:
-    """A one-file Go module ``name`` under ``tools``."""
-    directory = tools / name
-    directory.mkdir(parents=True)
-    (directory / "go.mod").write_text(f"module example.test/{name}\n\ngo 1.26.0\n")
-    (directory / "main.go").write_text(HELLO)
-    return directory
+def hello_module(tools: Path, name: str) -> Path:
+    """A one-file Go module ``name`` under ``tools`` that prints hello."""
+    return module(tools, name, go_mod=f"module example.test/{name}\n\ngo 1.26.0\n", main=HELLO)
 
 
 def test_eck_is_built_only_when_named_and_under_its_binary_name(tmp_path: Path) -> None:
     if shutil.which("go") is None:
         pytest.skip("go is not installed: the tool builds cannot run")
     tools, out = tmp_path / "tools", tmp_path / "out"
-    module(tools, "hello")
-    (module(tools, "eck") / "binary").write_text("elastic-operator\n")
+    hello_module(tools, "hello")
+    (hello_module(tools, "eck") / "binary").write_text("elastic-operator\n")
     default = run(tools, out)
     assert default.returncode == 0, default.stderr
     assert "[1/1] hello: building hello" in default.stdout
