@@ -26,9 +26,12 @@ from typing import Any
 import yaml
 
 MASK = "<masked>"
-#: Kinds derived by kube-controller-manager from what the operators make (a Service's endpoints):
-#: they follow the Services, which are compared.
-DERIVED_KINDS = frozenset({"Endpoints", "EndpointSlice"})
+#: Kinds derived by kube-controller-manager from what the operators make (a Service's endpoints,
+#: a Deployment's ReplicaSets): they follow the Services and Deployments, which are compared; so
+#: are their Events left out.
+DERIVED_KINDS = frozenset({"Endpoints", "EndpointSlice", "ReplicaSet"})
+#: What a Pod's name ends with in place of the suffix the ReplicaSet controller generates.
+GENERATED = "<generated>"
 #: Keys whose values always differ between runs.
 VOLATILE_KEYS = frozenset(
     {
@@ -112,6 +115,9 @@ def normalize(item: Mapping[str, Any]) -> dict[str, Any]:
                 for key, value in metadata[field].items()
             }
     shown["metadata"] = metadata
+    generated = _generated_name(item)
+    if generated is not None:
+        metadata["name"] = metadata["generateName"] = generated
     if shown.get("kind") == "Secret":
         for field in ("data", "stringData"):
             if field in shown:
@@ -127,9 +133,32 @@ def normalize(item: Mapping[str, Any]) -> dict[str, Any]:
     return _mask(shown)  # type: ignore[no-any-return]
 
 
+def _generated_name(item: Mapping[str, Any]) -> str | None:
+    """A Pod's name as its ReplicaSet generates it, less what is generated: a Deployment's Pods
+    (Kibana's) are named ``<deployment>-<pod-template-hash>-<5 random characters>``, the hash
+    is of the template (compared on the Deployment); None for other objects."""
+    metadata = item.get("metadata") or {}
+    owners = metadata.get("ownerReferences") or []
+    prefix = metadata.get("generateName")
+    if item.get("kind") != "Pod" or not prefix:
+        return None
+    # A DaemonSet's Pods too: ``<daemonset>-<5 random characters>``, one per node (nodes
+    # masked: they are the same Pod but for its node).
+    if not any(owner.get("kind") in ("ReplicaSet", "DaemonSet") for owner in owners):
+        return None
+    template_hash = (metadata.get("labels") or {}).get("pod-template-hash")
+    if template_hash and prefix.endswith(f"-{template_hash}-"):
+        prefix = prefix[: -len(template_hash) - 1]
+    return f"{prefix}{GENERATED}"
+
+
 def object_key(item: Mapping[str, Any]) -> str:
-    """``Kind namespace/name`` (``Kind name`` when cluster-scoped)."""
+    """``Kind namespace/name`` (``Kind name`` when cluster-scoped); a ReplicaSet's Pod by its
+    name less the generated suffix."""
     metadata = item["metadata"]
+    generated = _generated_name(item)
+    if generated is not None:
+        return f"{item['kind']} {metadata.get('namespace')}/{generated}"
     namespace = metadata.get("namespace")
     return (
         f"{item['kind']} {namespace}/{metadata['name']}"
@@ -164,6 +193,8 @@ def world(
             if _scheduler_event(item):
                 continue
             involved = item.get("involvedObject") or {}
+            if involved.get("kind") in DERIVED_KINDS:
+                continue
             line = f"{involved.get('kind')}/{involved.get('name')} {item.get('type')} {item.get('reason')}"
             events.setdefault(item["metadata"]["namespace"], set()).add(line)
             continue
@@ -239,6 +270,26 @@ def diff(eck: Mapping[str, Any], stackflow: Mapping[str, Any]) -> list[Differenc
     return found
 
 
+@dataclass(frozen=True)
+class Until:
+    """A condition a step waits for in a world: the field at ``path`` (a :func:`flatten` path)
+    of the object ``object`` (``Kind namespace/name``) equals ``value``."""
+
+    object: str
+    path: str
+    value: Any
+
+
+def holds(current: Mapping[str, Any], conditions: Iterable[Until]) -> bool:
+    """Whether every condition holds in the compared world ``current`` (a missing object or
+    field does not hold)."""
+    for condition in conditions:
+        found = current.get(condition.object)
+        if found is None or flatten(found).get(condition.path, ABSENT) != condition.value:
+            return False
+    return True
+
+
 def short(value: Any, width: int = 60) -> str:
     """A value as a table cell: long text as its line count and digest."""
     text = value if isinstance(value, str) else repr(value)
@@ -271,8 +322,14 @@ class Row:
     reason: str
 
     def covers(self, scenario: str) -> bool:
-        """Whether this row is about ``scenario``."""
-        return any(glob(scenario, pattern) for pattern in self.scenarios)
+        """Whether this row is about ``scenario``: a pattern of its scenario cell matches it and
+        no ``!pattern`` excludes it (``*<br>!license-basic``: every scenario but one, where the
+        row would otherwise be stale)."""
+        excluded = [pattern[1:] for pattern in self.scenarios if pattern.startswith("!")]
+        included = [pattern for pattern in self.scenarios if not pattern.startswith("!")]
+        return any(glob(scenario, pattern) for pattern in included) and not any(
+            glob(scenario, pattern) for pattern in excluded
+        )
 
     def matches(self, scenario: str, difference: Difference) -> bool:
         """Whether this row documents ``difference`` of ``scenario``."""

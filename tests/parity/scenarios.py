@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.parity.compare import Until
 from tests.parity.worlds import Scenario, Step
 
 #: ECK's sample Elasticsearch (config/samples/elasticsearch), one node, in a namespace in scope.
@@ -45,12 +46,22 @@ ONE_NODE = Scenario(
 )
 
 
-def _elasticsearch(name: str, namespace: str, node_sets: list[dict[str, Any]]) -> dict[str, Any]:
+def _elasticsearch(
+    name: str,
+    namespace: str,
+    node_sets: list[dict[str, Any]],
+    *,
+    labels: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+    if labels:
+        metadata["labels"] = labels
     return {
         "apiVersion": "elasticsearch.k8s.elastic.co/v1",
         "kind": "Elasticsearch",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"version": "9.4.3", "nodeSets": node_sets},
+        "metadata": metadata,
+        "spec": {"version": "9.4.3", "nodeSets": node_sets, **spec},
     }
 
 
@@ -126,4 +137,149 @@ SCOPE_FLIP = Scenario(
     then=[Step(namespaces={"later": True}, statefulsets=[("later", "flipped-es-default")])],
 )
 
-SCENARIOS = [ONE_NODE, THREE_NODES, TWO_NODE_SETS, TEMPLATE_UPDATE, SCOPE_FLIP]
+
+def _association(status: str) -> Until:
+    """The Kibana of ASSOCIATION_FLIP with its association to Elasticsearch ``status``."""
+    return Until("Kibana parity-kb/kb", "status.elasticsearchAssociationStatus", status)
+
+
+#: A Kibana in one namespace associated with an Elasticsearch in another, both in scope; then the
+#: Elasticsearch's namespace leaves the scope (the association goes Pending) and comes back in
+#: (Established again).
+ASSOCIATION_FLIP = Scenario(
+    name="association-flip",
+    namespaces={"parity-es": True, "parity-kb": True},
+    manifests=[
+        _elasticsearch("es", "parity-es", [_node_set({})]),
+        {
+            "apiVersion": "kibana.k8s.elastic.co/v1",
+            "kind": "Kibana",
+            "metadata": {"name": "kb", "namespace": "parity-kb"},
+            "spec": {
+                "version": "9.4.3",
+                "count": 1,
+                "elasticsearchRef": {"name": "es", "namespace": "parity-es"},
+            },
+        },
+    ],
+    statefulsets=[("parity-es", "es-es-default")],
+    until=[_association("Established")],
+    then=[
+        Step(namespaces={"parity-es": False}, until=[_association("Pending")]),
+        Step(
+            namespaces={"parity-es": True},
+            statefulsets=[("parity-es", "es-es-default")],
+            until=[_association("Established")],
+        ),
+    ],
+)
+
+#: The license gate without a trial: the namespace selector is an enterprise feature of ECK 3.5,
+#: and the operator runs on a basic license; an Elasticsearch in scope.
+LICENSE_GATE_BASIC = Scenario(
+    name="license-basic",
+    namespaces={"parity": True},
+    manifests=[_elasticsearch("gated", "parity", [_node_set({})])],
+    trial=False,
+)
+
+#: The same, then the trial accepted: the gate opens and the Elasticsearch is reconciled.
+LICENSE_GATE_OPENS = Scenario(
+    name="license-trial-later",
+    namespaces={"parity": True},
+    manifests=[_elasticsearch("gated", "parity", [_node_set({})])],
+    trial=False,
+    then=[Step(trial=True, statefulsets=[("parity", "gated-es-default")])],
+)
+
+#: Label of the Elasticsearch the policies of the next scenarios select.
+_SELECTED = {"parity": "selected"}
+
+#: A StackConfigPolicy (enterprise: with the trial) selecting an Elasticsearch of its namespace.
+STACK_CONFIG_POLICY = Scenario(
+    name="stack-config-policy",
+    namespaces={"parity": True},
+    manifests=[
+        _elasticsearch("configured", "parity", [_node_set({})], labels=_SELECTED),
+        {
+            "apiVersion": "stackconfigpolicy.k8s.elastic.co/v1alpha1",
+            "kind": "StackConfigPolicy",
+            "metadata": {"name": "policy", "namespace": "parity"},
+            "spec": {
+                "resourceSelector": {"matchLabels": _SELECTED},
+                "elasticsearch": {
+                    "clusterSettings": {"indices.recovery.max_bytes_per_sec": "100mb"},
+                    "config": {"logger.org.elasticsearch.discovery": "DEBUG"},
+                },
+            },
+        },
+    ],
+    statefulsets=[("parity", "configured-es-default")],
+)
+
+#: An AutoOps policy (ECK's sample, one node) with its configuration Secret; no AutoOps platform
+#: and no answering cluster: what each operator makes of it before the cluster is Ready.
+AUTOOPS_POLICY = Scenario(
+    name="autoops-policy",
+    namespaces={"parity": True},
+    manifests=[
+        _elasticsearch("monitored", "parity", [_node_set({})], labels=_SELECTED),
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "autoops-secret", "namespace": "parity"},
+            "stringData": {
+                "cloud-connected-mode-api-key": "key",
+                "autoops-otel-url": "https://otel.invalid",
+                "autoops-token": "token",
+            },
+        },
+        {
+            "apiVersion": "autoops.k8s.elastic.co/v1alpha1",
+            "kind": "AutoOpsAgentPolicy",
+            "metadata": {"name": "autoops", "namespace": "parity"},
+            "spec": {
+                "version": "9.4.3",
+                "autoOpsRef": {"secretName": "autoops-secret"},
+                "resourceSelector": {"matchLabels": _SELECTED},
+            },
+        },
+    ],
+    statefulsets=[("parity", "monitored-es-default")],
+)
+
+#: A remote cluster pair: ``local`` names ``remote`` (another namespace) in spec.remoteClusters
+#: (certificate trust): the remote CA Secrets exchanged, the seeds setting.
+REMOTE_CLUSTERS = Scenario(
+    name="remote-clusters",
+    namespaces={"parity": True, "parity-remote": True},
+    manifests=[
+        _elasticsearch("remote", "parity-remote", [_node_set({})]),
+        _elasticsearch(
+            "local",
+            "parity",
+            [_node_set({})],
+            remoteClusters=[
+                {
+                    "name": "to-remote",
+                    "elasticsearchRef": {"name": "remote", "namespace": "parity-remote"},
+                }
+            ],
+        ),
+    ],
+    statefulsets=[("parity", "local-es-default"), ("parity-remote", "remote-es-default")],
+)
+
+SCENARIOS = [
+    ONE_NODE,
+    THREE_NODES,
+    TWO_NODE_SETS,
+    TEMPLATE_UPDATE,
+    SCOPE_FLIP,
+    ASSOCIATION_FLIP,
+    LICENSE_GATE_BASIC,
+    LICENSE_GATE_OPENS,
+    STACK_CONFIG_POLICY,
+    AUTOOPS_POLICY,
+    REMOTE_CLUSTERS,
+]

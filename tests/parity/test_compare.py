@@ -13,8 +13,10 @@ from tests.parity.compare import (
     MASK,
     Difference,
     Row,
+    Until,
     diff,
     flatten,
+    holds,
     normalize,
     parse_rows,
     undocumented,
@@ -150,3 +152,57 @@ def test_the_schedulers_events_are_left_out() -> None:
     }
     reported = {**waited, "source": {}, "reportingComponent": "default-scheduler"}
     assert world([waited, reported]) == {}
+
+
+def test_a_deployments_pod_is_keyed_without_what_is_generated() -> None:
+    """Kibana's Pod is named by its ReplicaSet: the template hash and a random suffix."""
+    pod = {
+        "kind": "Pod",
+        "metadata": {
+            "name": "kb-kb-5d8f7c9b4-x2k9q",
+            "generateName": "kb-kb-5d8f7c9b4-",
+            "namespace": "n",
+            "labels": {"pod-template-hash": "5d8f7c9b4"},
+            "ownerReferences": [{"kind": "ReplicaSet", "name": "kb-kb-5d8f7c9b4"}],
+        },
+    }
+    shown = world([pod])
+    assert list(shown) == ["Pod n/kb-kb-<generated>"]
+    assert shown["Pod n/kb-kb-<generated>"]["metadata"]["name"] == "kb-kb-<generated>"
+    replica_set = {"kind": "ReplicaSet", "metadata": {"name": "kb-kb-5d8f7c9b4", "namespace": "n"}}
+    created = {
+        "kind": "Event",
+        "metadata": {"name": "e.1", "namespace": "n"},
+        "involvedObject": {"kind": "ReplicaSet", "name": "kb-kb-5d8f7c9b4"},
+        "type": "Normal",
+        "reason": "SuccessfulCreate",
+    }
+    assert world([replica_set, created]) == {}
+
+
+@pytest.mark.parametrize(
+    ("conditions", "expected"),
+    [
+        ([], True),
+        ([Until("Kibana n/kb", "status.associationStatus", "Established")], True),
+        ([Until("Kibana n/kb", "status.associationStatus", "Pending")], False),
+        ([Until("Kibana n/kb", "status.health", "green")], False),
+        ([Until("Kibana n/other", "status.associationStatus", "Established")], False),
+    ],
+)
+def test_a_step_waits_for_a_field_of_an_object(conditions: list[Until], expected: bool) -> None:
+    current = {"Kibana n/kb": {"status": {"associationStatus": "Established"}}}
+    assert holds(current, conditions) is expected
+
+
+def test_a_row_may_exclude_scenarios() -> None:
+    """``!pattern`` in the scenario cell: the row is neither used nor stale there."""
+    (row,) = parse_rows(
+        "| scenario | object | field path | ECK | Stackflow | reason |\n"
+        "|---|---|---|---|---|---|\n"
+        "| *<br>!license-* | `StatefulSet */*` | `spec.x` | a | b | why |\n"
+    )
+    assert row.covers("one-node")
+    assert not row.covers("license-basic")
+    assert undocumented("license-basic", [], [row]) == ([], [])
+    assert undocumented("one-node", [], [row]) == ([], [row])

@@ -45,7 +45,7 @@ from tests.e2e.harness import (
     temporal_server,
     write_operator_config,
 )
-from tests.parity.compare import object_key, world
+from tests.parity.compare import Until, holds, object_key, world
 from tests.parity.isolate import host_relays, isolated_argv
 
 OPERATOR_NAMESPACE = "elastic-system"
@@ -56,13 +56,19 @@ ECK_MODULE = "github.com/elastic/cloud-on-k8s/v3@v3.5.0"
 DUMPED = (
     "configmaps,secrets,services,statefulsets,pods,persistentvolumeclaims,"
     "poddisruptionbudgets.policy,serviceaccounts,deployments.apps,"
-    "elasticsearches.elasticsearch.k8s.elastic.co,kibanas.kibana.k8s.elastic.co"
+    "elasticsearches.elasticsearch.k8s.elastic.co,kibanas.kibana.k8s.elastic.co,"
+    "stackconfigpolicies.stackconfigpolicy.k8s.elastic.co,"
+    "autoopsagentpolicies.autoops.k8s.elastic.co,"
+    "daemonsets.apps,beats.beat.k8s.elastic.co,agents.agent.k8s.elastic.co,"
+    "logstashes.logstash.k8s.elastic.co,elasticmapsservers.maps.k8s.elastic.co"
 )
 #: What ECK writes once after it starts, whatever the scenario: its licensing report, 10 s after
 #: its start (a fixed delay of its own), then every 2 minutes. The ECK world waits for it.
 ECK_STARTUP_OBJECTS = frozenset({f"ConfigMap {OPERATOR_NAMESPACE}/elastic-licensing"})
 #: What an operator writes once it has started the enterprise trial of ``eck-trial``.
 TRIAL_STATUS = f"Secret {OPERATOR_NAMESPACE}/trial-status"
+#: The trial Secret the tier writes (made by the tier, not by an operator: never compared).
+TRIAL = f"Secret {OPERATOR_NAMESPACE}/eck-trial"
 #: Polls of a world that must find nothing changed before it is dumped (one second apart).
 QUIET_POLLS = 3
 
@@ -70,27 +76,35 @@ QUIET_POLLS = 3
 @dataclass(frozen=True)
 class Step:
     """A change made once the world has settled: namespaces labelled into scope or out of it,
-    manifests applied; the StatefulSets to wait for after it."""
+    manifests applied, the trial accepted (``trial``); the StatefulSets and the conditions
+    (``until``) to wait for after it."""
 
     namespaces: Mapping[str, bool] = field(default_factory=dict)
     manifests: Sequence[Mapping[str, Any]] = ()
     statefulsets: Sequence[tuple[str, str]] = ()
+    until: Sequence[Until] = ()
+    trial: bool = False
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """What is applied: namespaces (in scope or not) and manifests, the StatefulSets to wait for,
-    and the steps made after (``then``); the world compared is the one after the last step."""
+    """What is applied: namespaces (in scope or not) and manifests, the StatefulSets and
+    conditions to wait for, and the steps made after (``then``); the world compared is the one
+    after the last step. ``trial``: the operator namespace holds an enterprise trial before the
+    operator starts (without it, the operator runs on a basic license until a step accepts one)."""
 
     name: str
     namespaces: Mapping[str, bool]
     manifests: Sequence[Mapping[str, Any]]
     statefulsets: Sequence[tuple[str, str]] = ()
     then: Sequence[Step] = ()
+    until: Sequence[Until] = ()
+    trial: bool = True
 
     def steps(self) -> list[Step]:
         """Every step, the first included."""
-        return [Step(self.namespaces, self.manifests, self.statefulsets), *self.then]
+        first = Step(self.namespaces, self.manifests, self.statefulsets, self.until)
+        return [first, *self.then]
 
     def all_namespaces(self) -> list[str]:
         """Every namespace a step names, in order."""
@@ -141,11 +155,12 @@ async def settle(
     ignore: frozenset[str],
     alive: Callable[[], str | None],
     expect: frozenset[str] = frozenset(),
-    within: float = 240.0,
+    until: Sequence[Until] = (),
+    within: float = 360.0,
 ) -> dict[str, Any]:
-    """Wait until ``statefulsets`` are Ready, the objects ``expect`` exist and the world no
-    longer changes; return it. ``alive`` says why the operator is gone (an
-    AssertionError then)."""
+    """Wait until ``statefulsets`` are Ready, the objects ``expect`` exist, the conditions
+    ``until`` hold and the world no longer changes; return it. ``alive`` says why the operator
+    is gone (an AssertionError then)."""
     namespaces = [*scenario.all_namespaces(), OPERATOR_NAMESPACE]
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
@@ -157,7 +172,7 @@ async def settle(
             raise AssertionError(gone)
         items = await asyncio.to_thread(dump, kubeconfig, namespaces)
         current = world(items, ignore=ignore)
-        if _ready(items, statefulsets) and expect <= current.keys():
+        if _ready(items, statefulsets) and expect <= current.keys() and holds(current, until):
             quiet = quiet + 1 if current == last else 0
             if quiet >= QUIET_POLLS:
                 return current
@@ -179,13 +194,15 @@ async def play(
     expect: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """Make each step of ``scenario`` once the one before has settled; the world after the last.
-    The first waits until the operator has started the trial (its ``trial-status`` Secret), so
-    that neither world reconciles a first time without its license."""
-    await settle(
-        kubeconfig, scenario, (), ignore=ignore, alive=alive, expect=expect | {TRIAL_STATUS}
-    )
+    With a trial, the first waits until the operator has started it (its ``trial-status``
+    Secret), so that neither world reconciles a first time without its license."""
+    licensed = frozenset({TRIAL_STATUS}) if scenario.trial else frozenset()
+    await settle(kubeconfig, scenario, (), ignore=ignore, alive=alive, expect=expect | licensed)
     settled: dict[str, Any] = {}
     for step in scenario.steps():
+        if step.trial:
+            await accept_trial(kube, operator_namespace=OPERATOR_NAMESPACE)
+            expect |= {TRIAL_STATUS}
         for namespace, in_scope in step.namespaces.items():
             await ensure_namespace(kube, namespace)
             await set_in_scope(kube, namespace, in_scope)
@@ -193,14 +210,22 @@ async def play(
             body = yaml.safe_dump_all(list(step.manifests))
             await asyncio.to_thread(kubectl, kubeconfig, "apply", "--filename=-", stdin=body)
         settled = await settle(
-            kubeconfig, scenario, step.statefulsets, ignore=ignore, alive=alive, expect=expect
+            kubeconfig,
+            scenario,
+            step.statefulsets,
+            ignore=ignore,
+            alive=alive,
+            expect=expect,
+            until=step.until,
         )
     return settled
 
 
 def _baseline(kubeconfig: Path) -> frozenset[str]:
-    """What the operator namespace holds before the operator starts (the chart, the trial)."""
-    return frozenset(object_key(item) for item in dump(kubeconfig, [OPERATOR_NAMESPACE]))
+    """What the operator namespace holds before the operator starts (the chart, the trial; the
+    trial also when a step writes it later)."""
+    found = frozenset(object_key(item) for item in dump(kubeconfig, [OPERATOR_NAMESPACE]))
+    return found | {TRIAL}
 
 
 def eck_crds() -> Path | None:
@@ -301,7 +326,8 @@ async def run_eck(directory: Path, scenario: Scenario) -> dict[str, Any]:
         try:
             kube = ResourceClient(client)
             await ensure_namespace(kube, OPERATOR_NAMESPACE)
-            await accept_trial(kube, operator_namespace=OPERATOR_NAMESPACE)
+            if scenario.trial:
+                await accept_trial(kube, operator_namespace=OPERATOR_NAMESPACE)
             ignore = await asyncio.to_thread(_baseline, kubeconfig)
             relays = directory / "relays"
             command = [str(ECK), "manager", f"--config={eck_config(directory / 'eck.yaml')}"]
@@ -367,7 +393,8 @@ async def _run_stackflow(
     temporal: WorkflowEnvironment,
 ) -> dict[str, Any]:
     kubeconfig = plane.admin_kubeconfig
-    await accept_trial(kube, operator_namespace=OPERATOR_NAMESPACE)
+    if scenario.trial:
+        await accept_trial(kube, operator_namespace=OPERATOR_NAMESPACE)
     ignore = await asyncio.to_thread(_baseline, kubeconfig)
     # Telemetry off in both worlds (ECK's configuration says so too).
     config = write_operator_config(

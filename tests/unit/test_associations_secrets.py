@@ -223,7 +223,8 @@ def test_service_account_secrets_created_then_reused() -> None:
     )  # fmt: skip
     app_data = decode_secret_data(app)
     assert app["metadata"]["name"] == "kb-kibana-user"
-    assert "ownerReferences" not in app["metadata"]
+    (owner,) = app["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("Kibana", "kb", True)
     assert app_data["name"] == b"apps_kb_kb-uid"
     assert app_data["serviceAccount"] == b"elastic/kibana"
     token = base64.b64decode(app_data["token"])

@@ -104,7 +104,8 @@ def service_account_secrets(
     existing: Mapping[str, Any] | None,
     generate_secret: Callable[[], str],
 ) -> tuple[Manifest, Manifest]:
-    """The app-side token Secret (no owner, as ECK) and the ES-side ``service-account-token`` Secret."""
+    """The app-side token Secret (owned by the associated object, as ECK 3.5 owns it: the parity
+    tier's association scenario shows it) and the ES-side ``service-account-token`` Secret."""
     owner = view(associated)
     namespace, name = owner.namespace, owner.name
     token = current_token(existing) or new_token(
@@ -120,6 +121,7 @@ def service_account_secrets(
             "name": app_user_secret_name(association, associated_name=name, ref=ref),
             "namespace": namespace,
             "labels": {**labels, **_cluster_labels(es), CREDENTIALS_LABEL: "true"},
+            "ownerReferences": [controller_owner_reference(associated)],
         },
         "data": encode_secret_data(
             {
