@@ -29,6 +29,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from activities.binding import Family
 from activities.context import ControllerContext, operator_pod_name
 from activities.registry import FAMILIES, build_activities
+from stackflow.cli.build_id import worker_build_id
 from stackflow.cli.reports import schedule_reports
 from stackflow.cli.sizing import SANDBOX_RESTRICTIONS, sticky_cache_size
 from stackflow.config import OperatorConfig
@@ -243,6 +244,9 @@ async def run_operator(
                 config.temporal_max_cached_workflows, sandboxed=config.temporal_workflow_sandbox
             ),
             workflow_runner=workflow_runner(sandboxed=config.temporal_workflow_sandbox),
+            # Given, not left to the SDK, which would hash every loaded module's code on the way
+            # to ready (more than half a second of the start; ``stackflow.cli.build_id``).
+            build_id=worker_build_id(),
         )
         # Every long-running task in one group: the worker and the elector stop the operator
         # when they end; all are cancelled and awaited once, after the worker's shutdown.
