@@ -13,6 +13,7 @@ import yaml
 
 from stackflow.stack.apps import APP_KINDS, desired_children
 from stackflow.stack.apps.associations import ref_annotation
+from stackflow.stack.apps.workload import image_suffix
 from stackflow.stack.policies.stack_config.merge import KibanaMerge
 from stackflow.stack.policies.stack_config.secrets import kb_policy_config_secret
 
@@ -247,7 +248,8 @@ def test_workload_selects_its_pods_and_runs_the_version(
     assert selector.items() <= template_labels.items()
     assert template_labels[kind.version_label] == "8.15.0"
     repository = kind.image_repository.format(type=obj["spec"].get("type", ""))
-    assert main_container(workload)["image"] == f"{repository}:8.15.0"
+    suffix = image_suffix(obj["kind"], "8.15.0")
+    assert main_container(workload)["image"] == f"{repository}{suffix}:8.15.0"
     assert kind.config_hash_annotation in workload["spec"]["template"]["metadata"]["annotations"]
 
 

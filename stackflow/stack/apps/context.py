@@ -103,6 +103,8 @@ class AppKind:
     automount_service_account_token: bool | None = None
     user_services: bool = False
     """Whether ``spec.services[]`` defines extra Services (Logstash)."""
+    log_module: str | None = None
+    """Filebeat's autodiscover hint on the Pods (``co.elastic.logs/module``), as ECK sets it."""
     parts: Callable[[AppContext], AppParts] = _no_parts
 
     @property

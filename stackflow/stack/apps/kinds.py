@@ -53,7 +53,9 @@ APP_KINDS: Mapping[str, AppKind] = {
             image_repository="docker.elastic.co/kibana/kibana",
             config_file="kibana.yml",
             config_path="/usr/share/kibana/config/kibana.yml",
-            default_memory="1Gi",
+            # ECK 3.5's default (it raised Kibana's from 1Gi: Kibana 9 needs the headroom).
+            default_memory="2Gi",
+            log_module="kibana",
             http_port=5601,
             readiness_path="/login",
             automount_service_account_token=False,

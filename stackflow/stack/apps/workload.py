@@ -20,9 +20,12 @@ from stackflow.stack.apps.context import (
 from stackflow.stack.labels import TEMPLATE_HASH_LABEL
 from stackflow.stack.objects import Manifest, deep_merge, merge_named_lists
 from stackflow.stack.pods import content_hash, merge_containers
+from stackflow.stack.version import parse_version
 
 CONFIG_VOLUME = "elastic-internal-config"
 HTTP_CERTS_VOLUME = "elastic-internal-http-certificates"
+#: Filebeat's autodiscover hint naming the module that parses a Pod's logs.
+LOG_MODULE_ANNOTATION = "co.elastic.logs/module"
 
 
 def workload_choice(context: AppContext) -> tuple[str, Mapping[str, Any]]:
@@ -104,6 +107,23 @@ def http_port_name(context: AppContext) -> str:
     return context.kind.http_port_name or context.http_scheme
 
 
+def image_suffix(kind: str, version: str) -> str:
+    """The suffix of the default image's name, as ECK picks it: Elastic Maps Server's images
+    before 8.16.0 were published only as UBI builds, ``-ubi`` (``-ubi8`` before 8.12.0 and
+    7.17.16); every other image, and a version that does not parse, none."""
+    try:
+        parsed = parse_version(version)
+    except ValueError:
+        return ""
+    if kind != "ElasticMapsServer" or parsed.at_least(8, 16):
+        return ""
+    if parsed.major == 8 and not parsed.at_least(8, 12):
+        return "-ubi8"
+    if parsed.major == 7 and not parsed.at_least(7, 17, 16):
+        return "-ubi8"
+    return "-ubi"
+
+
 def default_container(
     context: AppContext, *, parts: AppParts, mounts: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -113,7 +133,8 @@ def default_container(
     container: dict[str, Any] = {
         "name": context.render(kind.container_name),
         "image": context.spec.get("image")
-        or f"{context.render(kind.image_repository)}:{context.version}",
+        or f"{context.render(kind.image_repository)}"
+        f"{image_suffix(kind.kind, context.version)}:{context.version}",
         "env": list(parts.env),
         "volumeMounts": mounts,
         "resources": {"requests": {"memory": memory}, "limits": {"memory": memory}},
@@ -144,6 +165,9 @@ def pod_template(
     labels[context.kind.version_label] = context.version
     annotations = dict(user_metadata.annotations)
     annotations[context.kind.config_hash_annotation] = config_hash
+    if context.kind.log_module:
+        # A default: the user's podTemplate may name another module.
+        annotations.setdefault(LOG_MODULE_ANNOTATION, context.kind.log_module)
     volumes, mounts = _volumes(context, parts)
     container = default_container(context, parts=parts, mounts=mounts)
     containers = merge_containers(container, list(user_spec.get("containers") or []))
