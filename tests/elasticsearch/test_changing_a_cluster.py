@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from stackflow.models.kinds import PERSISTENTVOLUMECLAIMS, SECRETS, SERVICES, STATEFULSETS
-from tests.clusters import APISERVER
 from tests.e2e.harness import ES, get_or_none
 from tests.elasticsearch.changes import (
     CHANGE_WITHIN,
@@ -39,6 +38,8 @@ from tests.elasticsearch.real_stack import ElasticsearchOf, RealStack, green_wit
 from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+#: On the real API server alone where it runs (tests/elasticsearch/conftest.py).
+ONE_API_SERVER = True
 
 NS = "es-o"
 NAME = "data"
@@ -106,10 +107,6 @@ async def test_a_version_upgrade_replaces_each_pod_once_one_at_a_time_through_fa
 
 
 async def test_a_config_change_is_a_rolling_restart(es_stack: RealStack) -> None:
-    if es_stack.cluster.name == APISERVER:
-        # The same rolling restart as the upgrade before it, through the same API calls: on the
-        # real API server the upgrade covers it, and CI keeps its 60 minutes.
-        pytest.skip("the upgrade scenario covers the rolling restart on the real API server")
     es = await _cluster(es_stack)
     resource = await _es(es_stack)
     node_sets = resource["spec"]["nodeSets"]

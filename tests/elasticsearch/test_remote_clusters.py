@@ -19,6 +19,8 @@ from tests.elasticsearch.real_stack import (
 from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+#: On the real API server alone where it runs (tests/elasticsearch/conftest.py).
+ONE_API_SERVER = True
 
 NS_A, NS_B = "rc-a", "rc-b"
 
