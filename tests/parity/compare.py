@@ -51,6 +51,8 @@ VOLATILE_KEYS = frozenset(
         "currentRevision",
         "updateRevision",
         "collisionCount",
+        # A NodePort Service's port, picked at random by the API server when not given.
+        "nodePort",
     }
 )
 #: A Secret key whose value is configuration, not a secret: compared parsed.
@@ -170,12 +172,17 @@ def object_key(item: Mapping[str, Any]) -> str:
 #: The scheduler's name on its Events: whether a Pod waited for a node, and how long, is the
 #: scheduler's timing on a machine shared with the other world, not something the operator made.
 SCHEDULER = "default-scheduler"
+#: Components whose Events are the machine's timing, not the operator's doing: the scheduler's,
+#: and the API server's cluster-IP repair loop (``ClusterIPNotAllocated`` when it runs between a
+#: Service's creation and its IP's allocation becoming visible to it).
+TIMING_COMPONENTS = frozenset({SCHEDULER, "ipallocator-repair-controller"})
 
 
 def _scheduler_event(event: Mapping[str, Any]) -> bool:
-    """Whether ``event`` was reported by the scheduler (old and new Event fields)."""
+    """Whether ``event`` was reported by the scheduler or another of ``TIMING_COMPONENTS``
+    (old and new Event fields)."""
     source = event.get("source") or {}
-    return SCHEDULER in (source.get("component"), event.get("reportingComponent"))
+    return bool(TIMING_COMPONENTS & {source.get("component"), event.get("reportingComponent")})
 
 
 def world(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.parity.compare import Until
+from tests.parity.eck_docs import ECK_DOCS
 from tests.parity.worlds import Scenario, Step
 
 #: ECK's sample Elasticsearch (config/samples/elasticsearch), one node, in a namespace in scope.
@@ -282,4 +283,5 @@ SCENARIOS = [
     STACK_CONFIG_POLICY,
     AUTOOPS_POLICY,
     REMOTE_CLUSTERS,
+    *ECK_DOCS,
 ]
