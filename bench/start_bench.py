@@ -25,6 +25,8 @@ from pathlib import Path
 import aiohttp
 from _stack import KubesimProcess, start_temporal
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
+
 from stackflow.kube.client import close_api_client, make_api_client
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import NAMESPACES
