@@ -53,6 +53,14 @@ class ReferenceIndex:
         """The resources referencing an object, sorted (for stable signalling order)."""
         return sorted(self._referrers.get(GroupKindName(group, kind, namespace, name), ()))
 
+    def referrers_into(self, namespace: str) -> list[ResourceKey]:
+        """The resources referencing any object in ``namespace``, each once, sorted."""
+        found: set[ResourceKey] = set()
+        for key, referrers in self._referrers.items():
+            if key.namespace == namespace:
+                found.update(referrers)
+        return sorted(found)
+
     def references_of(self, *, controller: str, namespace: str, name: str) -> list[GroupKindName]:
         """What a resource references, sorted."""
         return sorted(self._references.get(ResourceKey(controller, namespace, name), ()))

@@ -9,8 +9,10 @@
   its Service and CA Secret, which may live in another namespace than the referrer);
 * selected objects (scoped; each ``selections`` kind of the table) → the primaries whose pure
   ``selects`` picks the object before or after the change (a cluster relabelled into a policy);
-* the cluster-wide Namespace informer → ECK's flip rule → a ``NamespaceFlipWorkflow``
-  (id ``flip/{namespace}/{resourceVersion}``, so a re-delivered event starts nothing twice);
+* the cluster-wide Namespace informer → ECK's flip rule → at once, a ``NamespaceFlip`` trigger
+  to the resources the caches know the flip concerns (the fast path), and a
+  ``NamespaceFlipWorkflow`` (id ``flip/{namespace}/{resourceVersion}``, so a re-delivered event
+  starts nothing twice) that lists them from the API server and signals them durably;
 * operator license Secrets → ``LicenseChanged`` to every workflow waiting for a license
   (visibility query) and to every resource of the license controller.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,6 +36,7 @@ from stackflow.controllers import (
     ChildWatch,
     Controller,
     ControllerTable,
+    FlipStrategy,
     SelectionContext,
     SelectionWatch,
 )
@@ -55,7 +59,7 @@ from stackflow.models.engine import (
 from stackflow.models.kinds import SECRETS, Kind
 from stackflow.models.objects import view
 from stackflow.scope import namespace_flip_direction
-from watchers.flips import start_flip_workflow
+from watchers.flips import fast_flip_targets, fast_path_enabled, flip_trigger, start_flip_workflow
 from watchers.informers import InformerSet, reference_resources
 from watchers.license_events import LicenseProblemReporter
 from watchers.references import ReferenceIndex
@@ -110,14 +114,18 @@ class Watchers:
         events: EventRecorder | None = None,
         own_writes: OwnWrites | None = None,
         licenses: OperatorLicenseReader | None = None,
+        fast_flips: bool | None = None,
     ) -> None:
         """Register every handler; nothing runs until the informers start.
 
         With ``events``, a malformed operator license Secret gets a Warning event on itself; with
         ``licenses`` too (the reconciles' reader, with the operator's keys), so does one that is not valid. With
         ``own_writes`` (the memory the activities' client records its writes in), an event that
-        only shows the operator's own write wakes nobody.
+        only shows the operator's own write wakes nobody. ``fast_flips`` (default: on unless
+        ``STACKFLOW_FLIP_FAST_PATH`` turns it off) signals a flip's targets from the caches at
+        once, before the flip workflow runs.
         """
+        self.fast_flips = fast_path_enabled(os.environ) if fast_flips is None else fast_flips
         self.controllers = controllers
         self.informers = informers
         self.matcher = informers.matcher
@@ -149,6 +157,11 @@ class Watchers:
             ("kind",),
         )
         self._primaries: dict[str, ScopedInformer] = {}
+        self._fast_signals = metrics.counter(
+            "stackflow_flip_fast_signals_total",
+            "Resources signalled at once from the caches on a namespace flip, by direction.",
+            ("direction",),
+        )
         for controller in controllers:
             self._wire_controller(controller)
         # One handler per referenced resource, on the shared unfiltered informer: a target kind
@@ -490,6 +503,8 @@ class Watchers:
         self, namespace: str, resource_version: str, direction: FlipDirectionName
     ) -> bool:
         """Start the flip workflow (retrying while leader); False if it already existed."""
+        if self.fast_flips and self.is_leader:
+            self.signal_flip_now(namespace, resource_version, direction)
         started = await start_flip_workflow(
             self.temporal,
             task_queue=self.task_queue,
@@ -502,6 +517,40 @@ class Watchers:
         if started:
             self._flips.inc(direction=direction.value)
         return started
+
+    def signal_flip_now(
+        self, namespace: str, resource_version: str, direction: FlipDirectionName
+    ) -> int:
+        """The fast path: the flip's trigger, now, to the resources the caches know it concerns
+        (the flip workflow sends the same trigger to what the API server lists); how many."""
+        # The raw primary informers: a de-scoped namespace's objects must be reached too.
+        in_namespace = {
+            controller.name: [
+                view(obj).name
+                for obj in self._primaries[controller.name].informer.cache.list(namespace=namespace)
+            ]
+            for controller in self.controllers
+        }
+        mapped = [
+            controller.name
+            for controller in self.controllers
+            if controller.flip is FlipStrategy.CONTROLLER
+        ]
+        trigger = flip_trigger(namespace, resource_version, direction)
+        count = 0
+        for key in fast_flip_targets(
+            namespace,
+            in_namespace=in_namespace,
+            referrers=self.references.referrers_into(namespace),
+            mapped=mapped,
+        ):
+            controller = self.controllers.get(key.controller)
+            if controller is not None:
+                count += self.signaller.submit(
+                    controller.ref(namespace=key.namespace, name=key.name), trigger=trigger
+                )
+        self._fast_signals.inc(count, direction=direction.value)
+        return count
 
     # --- leadership ---------------------------------------------------------------------------
 

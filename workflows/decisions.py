@@ -21,6 +21,7 @@ from stackflow.models.engine import (
     ResourceRef,
     StepVerdict,
     Trigger,
+    TriggerReason,
 )
 from stackflow.models.license_condition import LicenseConditionChange
 
@@ -58,6 +59,41 @@ def coalesce(triggers: Iterable[Trigger]) -> tuple[Trigger, ...]:
         if trigger not in batch:
             batch.append(trigger)
     return tuple(batch)
+
+
+#: How many handled flips a run remembers (a flip's two deliveries arrive within seconds).
+FLIPS_REMEMBERED = 8
+#: The source of a flip's trigger: its flip workflow's id, ``flip/{namespace}/{revision}``, one
+#: per flip. Other flip triggers (a leader's resync) repeat their source and are never dropped.
+FLIP_SOURCE_PREFIX = "flip/"
+
+
+def _is_flip(trigger: Trigger) -> bool:
+    return trigger.reason is TriggerReason.NAMESPACE_FLIP and trigger.source.startswith(
+        FLIP_SOURCE_PREFIX
+    )
+
+
+def unhandled(triggers: Sequence[Trigger], handled_flips: Sequence[str]) -> tuple[Trigger, ...]:
+    """``triggers`` without the namespace flips already handled (by their flip's id).
+
+    A flip reaches a resource twice with the same trigger: at once from the watcher's caches and
+    then from the flip workflow, which is what survives a crash. The second finds nothing new.
+    """
+    return tuple(
+        trigger
+        for trigger in triggers
+        if not _is_flip(trigger) or trigger.source not in handled_flips
+    )
+
+
+def remember_flips(handled_flips: Sequence[str], triggers: Iterable[Trigger]) -> tuple[str, ...]:
+    """The flip ids handled once ``triggers`` are: the latest ``FLIPS_REMEMBERED``, oldest first."""
+    remembered = list(handled_flips)
+    for trigger in triggers:
+        if _is_flip(trigger) and trigger.source not in remembered:
+            remembered.append(trigger.source)
+    return tuple(remembered[-FLIPS_REMEMBERED:])
 
 
 def merge_compensations(

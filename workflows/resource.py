@@ -15,6 +15,9 @@ reports, are carried in the state; they run last-acquired first, one activity ea
 resource leaves scope (once per episode) or before its finalizer, and those a reconcile reports as
 ``release_now`` (a target left scope or is no longer selected) at once (patch
 ``release-now-compensations``).
+
+A namespace flip reaches a resource twice with one trigger (the watcher's fast path, then the flip
+workflow): since patch ``flip-trigger-once`` the second costs no reconcile.
 """
 
 from __future__ import annotations
@@ -95,6 +98,9 @@ CLUSTER_STEPS_PATCH = "cluster-steps"
 #: Runs started before this patch never ran a compensation while the resource stayed in scope
 #: (a reconcile's ``release_now``: a target left scope or is no longer selected).
 RELEASE_NOW_PATCH = "release-now-compensations"
+#: Runs started before this patch reconcile again when a namespace flip they handled arrives a
+#: second time (the watcher's fast path and the flip workflow send the same trigger).
+FLIP_ONCE_PATCH = "flip-trigger-once"
 
 
 def _invalid_spec_message(error: ActivityError) -> str | None:
@@ -119,6 +125,8 @@ class ResourceWorkflow:
         # Batches taken / finished: an update waits until the batch holding its trigger is done.
         self._batches_taken = 0
         self._batches_done = 0
+        # The flips handled in this run, by the flip's id (the trigger's source).
+        self._flips_handled: tuple[str, ...] = ()
 
     @workflow.signal
     def trigger(self, trigger: Trigger) -> None:
@@ -209,8 +217,16 @@ class ResourceWorkflow:
         """One pass of the loop over all pending triggers; True when the resource is deleted."""
         triggers = decisions.coalesce(self._pending)
         self._pending.clear()
+        fresh = decisions.unhandled(triggers, self._flips_handled)
+        handled_already = False
+        # Asked only when a flip arrives again, so older histories replay unchanged.
+        if fresh != triggers and workflow.patched(FLIP_ONCE_PATCH):
+            # A batch of flips already handled needs no reconcile: nothing is new since. (An
+            # empty batch otherwise is a timer's: the retry or recheck reconciles.)
+            handled_already, triggers = not fresh, fresh
+        self._flips_handled = decisions.remember_flips(self._flips_handled, triggers)
         self._batches_taken += 1
-        gone = await self._handle(triggers)
+        gone = False if handled_already else await self._handle(triggers)
         self._batches_done += 1
         self._publish()
         return gone

@@ -5,6 +5,9 @@ The Lease ``elastic-system/stackflow-leader`` is the leader's: a restarted opera
 under a new identity (and a re-acquired Lease gets a new ``acquireTime``); a restarted process has a
 new pid. Both stay as they were from before the flip until the newly scoped cluster is reconciled
 (its nodes up, its health ``unknown``: its Pods run no Elasticsearch to measure).
+
+With the watcher's fast path lost (turned off here, as if the process that saw the flip died with
+its signals unsent), the flip workflow alone still brings the namespace's Elasticsearch in.
 """
 
 from __future__ import annotations
@@ -17,11 +20,21 @@ import pytest
 
 from stackflow.kube.leader import DEFAULT_LEASE_NAME, LeaseRecord
 from stackflow.kube.resources import ResourceClient
+from stackflow.models.engine import FlipDirectionName, NamespaceFlipResult
 from stackflow.models.kinds import LEASES, STATEFULSETS
 from tests.clusters import ClusterTarget
 from tests.e2e.es_status import nodes_up_health_unknown
-from tests.e2e.harness import ES, Stack, create_namespace, operator_stack, set_in_scope
+from tests.e2e.harness import (
+    ES,
+    Stack,
+    create_namespace,
+    get_or_none,
+    operator_stack,
+    set_in_scope,
+    workflow_triggers,
+)
 from tests.polling import eventually
+from watchers.flips import FAST_PATH_ENV, flip_trigger
 
 OPERATOR_NAMESPACE = "elastic-system"
 
@@ -29,6 +42,17 @@ OPERATOR_NAMESPACE = "elastic-system"
 @pytest.fixture
 async def stack(cluster_target: ClusterTarget, tmp_path: Path) -> AsyncIterator[Stack]:
     """The cluster, a Temporal dev server and ``stackflow run`` (dynamic scope, trial license)."""
+    async with operator_stack(tmp_path, cluster_target) as running:
+        yield running
+
+
+@pytest.fixture
+async def stack_without_fast_path(
+    cluster_target: ClusterTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Stack]:
+    """As ``stack``, the operator started with the flip fast path off: a flip reaches its
+    resources through the ``NamespaceFlipWorkflow`` only."""
+    monkeypatch.setenv(FAST_PATH_ENV, "0")
     async with operator_stack(tmp_path, cluster_target) as running:
         yield running
 
@@ -98,3 +122,36 @@ async def test_a_flip_into_scope_is_reconciled_by_the_same_process_and_leader(
     assert stack.operator.process is process
     assert process.pid == pid_before
     assert process.returncode is None
+
+
+async def test_without_the_fast_path_the_flip_workflow_still_delivers(
+    stack_without_fast_path: Stack,
+) -> None:
+    kube = stack_without_fast_path.kube
+
+    async def led() -> bool:
+        stored = await get_or_none(
+            kube, LEASES, namespace=OPERATOR_NAMESPACE, name=DEFAULT_LEASE_NAME
+        )
+        return stored is not None and bool(LeaseRecord.from_lease(stored).holder_identity)
+
+    # A leader's watchers see the flip (before one leads, its start-up resync covers all).
+    await eventually(led, what="a leader holds the Lease")
+    await create_namespace(kube, "flip-durable", in_scope=False)
+    await kube.create(ES, elasticsearch("flip-durable"), namespace="flip-durable")
+
+    flipped = await set_in_scope(kube, "flip-durable", True)
+
+    async def reconciled() -> bool:
+        return bool((await kube.list(STATEFULSETS, namespace="flip-durable"))["items"])
+
+    await eventually(reconciled, within=120, what="the flipped Elasticsearch's StatefulSet")
+    # The flip's trigger came from the flip workflow (the fast path is off), which counted it.
+    resource_version = flipped["metadata"]["resourceVersion"]
+    trigger = flip_trigger("flip-durable", resource_version, FlipDirectionName.INTO_SCOPE)
+    client = stack_without_fast_path.temporal.client
+    flip = await client.get_workflow_handle(
+        trigger.source, result_type=NamespaceFlipResult
+    ).result()
+    assert flip.triggered["elasticsearch"] == 1
+    assert trigger in await workflow_triggers(client, "elasticsearch/flip-durable/quickstart")

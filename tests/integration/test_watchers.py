@@ -78,7 +78,8 @@ async def test_each_event_reaches_the_right_workflow(harness: Harness) -> None:
         return raw_widgets.cache.get(namespace="team-b", name="w2") is not None
 
     await eventually(w2_cached, what="the informer saw w2")
-    # Labelling team-b flips it into scope: one flip workflow for that resourceVersion.
+    # Labelling team-b flips it into scope: one flip workflow for that resourceVersion, and at
+    # once (the fast path, from the caches) the flip's trigger to w2's workflows.
     labelled = await h.resources.merge_patch(
         NAMESPACES, {"metadata": {"labels": {"eck-visible": "true"}}}, namespace=None, name="team-b"
     )
@@ -92,7 +93,39 @@ async def test_each_event_reaches_the_right_workflow(harness: Harness) -> None:
         flip_id, result_type=NamespaceFlipResult
     ).result()
     assert flip.triggered == {"IntoScope:widget": 0, "IntoScope:license": 0, "IntoScope:link": 0}
-    assert not await h.exists("widget/team-b/w2")
+    # The stand-in flip workflow signalled nobody: the trigger came from the fast path.
+    for controller in ("widget", "license", "link"):
+        await h.wait_for(f"{controller}/team-b/w2", TriggerReason.NAMESPACE_FLIP)
+
+
+async def test_a_flip_reaches_referrers_elsewhere_without_the_flip_workflow(
+    harness: Harness,
+) -> None:
+    """The fast path: the target's namespace leaves scope and the referrer in another namespace
+    is told at once, from the reference index, though the (stand-in) flip workflow tells nobody;
+    a controller without its own flip mapper is not told about another namespace's flip."""
+    h = harness
+    await h.resources.create(NAMESPACES, namespace("team-c", {"eck-visible": "true"}))
+    await h.create(WIDGETS, widget("db", "team-c"))
+    await h.create(WIDGETS, widget("app", "team-a", target="team-c/db"))
+    await h.wait_for("link/team-a/app", TriggerReason.CREATED)
+    await h.wait_for("widget/team-c/db", TriggerReason.CREATED)
+
+    unlabelled = await h.resources.merge_patch(
+        NAMESPACES, {"metadata": {"labels": {"eck-visible": None}}}, namespace=None, name="team-c"
+    )
+    await h.wait_for("link/team-a/app", TriggerReason.NAMESPACE_FLIP)
+    # The target itself is told too (it is in the namespace), by every controller of its kind.
+    for controller in ("widget", "license", "link"):
+        await h.wait_for(f"{controller}/team-c/db", TriggerReason.NAMESPACE_FLIP)
+    flip_id = flip_workflow_id("team-c", unlabelled["metadata"]["resourceVersion"])
+    flip: NamespaceFlipResult = await h.temporal.get_workflow_handle(
+        flip_id, result_type=NamespaceFlipResult
+    ).result()
+    assert flip.triggered == {"OutOfScope:widget": 0, "OutOfScope:license": 0, "OutOfScope:link": 0}
+    async with asyncio.timeout(10):
+        await h.signaller.wait_idle()
+    assert "NamespaceFlip" not in await h.reasons("widget/team-a/app")
 
 
 async def test_the_operators_own_child_writes_wake_nobody(harness: Harness) -> None:

@@ -17,7 +17,7 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from stackflow.controllers import ChildWatch, Controller, ControllerTable, Gate
+from stackflow.controllers import ChildWatch, Controller, ControllerTable, FlipStrategy, Gate
 from stackflow.kube.backoff import Backoff
 from stackflow.kube.events import EventRecorder
 from stackflow.kube.informer import NamespaceInformer
@@ -149,6 +149,8 @@ CONTROLLERS = ControllerTable(
             children=(ChildWatch(SECRETS, link_owner, LINK_NAME_LABEL),),
             references=linked_widget,
             reference_kinds=(WIDGETS,),
+            # Its flip concerns referrers elsewhere too: the fast path finds them in the index.
+            flip=FlipStrategy.CONTROLLER,
         ),
     )
 )

@@ -8,6 +8,7 @@ so a committed history keeps describing the code that wrote it (delete a file to
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -212,6 +213,32 @@ async def resource_release_now(env: WorkflowEnvironment, engine: FakeEngine) -> 
     return history
 
 
+async def resource_flip_once(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
+    """After the ``flip-trigger-once`` patch: a flip's trigger delivered twice (the watcher's fast
+    path, then the flip workflow) is reconciled once; the second arrives alone, then with another
+    reason, and the next flip is reconciled."""
+    client, ref = env.client, make_ref("flip-once")
+    flip = Trigger(reason=TriggerReason.NAMESPACE_FLIP, source="flip/team-a/7", detail="flip")
+    handle = await signal_with_start(
+        client, ref=ref, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
+    )
+    await eventually(lambda: _reconciled(engine, 1), what="first reconcile")
+    for sent, reconciles in (
+        ((flip,), 2),
+        ((flip, trigger(TriggerReason.SPEC_CHANGED, "spec")), 3),
+        ((flip, flip.model_copy(update={"source": "flip/team-a/9"})), 4),
+    ):
+        for one in sent:
+            await handle.signal(ResourceWorkflow.trigger, one)
+        await eventually(
+            functools.partial(_reconciled, engine, reconciles), what=f"{reconciles} reconciles"
+        )
+    await until_phase(client, ref, Phase.READY)
+    history = await handle.fetch_history()
+    await handle.terminate()
+    return history
+
+
 async def _reconciled(engine: FakeEngine, count: int) -> bool:
     return engine.count(reconcile_activity("elasticsearch")) >= count
 
@@ -338,6 +365,7 @@ SCENARIOS: dict[str, Scenario] = {
     "resource_cluster_steps": resource_cluster_steps,
     "resource_release_now": resource_release_now,
     "resource_continue_as_new": resource_continue_as_new,
+    "resource_flip_once": resource_flip_once,
     "namespace_flip": namespace_flip,
     "namespace_flip_parallel": namespace_flip_parallel,
 }

@@ -356,3 +356,37 @@ async def test_phase_is_searchable_through_visibility(
 
         await eventually(listed, what="the workflow listed by its phase")
         await stop(handle)
+
+
+async def test_a_flip_delivered_twice_is_reconciled_once(
+    ts_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """The watcher's fast path and the flip workflow send the same trigger: the second finds the
+    flip handled and costs no reconcile; another flip, or another reason, still does."""
+    engine = FakeEngine()
+    ref = make_ref()
+    flip = Trigger(
+        reason=TriggerReason.NAMESPACE_FLIP, source="flip/team-a/7", detail="namespace team-a"
+    )
+    later_flip = flip.model_copy(update={"source": "flip/team-a/9"})
+    spec = Trigger(reason=TriggerReason.SPEC_CHANGED, source="test", detail="spec")
+    async with worker(ts_env.client, engine, task_queue):
+        handle = await start(ts_env.client, ref, task_queue)
+        await until_calls(engine, RECONCILE, 1)
+        await handle.signal(ResourceWorkflow.trigger, flip)
+        await until_calls(engine, RECONCILE, 2)
+        await handle.signal(ResourceWorkflow.trigger, flip)
+        await handle.signal(ResourceWorkflow.trigger, spec)
+        await until_calls(engine, RECONCILE, 3)
+        await handle.signal(ResourceWorkflow.trigger, flip)
+        await handle.signal(ResourceWorkflow.trigger, later_flip)
+        await until_calls(engine, RECONCILE, 4)
+        await until_phase(ts_env.client, ref, Phase.READY)
+        requests: list[ReconcileInput] = engine.inputs(RECONCILE)
+        assert [request.triggers for request in requests] == [
+            (CREATED,),
+            (flip,),
+            (spec,),
+            (later_flip,),
+        ]
+        await stop(handle)
