@@ -168,7 +168,10 @@ async def test_two_policies_merge_by_weight_and_the_version_moves_only_on_change
     assert document["state"]["cluster_settings"] == {"a": "low", "b": "low"}
     assert int(document["metadata"]["version"]) == int(version) + 1
     secret = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="prod-es-file-settings")
-    assert secret["metadata"]["labels"]["eck.k8s.elastic.co/owner-name"] == "low"
+    assert (
+        secret["metadata"]["annotations"]["eck.k8s.elastic.co/owner-refs"]
+        == f'["{OPERATOR_NAMESPACE}/low"]'
+    )
 
     # The cluster no longer matches: reset to an empty state, policy config deleted, not counted.
     await cluster.raw.merge_patch(
@@ -261,7 +264,9 @@ async def test_a_kibana_gets_its_policy_config_and_loses_it_when_no_longer_targe
     assert json.loads(base64.b64decode(secret["data"]["kibana.json"])) == {
         "xpack.fleet.agents.enabled": False
     }
-    assert secret["metadata"]["labels"]["eck.k8s.elastic.co/owner-name"] == "kb-policy"
+    assert secret["metadata"]["annotations"]["eck.k8s.elastic.co/owner-refs"] == (
+        f'["{NAMESPACE}/kb-policy"]'
+    )
     got = await status(cluster, NAMESPACE, "kb-policy")
     # The Kibana controller has not rendered kibana.yml with the settings yet.
     assert got["details"]["kibana"]["team-a/kb"]["phase"] == "ApplyingChanges"

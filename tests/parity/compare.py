@@ -53,6 +53,8 @@ VOLATILE_KEYS = frozenset(
         "collisionCount",
         # A NodePort Service's port, picked at random by the API server when not given.
         "nodePort",
+        # A StackConfigPolicy's file-settings version: the time it was written, in nanoseconds.
+        "expectedVersion",
     }
 )
 #: A Secret key whose value is configuration, not a secret: compared parsed.
@@ -173,9 +175,13 @@ def object_key(item: Mapping[str, Any]) -> str:
 #: scheduler's timing on a machine shared with the other world, not something the operator made.
 SCHEDULER = "default-scheduler"
 #: Components whose Events are the machine's timing, not the operator's doing: the scheduler's,
-#: and the API server's cluster-IP repair loop (``ClusterIPNotAllocated`` when it runs between a
-#: Service's creation and its IP's allocation becoming visible to it).
-TIMING_COMPONENTS = frozenset({SCHEDULER, "ipallocator-repair-controller"})
+#: the API server's cluster-IP repair loop (``ClusterIPNotAllocated`` when it runs between a
+#: Service's creation and its IP's allocation becoming visible to it), and the volume binder's
+#: (``FailedBinding`` when a claim is looked at before its volume exists: a stack-config-policy
+#: run had it in one world only).
+TIMING_COMPONENTS = frozenset(
+    {SCHEDULER, "ipallocator-repair-controller", "persistentvolume-controller"}
+)
 
 
 def _scheduler_event(event: Mapping[str, Any]) -> bool:

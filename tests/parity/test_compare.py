@@ -154,6 +154,19 @@ def test_the_schedulers_events_are_left_out() -> None:
     assert world([waited, reported]) == {}
 
 
+def test_the_volume_binders_events_are_left_out() -> None:
+    """Whether a claim was looked at before its volume existed is the machine's timing."""
+    waited = {
+        "kind": "Event",
+        "metadata": {"name": "c.1", "namespace": "n"},
+        "involvedObject": {"kind": "PersistentVolumeClaim", "name": "data-es-0"},
+        "type": "Normal",
+        "reason": "FailedBinding",
+        "source": {"component": "persistentvolume-controller"},
+    }
+    assert world([waited]) == {}
+
+
 def test_a_deployments_pod_is_keyed_without_what_is_generated() -> None:
     """Kibana's Pod is named by its ReplicaSet: the template hash and a random suffix."""
     pod = {

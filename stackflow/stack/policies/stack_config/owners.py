@@ -44,12 +44,18 @@ def secret_owners(secret: Mapping[str, Any] | None) -> tuple[tuple[str, str], ..
 
 
 def owner_marks(
-    labels: Mapping[str, str], annotations: Mapping[str, str], owners: Sequence[str]
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    owners: Sequence[str],
+    *,
+    single: bool = False,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The labels and annotations of a Secret owned by ``owners`` (``namespace/name`` each).
 
-    One owner: ECK's three owner labels. Several: the kind label and the owner-refs annotation
-    (labels hold one value). None: every mark removed, so the Elasticsearch controller takes its
+    The kind label and the owner-refs annotation (a compact JSON list, as Go writes it), however
+    many owners: ECK 3.5 marks the file-settings and policy-config Secrets so even for one
+    policy. ``single`` (a secret-mount copy, which one policy owns): ECK's three owner labels
+    when there is one owner. None: every mark removed, so the Elasticsearch controller takes its
     file-settings Secret back.
     """
     new_labels = {
@@ -61,7 +67,7 @@ def owner_marks(
         key: value for key, value in annotations.items() if key != SOFT_OWNER_REFS_ANNOTATION
     }
     unique = sorted(set(owners))
-    if len(unique) == 1:
+    if single and len(unique) == 1:
         namespace, _, name = unique[0].partition("/")
         new_labels |= {
             SOFT_OWNER_KIND_LABEL: POLICY_KIND,
@@ -70,5 +76,5 @@ def owner_marks(
         }
     elif unique:
         new_labels[SOFT_OWNER_KIND_LABEL] = POLICY_KIND
-        new_annotations[SOFT_OWNER_REFS_ANNOTATION] = json.dumps(unique)
+        new_annotations[SOFT_OWNER_REFS_ANNOTATION] = json.dumps(unique, separators=(",", ":"))
     return new_labels, new_annotations

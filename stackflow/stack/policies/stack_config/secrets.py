@@ -82,6 +82,7 @@ def _secret(
     data: Mapping[str, str],
     owners: Sequence[str],
     owner_reference: Mapping[str, Any] | None,
+    single_owner: bool = False,
 ) -> dict[str, Any]:
     """The whole Secret to write: the current one with its data, labels and annotations replaced
     (so that a mark the policies no longer want disappears), or a new one."""
@@ -89,7 +90,9 @@ def _secret(
     metadata = dict(secret.get("metadata") or {"name": name, "namespace": namespace})
     current_labels = {**dict(metadata.get("labels") or {}), **labels}
     current_annotations = {**dict(metadata.get("annotations") or {}), **annotations}
-    new_labels, new_annotations = owner_marks(current_labels, current_annotations, owners)
+    new_labels, new_annotations = owner_marks(
+        current_labels, current_annotations, owners, single=single_owner
+    )
     metadata["labels"] = dict(sorted(new_labels.items()))
     if new_annotations:
         metadata["annotations"] = dict(sorted(new_annotations.items()))
@@ -169,14 +172,23 @@ def es_policy_config_secret(
             ES_CONFIG_MOUNTS_HASH_ANNOTATION: es_config_mounts_hash(merged),
             ES_ROLES_HASH_ANNOTATION: state_hash(merged.roles),
         },
-        data={
-            ES_CONFIG_KEY: json.dumps(merged.config or {}, sort_keys=True),
-            ES_SECRET_MOUNTS_KEY: json.dumps(list(merged.secret_mounts), sort_keys=True),
-            ES_ROLES_KEY: json.dumps(merged.roles, sort_keys=True),
-        },
+        data=_policy_config_data(merged),
         owners=merged.owners,
         owner_reference=owner_reference,
     )
+
+
+def _policy_config_data(merged: ElasticsearchMerge) -> dict[str, str]:
+    """The keys of ``<es>-es-policy-config``: each only when the policies set it, as ECK 3.5
+    writes them (the reader takes a missing key as empty)."""
+    data: dict[str, str] = {}
+    if merged.secret_mounts:
+        data[ES_SECRET_MOUNTS_KEY] = json.dumps(list(merged.secret_mounts), sort_keys=True)
+    if merged.config is not None:
+        data[ES_CONFIG_KEY] = json.dumps(merged.config, sort_keys=True)
+    if merged.roles:
+        data[ES_ROLES_KEY] = json.dumps(merged.roles, sort_keys=True)
+    return data
 
 
 def es_secret_mount_copy(
@@ -201,6 +213,7 @@ def es_secret_mount_copy(
         data={},
         owners=owners,
         owner_reference=owner_reference,
+        single_owner=True,
     )
     # Already base64: copied byte for byte.
     secret["data"] = dict(source.get("data") or {})
