@@ -23,11 +23,12 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from stackflow.kube.backoff import Backoff
 from stackflow.models.engine import (
+    FLIP_SOURCE_PREFIX,
     FLIP_WORKFLOW,
     FlipDirectionName,
     NamespaceFlipInput,
     Trigger,
-    TriggerReason,
+    namespace_flip_trigger,
 )
 from stackflow.models.keys import ResourceKey
 
@@ -49,16 +50,14 @@ _log = structlog.get_logger(__name__)
 
 def flip_workflow_id(namespace: str, resource_version: str) -> str:
     """``flip/{namespace}/{resourceVersion}``."""
-    return f"flip/{namespace}/{resource_version}"
+    return f"{FLIP_SOURCE_PREFIX}{namespace}/{resource_version}"
 
 
 def flip_trigger(namespace: str, resource_version: str, direction: FlipDirectionName) -> Trigger:
     """The trigger a flip sends every target: the same from the fast path and the workflow, so
     the resource workflow coalesces the two into one reconcile."""
-    return Trigger(
-        reason=TriggerReason.NAMESPACE_FLIP,
-        source=flip_workflow_id(namespace, resource_version),
-        detail=f"namespace {namespace} {direction.value}",
+    return namespace_flip_trigger(
+        flip_workflow_id(namespace, resource_version), namespace, direction
     )
 
 

@@ -12,16 +12,19 @@ from dataclasses import dataclass
 
 from stackflow.models.cluster_steps import AnyStep, describe_step
 from stackflow.models.engine import (
+    FLIP_SOURCE_PREFIX,
     LICENSE_RECHECK_SECONDS,
     RETRY_CEILING_SECONDS,
     CarriedState,
     CompensationStep,
+    FlipDirectionName,
     Phase,
     ReconcileResult,
     ResourceRef,
     StepVerdict,
     Trigger,
     TriggerReason,
+    flip_of,
 )
 from stackflow.models.license_condition import LicenseConditionChange
 
@@ -63,9 +66,6 @@ def coalesce(triggers: Iterable[Trigger]) -> tuple[Trigger, ...]:
 
 #: How many handled flips a run remembers (a flip's two deliveries arrive within seconds).
 FLIPS_REMEMBERED = 8
-#: The source of a flip's trigger: its flip workflow's id, ``flip/{namespace}/{revision}``, one
-#: per flip. Other flip triggers (a leader's resync) repeat their source and are never dropped.
-FLIP_SOURCE_PREFIX = "flip/"
 
 
 def _is_flip(trigger: Trigger) -> bool:
@@ -85,6 +85,36 @@ def unhandled(triggers: Sequence[Trigger], handled_flips: Sequence[str]) -> tupl
         for trigger in triggers
         if not _is_flip(trigger) or trigger.source not in handled_flips
     )
+
+
+#: The verdicts of a step that found its resource's namespace in scope.
+_SAW_IN_SCOPE = frozenset(
+    {StepVerdict.UNLICENSED, StepVerdict.INVALID_SPEC, StepVerdict.RECONCILED}
+)
+
+
+def flips_seen(
+    triggers: Iterable[Trigger], namespace: str, verdict: StepVerdict | None
+) -> tuple[Trigger, ...]:
+    """The flips of ``triggers`` whose effect the step's ``verdict`` shows: a flip of the
+    resource's own ``namespace`` into scope with a step past the scope gate, or out of scope with
+    the step stopped there.
+
+    Only those may be taken as handled. A step that ran where the flip was not seen yet (another
+    replica whose Namespace cache lags) decided on the old scope, and the flip workflow's delivery
+    must reconcile again; so must a flip of another namespace, whose effect no verdict shows.
+    """
+    seen: list[Trigger] = []
+    for trigger in triggers:
+        flip = flip_of(trigger)
+        if flip is None or flip[0] != namespace or verdict is None:
+            continue
+        direction = flip[1]
+        if (direction is FlipDirectionName.INTO_SCOPE and verdict in _SAW_IN_SCOPE) or (
+            direction is FlipDirectionName.OUT_OF_SCOPE and verdict is StepVerdict.OUT_OF_SCOPE
+        ):
+            seen.append(trigger)
+    return tuple(seen)
 
 
 def remember_flips(handled_flips: Sequence[str], triggers: Iterable[Trigger]) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ with workflow.unsafe.imports_passed_through():
         SignalResourcesInput,
         SignalResourcesResult,
         Trigger,
-        TriggerReason,
+        namespace_flip_trigger,
     )
     from workflows.activity_options import ACTIVITY_RETRY, ACTIVITY_TIMEOUT
 
@@ -32,11 +32,7 @@ PARALLEL_CONTROLLERS_PATCH = "flip-controllers-in-parallel"
 
 def flip_trigger(flip: NamespaceFlipInput) -> Trigger:
     """The trigger every target of `flip` receives."""
-    return Trigger(
-        reason=TriggerReason.NAMESPACE_FLIP,
-        source=workflow.info().workflow_id,
-        detail=f"namespace {flip.namespace} {flip.direction.value}",
-    )
+    return namespace_flip_trigger(workflow.info().workflow_id, flip.namespace, flip.direction)
 
 
 @workflow.defn

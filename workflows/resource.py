@@ -17,7 +17,8 @@ resource leaves scope (once per episode) or before its finalizer, and those a re
 ``release-now-compensations``).
 
 A namespace flip reaches a resource twice with one trigger (the watcher's fast path, then the flip
-workflow): since patch ``flip-trigger-once`` the second costs no reconcile.
+workflow): since patch ``flip-trigger-once`` the second costs no reconcile when the first's step
+was seen to act on it (``decisions.flips_seen``).
 """
 
 from __future__ import annotations
@@ -127,6 +128,8 @@ class ResourceWorkflow:
         self._batches_done = 0
         # The flips handled in this run, by the flip's id (the trigger's source).
         self._flips_handled: tuple[str, ...] = ()
+        # The verdict of the batch's reconcile step (None: no step ran).
+        self._verdict: StepVerdict | None = None
 
     @workflow.signal
     def trigger(self, trigger: Trigger) -> None:
@@ -224,9 +227,13 @@ class ResourceWorkflow:
             # A batch of flips already handled needs no reconcile: nothing is new since. (An
             # empty batch otherwise is a timer's: the retry or recheck reconciles.)
             handled_already, triggers = not fresh, fresh
-        self._flips_handled = decisions.remember_flips(self._flips_handled, triggers)
         self._batches_taken += 1
+        self._verdict = None
         gone = False if handled_already else await self._handle(triggers)
+        # A flip counts as handled only where the step's verdict shows it was seen: the flip
+        # workflow's delivery still reconciles after a step that decided on the old scope.
+        seen = decisions.flips_seen(triggers, self._ref.namespace, self._verdict)
+        self._flips_handled = decisions.remember_flips(self._flips_handled, seen)
         self._batches_done += 1
         self._publish()
         return gone
@@ -242,6 +249,7 @@ class ResourceWorkflow:
         """The gates and the reconcile in one step: a local activity (one history event per
         reconcile) or, for a controller whose reconcile may be slow, an activity."""
         step = await self._run_step(ReconcileStepInput(ref=self._ref, triggers=triggers))
+        self._verdict = step.verdict
         before = self._state.phase
         gone = await self._fold_step(step)
         reconciled = step.reconciled

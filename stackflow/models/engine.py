@@ -445,6 +445,36 @@ class FlipDirectionName(StrEnum):
     OUT_OF_SCOPE = "OutOfScope"
 
 
+#: The source of a flip's trigger is its flip workflow's id, ``flip/{namespace}/{revision}``: one
+#: per flip. Other flip triggers (a leader's resync) repeat their source.
+FLIP_SOURCE_PREFIX = "flip/"
+
+
+def namespace_flip_trigger(flip_id: str, namespace: str, direction: FlipDirectionName) -> Trigger:
+    """The trigger a flip sends each target, the same from the watcher's fast path and from the
+    flip workflow (``flip_id``), so a resource workflow knows the second for the first."""
+    return Trigger(
+        reason=TriggerReason.NAMESPACE_FLIP,
+        source=flip_id,
+        detail=f"namespace {namespace} {direction.value}",
+    )
+
+
+def flip_of(trigger: Trigger) -> tuple[str, FlipDirectionName] | None:
+    """The namespace and direction of a flip workflow's trigger; None for any other trigger."""
+    if trigger.reason is not TriggerReason.NAMESPACE_FLIP:
+        return None
+    if not trigger.source.startswith(FLIP_SOURCE_PREFIX):
+        return None
+    words = trigger.detail.split()
+    if len(words) != 3 or words[0] != "namespace":
+        return None
+    try:
+        return words[1], FlipDirectionName(words[2])
+    except ValueError:
+        return None
+
+
 class NamespaceFlipInput(Model):
     """Start argument of ``NamespaceFlipWorkflow`` (id ``flip/{namespace}/{resourceVersion}``)."""
 

@@ -30,6 +30,7 @@ from stackflow.models.engine import (
     ResourceRef,
     Trigger,
     TriggerReason,
+    namespace_flip_trigger,
     reconcile_activity,
 )
 from stackflow.temporal import signal_with_start
@@ -218,7 +219,7 @@ async def resource_flip_once(env: WorkflowEnvironment, engine: FakeEngine) -> Wo
     path, then the flip workflow) is reconciled once; the second arrives alone, then with another
     reason, and the next flip is reconciled."""
     client, ref = env.client, make_ref("flip-once")
-    flip = Trigger(reason=TriggerReason.NAMESPACE_FLIP, source="flip/team-a/7", detail="flip")
+    flip = namespace_flip_trigger("flip/team-a/7", "team-a", FlipDirectionName.INTO_SCOPE)
     handle = await signal_with_start(
         client, ref=ref, trigger=trigger(TriggerReason.CREATED), task_queue=TASK_QUEUE
     )

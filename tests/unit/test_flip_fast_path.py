@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from stackflow.models.engine import FlipDirectionName, ObjectKey, Trigger, TriggerReason
+from stackflow.models.engine import (
+    FLIP_SOURCE_PREFIX,
+    FlipDirectionName,
+    ObjectKey,
+    StepVerdict,
+    Trigger,
+    TriggerReason,
+    flip_of,
+    namespace_flip_trigger,
+)
 from stackflow.models.keys import GroupKindName, ResourceKey
 from stackflow.models.kinds import SECRETS
 from watchers.flips import fast_flip_targets, fast_path_enabled, flip_trigger, flip_workflow_id
@@ -168,4 +177,65 @@ def test_remember_flips(
 
 
 def test_the_flip_source_prefix_names_flip_workflows() -> None:
-    assert flip_workflow_id("a", "1").startswith(decisions.FLIP_SOURCE_PREFIX)
+    assert flip_workflow_id("a", "1").startswith(FLIP_SOURCE_PREFIX)
+
+
+IN = FlipDirectionName.INTO_SCOPE
+OUT = FlipDirectionName.OUT_OF_SCOPE
+
+
+def _of(namespace: str, direction: FlipDirectionName, number: int = 1) -> Trigger:
+    return namespace_flip_trigger(f"flip/{namespace}/{number}", namespace, direction)
+
+
+@pytest.mark.parametrize(
+    ("triggers", "verdict", "seen"),
+    [
+        # The step shows the flip: into scope and past the scope gate, or out and stopped there.
+        ((_of("team-a", IN),), StepVerdict.RECONCILED, (_of("team-a", IN),)),
+        ((_of("team-a", IN),), StepVerdict.UNLICENSED, (_of("team-a", IN),)),
+        ((_of("team-a", IN),), StepVerdict.INVALID_SPEC, (_of("team-a", IN),)),
+        ((_of("team-a", OUT),), StepVerdict.OUT_OF_SCOPE, (_of("team-a", OUT),)),
+        # A step that decided on the old scope (a replica whose cache lags): not seen.
+        ((_of("team-a", IN),), StepVerdict.OUT_OF_SCOPE, ()),
+        ((_of("team-a", OUT),), StepVerdict.RECONCILED, ()),
+        # Another namespace's flip (a referrer of a target there): no verdict shows it.
+        ((_of("team-b", OUT),), StepVerdict.RECONCILED, ()),
+        # No step ran, or not a flip workflow's trigger.
+        ((_of("team-a", IN),), None, ()),
+        ((RESYNC, SPEC), StepVerdict.RECONCILED, ()),
+        (
+            (_of("team-a", IN, 1), _of("team-b", IN, 2)),
+            StepVerdict.RECONCILED,
+            (_of("team-a", IN, 1),),
+        ),
+    ],
+)
+def test_flips_seen(
+    triggers: tuple[Trigger, ...], verdict: StepVerdict | None, seen: tuple[Trigger, ...]
+) -> None:
+    assert decisions.flips_seen(triggers, "team-a", verdict) == seen
+
+
+@pytest.mark.parametrize(
+    ("trigger", "flip"),
+    [
+        (_of("team-a", IN), ("team-a", IN)),
+        (namespace_flip_trigger("flip/x/2-selector-5", "x", OUT), ("x", OUT)),
+        (Trigger(reason=TriggerReason.NAMESPACE_FLIP, source="flip/a/1", detail="flip"), None),
+        (
+            Trigger(
+                reason=TriggerReason.NAMESPACE_FLIP, source="resync", detail="namespace a IntoScope"
+            ),
+            None,
+        ),
+        (
+            Trigger(
+                reason=TriggerReason.SPEC_CHANGED, source="flip/a/1", detail="namespace a IntoScope"
+            ),
+            None,
+        ),
+    ],
+)
+def test_flip_of(trigger: Trigger, flip: tuple[str, FlipDirectionName] | None) -> None:
+    assert flip_of(trigger) == flip

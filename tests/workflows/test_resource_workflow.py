@@ -17,6 +17,7 @@ from stackflow.models.engine import (
     SA_PHASE,
     CarriedState,
     CompensateInput,
+    FlipDirectionName,
     ObjectKey,
     Phase,
     ReconcileInput,
@@ -28,6 +29,7 @@ from stackflow.models.engine import (
     TriggerReason,
     WorkflowStateView,
     finalize_activity,
+    namespace_flip_trigger,
 )
 from tests.polling import eventually
 from tests.workflows.continue_as_new import ContinueAsNewAfter
@@ -365,9 +367,7 @@ async def test_a_flip_delivered_twice_is_reconciled_once(
     flip handled and costs no reconcile; another flip, or another reason, still does."""
     engine = FakeEngine()
     ref = make_ref()
-    flip = Trigger(
-        reason=TriggerReason.NAMESPACE_FLIP, source="flip/team-a/7", detail="namespace team-a"
-    )
+    flip = namespace_flip_trigger("flip/team-a/7", "team-a", FlipDirectionName.INTO_SCOPE)
     later_flip = flip.model_copy(update={"source": "flip/team-a/9"})
     spec = Trigger(reason=TriggerReason.SPEC_CHANGED, source="test", detail="spec")
     async with worker(ts_env.client, engine, task_queue):
