@@ -20,8 +20,12 @@ from activities.building import build_off_loop
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
 from activities.unknown_fields import warn_unknown_fields
+from stackflow.api.kinds import kind_info
+from stackflow.config import OperatorConfig
 from stackflow.controllers.apps import APP_CONTROLLER_NAMES, app_references
+from stackflow.elastic.factory import runs_in_cluster
 from stackflow.kube import errors
+from stackflow.kube.events import InvolvedObject
 from stackflow.models.engine import (
     FinalizeInput,
     FinalizeResult,
@@ -48,17 +52,28 @@ from stackflow.stack.apps import (
     desired_children,
     validate_application,
 )
+from stackflow.stack.apps.fleet import (
+    FleetAnswer,
+    FleetGate,
+    fleet_gate,
+    fleet_server_reference,
+    kibana_reference,
+)
+from stackflow.stack.apps.status import associations_configured
 
 __all__ = [
     "FAMILIES",
     "NOT_GREEN_REQUEUE_SECONDS",
     "ApplicationActivities",
     "child_resource",
+    "fleet_reachable",
 ]
 
 #: How soon an application that is not green yet is looked at again (pods starting).
 NOT_GREEN_REQUEUE_SECONDS = 10.0
 
+KIBANA = kind_info("Kibana").resource
+AGENT = kind_info("Agent").resource
 WORKLOAD_RESOURCES: tuple[Kind, ...] = (DEPLOYMENTS, DAEMONSETS, STATEFULSETS)
 #: The kinds the builder returns, by (apiVersion, kind).
 _CHILD_RESOURCES: Mapping[tuple[str, str], Kind] = {
@@ -92,6 +107,8 @@ async def _existing_objects(
         for item in listed["items"]:
             existing[(resource.kind, str(item["metadata"]["name"]))] = item
     for reference in app_references(obj):
+        if reference.kind != "Secret":
+            continue  # a Fleet-mode Agent's Kibana and Fleet Server: read by the Fleet gate
         key = ("Secret", reference.name)
         if key in existing:
             continue
@@ -129,6 +146,89 @@ async def _remove_replaced_workloads(
     return deleted
 
 
+def fleet_reachable(config: OperatorConfig, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the operator could reach a Kibana's Fleet API: Kibana's address is its in-cluster
+    Service name, dialled only with in-cluster networking (the ``in-cluster-networking`` key;
+    unset, on exactly when the operator runs in a Pod), as the Elasticsearch clients."""
+    dial = config.in_cluster_networking
+    return runs_in_cluster(environ) if dial is None else dial
+
+
+async def _fleet_gate(context: ControllerContext, obj: Mapping[str, Any]) -> FleetGate:
+    """The Fleet gate of an application: the Kibana of a Fleet-mode Agent read (its health),
+    Fleet's answer from what the operator can reach (it has no Fleet API client: in reach, nothing
+    is asked; out of reach, Fleet did not answer, as a client could not dial it)."""
+    kibana = kibana_reference(obj)
+    if kibana is None:
+        return FleetGate(build_workload=True)
+    namespace, name = kibana
+    found = await context.scoped.get_or_none(KIBANA, namespace=namespace, name=name)
+    kibana_status = (found or {}).get("status") or {}
+    health = kibana_status.get("health")
+    # ECK's version check: each association's conf carries the version its target reports in its
+    # status (a Fleet Server without Pods reports none); Stackflow's confs carry the spec's.
+    reported = bool(kibana_status.get("version"))
+    fleet_server = fleet_server_reference(obj)
+    if fleet_server is not None:
+        server = await context.scoped.get_or_none(
+            AGENT, namespace=fleet_server[0], name=fleet_server[1]
+        )
+        reported = reported and bool(((server or {}).get("status") or {}).get("version"))
+    reachable = fleet_reachable(context.config)
+    return fleet_gate(
+        obj,
+        associations_configured=reported and associations_configured(obj),
+        kibana_health=None if health is None else str(health),
+        fleet=FleetAnswer.NOT_ASKED if reachable else FleetAnswer.UNANSWERED,
+        fleet_error=(
+            f"Kibana {namespace}/{name}'s Fleet API is at an in-cluster address "
+            "and in-cluster networking is off"
+        ),
+    )
+
+
+async def _wait_for_fleet(
+    context: ControllerContext,
+    request: ReconcileInput,
+    obj: Mapping[str, Any],
+    gate: FleetGate,
+    *,
+    written: int,
+) -> ReconcileResult:
+    """A Fleet-mode Agent waiting for Kibana: ECK's Event, and only ``observedGeneration`` in the
+    status (no health: no workload was made, nothing was measured)."""
+    ref = request.ref
+    if gate.reason is not None and gate.message is not None:
+        await context.events.warning(
+            InvolvedObject.of(
+                {
+                    "apiVersion": ref.resource.api_version,
+                    "kind": ref.resource.kind,
+                    "metadata": obj["metadata"],
+                }
+            ),
+            reason=gate.reason,
+            message=gate.message,
+            action=gate.action,
+        )
+    generation = view(obj).generation
+    current = obj.get("status") or {}
+    if generation is not None and current.get("observedGeneration") != generation:
+        await context.scoped.patch_status(
+            ref.resource,
+            {"status": {"observedGeneration": generation}},
+            namespace=ref.namespace,
+            name=ref.name,
+        )
+    return ReconcileResult(
+        phase=Phase.RECONCILING,
+        message=f"{gate.message or 'waiting for the associations'}, {written} objects written",
+        requeue_after_seconds=NOT_GREEN_REQUEUE_SECONDS,
+        observed_generation=generation,
+        referenced=tuple(app_references(obj)),
+    )
+
+
 class ApplicationActivities(FamilyActivities):
     """An application controller's activities (Kibana, APM Server, ...), bound to the process's
     ``ControllerContext``; one class for every application kind."""
@@ -144,9 +244,12 @@ class ApplicationActivities(FamilyActivities):
         await warn_unknown_fields(context, ref, obj)
         existing = await _existing_objects(context, kind, obj)
         now = context.clock()
+        gate = await _fleet_gate(context, obj)
         children = await build_off_loop(
             f"{kind.kind} {ref.namespace}/{ref.name}",
-            lambda: desired_children(kind.kind, obj, existing=existing, now=now),
+            lambda: desired_children(
+                kind.kind, obj, existing=existing, now=now, with_workload=gate.build_workload
+            ),
         )
         written = 0
         workload: dict[str, Any] | None = None
@@ -158,6 +261,8 @@ class ApplicationActivities(FamilyActivities):
                 workload = applied.obj
         if workload is not None:
             written += await _remove_replaced_workloads(context, kind=kind, workload=workload)
+        if not gate.build_workload:
+            return await _wait_for_fleet(context, request, obj, gate, written=written)
         pods = await context.scoped.list(
             PODS, namespace=ref.namespace, label_selector=_selector(kind, ref.name)
         )

@@ -24,9 +24,12 @@ from stackflow.stack.apps.associations import (
     parse_confs,
     referenced_secret_names,
 )
+from stackflow.stack.apps.fleet import fleet_server_reference, kibana_reference
 
 __all__ = ["APP_CONTROLLERS", "APP_CONTROLLER_NAMES", "app_controller", "app_references"]
 
+_KIBANA = kind_info("Kibana").resource
+_AGENT = kind_info("Agent").resource
 _CHILD_KINDS = (DEPLOYMENTS, DAEMONSETS, STATEFULSETS, SERVICES, CONFIGMAPS, SECRETS, PODS)
 #: Controller names: ECK's short kind names.
 APP_CONTROLLER_NAMES: Mapping[str, str] = {
@@ -67,7 +70,16 @@ def app_references(obj: Mapping[str, Any]) -> list[ObjectKey]:
     namespace = view(obj).namespace
     names = _spec_secret_names(obj.get("spec") or {})
     names.update(referenced_secret_names(parse_confs(confs_from_annotations(obj))))
-    return [ObjectKey(kind="Secret", namespace=namespace, name=name) for name in sorted(names)]
+    keys = [ObjectKey(kind="Secret", namespace=namespace, name=name) for name in sorted(names)]
+    # A Fleet-mode Agent waits for its Kibana's health and its Fleet Server's version (the Fleet
+    # gate): a change of either reconciles it again at once.
+    kibana = kibana_reference(obj)
+    if kibana is not None:
+        keys.append(ObjectKey.of(_KIBANA, namespace=kibana[0], name=kibana[1]))
+    fleet_server = fleet_server_reference(obj)
+    if fleet_server is not None:
+        keys.append(ObjectKey.of(_AGENT, namespace=fleet_server[0], name=fleet_server[1]))
+    return keys
 
 
 def app_controller(app: AppKind) -> Controller:
@@ -82,7 +94,7 @@ def app_controller(app: AppKind) -> Controller:
             for kind in _CHILD_KINDS
         ),
         references=app_references,
-        reference_kinds=(SECRETS,),
+        reference_kinds=((SECRETS, _KIBANA, _AGENT) if app.kind == "Agent" else (SECRETS,)),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -251,3 +253,72 @@ async def test_finalize_deletes_the_soft_owned_public_certificates(apps: Cluster
 
     assert result.deleted == (f"Secret {NAMESPACE}/gone-kb-http-certs-public",)
     assert "gone-kb-http-certs-public" not in await names(apps, SECRETS)
+
+
+KB_CONF = {
+    "authSecretName": "fleet-agent-kb-user",
+    "authSecretKey": "apps-fleet-agent-kb-user",
+    "caCertProvided": True,
+    "caSecretName": "fleet-agent-kb-ca",
+    "url": "https://kb-kb-http.apps.svc:5601",
+    "version": VERSION,
+}
+
+
+def event_reasons(events: list[dict[str, Any]], name: str) -> list[tuple[str, str]]:
+    return [
+        (str(e["type"]), str(e["reason"])) for e in events if e["involvedObject"]["name"] == name
+    ]
+
+
+async def test_fleet_agent_waits_for_kibana_and_its_fleet_api(apps: Cluster) -> None:
+    """As ECK: no workload nor health until the Kibana is green and Fleet answered."""
+    out_of_reach = apps.context()  # in-cluster networking off: Fleet cannot be asked
+    in_reach = dataclasses.replace(
+        out_of_reach,
+        config=out_of_reach.config.model_copy(update={"in_cluster_networking": True}),
+    )
+    resource = kind_resource("Agent")
+    ref = app_ref("Agent", "fleet")
+    agent = manifest(
+        "Agent", "fleet", {"mode": "fleet", "kibanaRef": {"name": "kb"}, "deployment": {}}
+    )
+    agent["metadata"]["annotations"] = {"association.k8s.elastic.co/kb-conf": json.dumps(KB_CONF)}
+    await apps.raw.create(resource, agent)
+
+    def status() -> Any:
+        return apps.raw.get(resource, namespace=NAMESPACE, name="fleet")
+
+    # No Kibana (no version reported): waits without an Event, no workload, no health.
+    result = await run_reconcile(out_of_reach, ref)
+    assert result.phase is Phase.RECONCILING
+    assert "fleet-agent" not in await names(apps, DEPLOYMENTS)
+    assert "fleet-agent-envvars" not in await names(apps, SECRETS)
+    assert "health" not in (await status()).get("status", {})
+    assert event_reasons((await apps.raw.list(EVENTS, namespace=NAMESPACE))["items"], "fleet") == []
+
+    # Kibana reports its version but is not green: Delayed.
+    kibana = kind_resource("Kibana")
+    await apps.raw.create(kibana, manifest("Kibana", "kb", {"count": 1}))
+    await apps.raw.patch_status(
+        kibana, {"status": {"health": "red", "version": VERSION}}, namespace=NAMESPACE, name="kb"
+    )
+    await run_reconcile(out_of_reach, ref)
+    assert "fleet-agent" not in await names(apps, DEPLOYMENTS)
+    events = (await apps.raw.list(EVENTS, namespace=NAMESPACE))["items"]
+    assert event_reasons(events, "fleet") == [("Warning", "Delayed")]
+
+    # Kibana green, Fleet out of reach: ReconciliationError, still nothing.
+    await apps.raw.patch_status(
+        kibana, {"status": {"health": "green"}}, namespace=NAMESPACE, name="kb"
+    )
+    await run_reconcile(out_of_reach, ref)
+    assert "fleet-agent" not in await names(apps, DEPLOYMENTS)
+    assert "health" not in (await status()).get("status", {})
+    events = (await apps.raw.list(EVENTS, namespace=NAMESPACE))["items"]
+    assert ("Warning", "ReconciliationError") in event_reasons(events, "fleet")
+
+    # Fleet within reach (the Agent enrolls itself: Stackflow has no Fleet client): made.
+    await run_reconcile(in_reach, ref)
+    assert "fleet-agent" in await names(apps, DEPLOYMENTS)
+    assert "health" in (await status())["status"]

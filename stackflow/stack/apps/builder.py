@@ -139,6 +139,7 @@ def desired_children(
     association_confs: Mapping[str, Mapping[str, Any]] | None = None,
     random_secret: Callable[[], str] = random_secret,
     certificate_settings: CertificateSettings | None = None,
+    with_workload: bool = True,
 ) -> list[Manifest]:
     """Return every child manifest of the application ``obj`` of ``kind``, in apply order.
 
@@ -146,7 +147,9 @@ def desired_children(
     ``(kind, name)`` to the current objects of the namespace (children and referenced Secrets).
     ``association_confs`` maps association annotation keys to their parsed confs; ``None`` reads
     them from ``obj``'s annotations. Services come first, the workload last, so that everything the
-    pods mount exists before they start.
+    pods mount exists before they start. Without ``with_workload`` (a Fleet-mode Agent waiting for
+    Kibana's Fleet API, see :mod:`stackflow.stack.apps.fleet`) only the Services and the HTTP
+    certificates are returned, as ECK makes them before it asks Fleet: no workload nor its config.
     """
     confs = confs_from_annotations(obj) if association_confs is None else association_confs
     context = AppContext(
@@ -161,6 +164,8 @@ def desired_children(
     parts = context.kind.parts(context)
     children: list[Manifest] = [*services(context), *parts.services]
     children += http_certificate_secrets(context)
+    if not with_workload:
+        return children
     pod_secrets = [config_secret(context, parts), *parts.secrets]
     children += pod_secrets
     children.append(workload(context, parts=parts, config_hash=config_hash(context, pod_secrets)))
