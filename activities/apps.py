@@ -25,7 +25,11 @@ from stackflow.config import OperatorConfig
 from stackflow.controllers.apps import APP_CONTROLLER_NAMES, app_references
 from stackflow.elastic.factory import runs_in_cluster
 from stackflow.kube import errors
-from stackflow.kube.events import InvolvedObject
+from stackflow.kube.events import (
+    EVENT_ACTION_ASSOCIATION_CONFIGURATION,
+    EVENT_ASSOCIATION_ERROR,
+    InvolvedObject,
+)
 from stackflow.models.engine import (
     FinalizeInput,
     FinalizeResult,
@@ -59,7 +63,7 @@ from stackflow.stack.apps.fleet import (
     fleet_server_reference,
     kibana_reference,
 )
-from stackflow.stack.apps.status import associations_configured
+from stackflow.stack.apps.status import associations_configured, unconfigured_association
 
 __all__ = [
     "FAMILIES",
@@ -187,7 +191,26 @@ async def _fleet_gate(context: ControllerContext, obj: Mapping[str, Any]) -> Fle
     )
 
 
-async def _wait_for_fleet(
+def _association_gate(obj: Mapping[str, Any]) -> FleetGate | None:
+    """ECK's ``IsConfiguredIfSet``: an application with an association its controller has not
+    configured (not yet, or not any more: its target left scope or is gone) gets no workload
+    write, made or changed, and ECK's Warning; None when every association is configured.
+
+    So the workload is written once, configured, and a target that leaves scope leaves the
+    running application as it was instead of rolling it without its backend.
+    """
+    missing = unconfigured_association(obj)
+    if missing is None:
+        return None
+    return FleetGate(
+        build_workload=False,
+        reason=EVENT_ASSOCIATION_ERROR,
+        message=f"Association backend for {missing} is not configured",
+        action=EVENT_ACTION_ASSOCIATION_CONFIGURATION,
+    )
+
+
+async def _wait_without_workload(
     context: ControllerContext,
     request: ReconcileInput,
     obj: Mapping[str, Any],
@@ -195,8 +218,8 @@ async def _wait_for_fleet(
     *,
     written: int,
 ) -> ReconcileResult:
-    """A Fleet-mode Agent waiting for Kibana: ECK's Event, and only ``observedGeneration`` in the
-    status (no health: no workload was made, nothing was measured)."""
+    """An application waiting for its associations or for Kibana's Fleet: ECK's Event, and only
+    ``observedGeneration`` in the status (no health: nothing was measured)."""
     ref = request.ref
     if gate.reason is not None and gate.message is not None:
         await context.events.warning(
@@ -244,7 +267,7 @@ class ApplicationActivities(FamilyActivities):
         await warn_unknown_fields(context, ref, obj)
         existing = await _existing_objects(context, kind, obj)
         now = context.clock()
-        gate = await _fleet_gate(context, obj)
+        gate = _association_gate(obj) or await _fleet_gate(context, obj)
         children = await build_off_loop(
             f"{kind.kind} {ref.namespace}/{ref.name}",
             lambda: desired_children(
@@ -262,7 +285,7 @@ class ApplicationActivities(FamilyActivities):
         if workload is not None:
             written += await _remove_replaced_workloads(context, kind=kind, workload=workload)
         if not gate.build_workload:
-            return await _wait_for_fleet(context, request, obj, gate, written=written)
+            return await _wait_without_workload(context, request, obj, gate, written=written)
         pods = await context.scoped.list(
             PODS, namespace=ref.namespace, label_selector=_selector(kind, ref.name)
         )

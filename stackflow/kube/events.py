@@ -25,6 +25,7 @@ from stackflow.models.objects import view
 
 __all__ = [
     "EVENT_ACTION_ACCESS_CHECK",
+    "EVENT_ACTION_ASSOCIATION_CONFIGURATION",
     "EVENT_ASSOCIATION_ERROR",
     "EVENT_STATUS_CHANGE",
     "EventRecorder",
@@ -46,6 +47,8 @@ EVENT_ASSOCIATION_ERROR = "AssociationError"
 EVENT_STATUS_CHANGE = "AssociationStatusChange"
 #: The action of the Warning recorded when a ref's ServiceAccount may not get its target.
 EVENT_ACTION_ACCESS_CHECK = "AccessCheck"
+#: ECK's action of an association not configured yet (``EventActionAssociationConfiguration``).
+EVENT_ACTION_ASSOCIATION_CONFIGURATION = "AssociationConfiguration"
 
 
 class EventType(StrEnum):

@@ -322,3 +322,56 @@ async def test_fleet_agent_waits_for_kibana_and_its_fleet_api(apps: Cluster) -> 
     await run_reconcile(in_reach, ref)
     assert "fleet-agent" in await names(apps, DEPLOYMENTS)
     assert "health" in (await status())["status"]
+
+
+ES_CONF = {
+    "authSecretName": "assoc-kibana-user",
+    "authSecretKey": "apps-assoc-kibana-user",
+    "caCertProvided": True,
+    "caSecretName": "assoc-kb-es-ca",
+    "url": "https://db-es-http.apps.svc:9200",
+    "version": VERSION,
+}
+
+
+async def test_an_application_is_deployed_once_its_association_is_configured_and_kept_while_not(
+    apps: Cluster,
+) -> None:
+    """As ECK's ``IsConfiguredIfSet``: no workload before the association controller wrote the
+    conf (a Warning says why); once made, losing the conf (the target left scope or is gone)
+    leaves the running workload as it was, unchanged."""
+    context = apps.context()
+    resource = kind_resource("Kibana")
+    ref = app_ref("Kibana", "assoc")
+    await apps.raw.create(
+        resource, manifest("Kibana", "assoc", {"count": 1, "elasticsearchRef": {"name": "db"}})
+    )
+
+    waiting = await run_reconcile(context, ref)
+
+    assert waiting.phase is Phase.RECONCILING
+    assert "assoc-kb" not in await names(apps, DEPLOYMENTS)
+    assert "health" not in (
+        (await apps.raw.get(resource, namespace=NAMESPACE, name="assoc")).get("status") or {}
+    )
+    events = (await apps.raw.list(EVENTS, namespace=NAMESPACE))["items"]
+    assert ("Warning", "AssociationError") in event_reasons(events, "assoc")
+
+    conf = {"association.k8s.elastic.co/es-conf": json.dumps(ES_CONF)}
+    await apps.raw.merge_patch(
+        resource, {"metadata": {"annotations": conf}}, namespace=NAMESPACE, name="assoc"
+    )
+    await run_reconcile(context, ref)
+    made = await apps.raw.get(DEPLOYMENTS, namespace=NAMESPACE, name="assoc-kb")
+    assert made["metadata"]["generation"] == 1
+
+    await apps.raw.merge_patch(
+        resource,
+        {"metadata": {"annotations": dict.fromkeys(conf)}},
+        namespace=NAMESPACE,
+        name="assoc",
+    )
+    await run_reconcile(context, ref)
+    kept = await apps.raw.get(DEPLOYMENTS, namespace=NAMESPACE, name="assoc-kb")
+    assert kept["metadata"]["generation"] == 1
+    assert kept["spec"]["template"] == made["spec"]["template"]

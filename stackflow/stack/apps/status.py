@@ -66,8 +66,13 @@ def lowest_version(kind: AppKind, pods: Sequence[Mapping[str, Any]]) -> str | No
     return str(min(versions)) if versions else None
 
 
-def associations_configured(obj: Mapping[str, Any]) -> bool:
-    """Return whether every reference in the spec has its association conf annotation."""
+#: ECK's association types (``AssociationType()``), by the conf annotation's target.
+_ASSOCIATION_TYPES = {"es": "elasticsearch", "kb": "kibana", "fs": "fleetserver"}
+
+
+def unconfigured_association(obj: Mapping[str, Any]) -> str | None:
+    """ECK's type of the first association the spec sets whose conf annotation the association
+    controller has not written (yet, or any more); None when every one is configured."""
     spec: Mapping[str, Any] = obj.get("spec") or {}
     namespace = view(obj).namespace or "default"
     confs = confs_from_annotations(obj)
@@ -75,11 +80,16 @@ def associations_configured(obj: Mapping[str, Any]) -> bool:
         ref = spec.get(field)
         wanted = isinstance(ref, Mapping) and bool(ref.get("name") or ref.get("secretName"))
         if wanted and f"association.k8s.elastic.co/{target}-conf" not in confs:
-            return False
+            return _ASSOCIATION_TYPES[target]
     for ref in spec.get("elasticsearchRefs") or []:
         if ref_annotation(target="es", ref=ref, default_namespace=namespace) not in confs:
-            return False
-    return True
+            return _ASSOCIATION_TYPES["es"]
+    return None
+
+
+def associations_configured(obj: Mapping[str, Any]) -> bool:
+    """Return whether every reference in the spec has its association conf annotation."""
+    return unconfigured_association(obj) is None
 
 
 def selector_string(kind: AppKind, name: str) -> str:
