@@ -246,7 +246,7 @@ class OperatorConfig(BaseModel):
     #: Workflows the worker keeps in memory (the sticky cache). A workflow outside it is replayed
     #: from its history on every signal, which costs several times a cached reconcile. Unset
     #: (the default), it is sized automatically from the memory budget: the cgroup memory limit
-    #: when there is one, else 264 MiB (``stackflow.cli.sizing``; about 128 KB RSS per
+    #: when there is one, else 224 MiB (``stackflow.cli.sizing``; about 128 KB RSS per
     #: cached ResourceWorkflow unsandboxed, 224 KB sandboxed). Set it to fix the size; 0 turns
     #: the cache off.
     temporal_max_cached_workflows: int | None = None

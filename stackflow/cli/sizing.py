@@ -55,10 +55,13 @@ SANDBOXED_WORKFLOW_BYTES = 224 * KiB
 #: 135 MB), the worker, and the informer caches of a large cluster (about 25 MB for 10,000
 #: namespaces each with an Elasticsearch), plus room for activity work.
 OPERATOR_RESERVE = 192 * MiB
-#: The memory the operator plans with when its cgroup sets no limit: 576 cached workflows, which
-#: keep it under 300 MB of RSS, its peak included, with 10,000 namespaces each holding an
-#: Elasticsearch (``bench/memory_bench.py``: 288 MiB gave 768 workflows, 284 MB, peaking at 303).
-DEFAULT_MEMORY_BUDGET = 264 * MiB
+#: The memory the operator plans with when its cgroup sets no limit: 256 cached workflows, so that
+#: its RSS stays flat as clusters come into scope instead of growing with up to 576 workflows
+#: (``bench/sizing_bench.py``, 250 Elasticsearch in scope, 751 workflows: 222-249 MiB in the four
+#: minutes after the reconciles instead of 260-276 MiB with 580 cached;
+#: ``bench/memory_bench.py --count 500``: 212-214 MB instead of 232-236 MB). A workflow out of the
+#: cache replays its history at its next signal, a short one (its run continues as new).
+DEFAULT_MEMORY_BUDGET = 224 * MiB
 #: The share of a cgroup limit the operator plans to use (the rest is headroom: page cache,
 #: allocator slack, bursts).
 LIMIT_SHARE = 0.9

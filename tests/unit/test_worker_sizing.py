@@ -32,15 +32,15 @@ GiB = 1024 * MiB
 @pytest.mark.parametrize(
     ("limit", "sandboxed", "expected"),
     [
-        pytest.param(None, False, 576, id="no-limit-default-budget"),
-        pytest.param(None, True, 329, id="no-limit-sandboxed"),
+        pytest.param(None, False, 256, id="no-limit-default-budget"),
+        pytest.param(None, True, 146, id="no-limit-sandboxed"),
         pytest.param(512 * MiB, False, 2150, id="512Mi"),
         pytest.param(1 * GiB, False, 5836, id="1Gi"),
         pytest.param(1 * GiB, True, 3335, id="1Gi-sandboxed"),
         pytest.param(4 * GiB, False, MAX_CACHED_WORKFLOWS, id="large-limit-capped"),
         pytest.param(220 * MiB, False, MIN_CACHED_WORKFLOWS, id="small-limit-floored"),
         pytest.param(64 * MiB, False, MIN_CACHED_WORKFLOWS, id="below-the-reserve"),
-        pytest.param(1 << 62, False, 576, id="cgroup-v1-unlimited-is-no-limit"),
+        pytest.param(1 << 62, False, 256, id="cgroup-v1-unlimited-is-no-limit"),
     ],
 )
 def test_max_cached_workflows(limit: int | None, sandboxed: bool, expected: int) -> None:
@@ -98,7 +98,7 @@ def test_memory_limit_reads_cgroup_v2_then_v1(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("configured", "limit", "expected"),
     [
-        pytest.param(None, None, 576, id="unset-sized"),
+        pytest.param(None, None, 256, id="unset-sized"),
         pytest.param(None, 512 * MiB, 2150, id="unset-sized-from-the-limit"),
         pytest.param(5000, 512 * MiB, 5000, id="set-wins"),
         pytest.param(0, None, 0, id="zero-turns-the-cache-off"),
