@@ -153,6 +153,11 @@ def _generated_name(item: Mapping[str, Any]) -> str | None:
     template_hash = (metadata.get("labels") or {}).get("pod-template-hash")
     if template_hash and prefix.endswith(f"-{template_hash}-"):
         prefix = prefix[: -len(template_hash) - 1]
+    if any(owner.get("kind") == "DaemonSet" for owner in owners):
+        # One per node: keyed by its node, or two Pods of a world would share one key and which
+        # one is compared would be the listing's order.
+        node = (item.get("spec") or {}).get("nodeName") or ""
+        return f"{prefix}{GENERATED}@{node}"
     return f"{prefix}{GENERATED}"
 
 
