@@ -201,11 +201,36 @@ async def health(stack: Stack, kind: str, name: str) -> str:
     return str((obj.get("status") or {}).get("health") or "")
 
 
+#: The Fleet-mode Agents of the documentation: out of cluster the operator cannot ask Kibana's
+#: Fleet API, so, as ECK, it makes no workload for them and claims no health.
+FLEET_AGENTS = {"fleet-server", "elastic-agent"}
+
+
+async def fleet_agent_waiting(stack: Stack, name: str) -> bool:
+    """Whether a Fleet-mode Agent waits as ECK's does here: its spec observed, no health, and for
+    the Fleet Server (whose Kibana is green) the ``ReconciliationError`` saying Fleet did not
+    answer; the Agent enrolled through it waits without an Event (no version reported yet)."""
+    obj = await stack.kube.get(kind_resource("Agent"), namespace=NAMESPACE, name=name)
+    status = obj.get("status") or {}
+    if "health" in status or status.get("observedGeneration") != obj["metadata"]["generation"]:
+        return False
+    if name != "fleet-server":
+        return True
+    events = (await stack.kube.list(EVENTS, namespace=NAMESPACE))["items"]
+    return any(
+        event["involvedObject"].get("name") == name and event["reason"] == "ReconciliationError"
+        for event in events
+    )
+
+
 async def documented_settled(stack: Stack, kind: str, name: str) -> bool:
-    """Whether a documented object is as far as this cluster lets it go: an application green;
-    the Elasticsearch with its nodes up and health ``unknown`` (its Pods run no Elasticsearch)."""
+    """Whether a documented object is as far as this cluster lets it go: an application green
+    (a Fleet-mode Agent waiting for Fleet); the Elasticsearch with its nodes up and health
+    ``unknown`` (its Pods run no Elasticsearch)."""
     if kind == "Elasticsearch":
         return nodes_up_health_unknown(await stack.kube.get(ES, namespace=NAMESPACE, name=name))
+    if kind == "Agent" and name in FLEET_AGENTS:
+        return await fleet_agent_waiting(stack, name)
     return await health(stack, kind, name) == "green"
 
 
@@ -218,7 +243,13 @@ async def all_green(stack: Stack) -> None:
     try:
         await eventually(green, within=420, interval=1, what="every documented object settled")
     except AssertionError as error:
-        states = {f"{kind}/{name}": await health(stack, kind, name) for kind, name in DOCUMENTED}
+        states = {
+            f"{kind}/{name}": (
+                await health(stack, kind, name),
+                await documented_settled(stack, kind, name),
+            )
+            for kind, name in DOCUMENTED
+        }
         raise AssertionError(f"{error}: {states}\n{stack.operator.tail()}") from None
 
 
