@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -23,10 +22,12 @@ import time
 from pathlib import Path
 
 import aiohttp
+from _kopf_side import process_cpu_seconds
 from _stack import KubesimProcess, start_temporal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
 
+from controlplane.processes import free_port
 from stackflow.kube.client import close_api_client, make_api_client
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import NAMESPACES
@@ -44,21 +45,6 @@ def progress(message: str) -> None:
     print(
         f"[start_bench {time.monotonic() - _STARTED:7.1f}s] {message}", file=sys.stderr, flush=True
     )
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of process ``pid`` so far."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def start_once(config: Path, kubeconfig: Path) -> tuple[float, float]:
@@ -87,7 +73,7 @@ async def start_once(config: Path, kubeconfig: Path) -> tuple[float, float]:
                 try:
                     async with session.get(f"http://127.0.0.1:{port}/readyz") as answer:
                         if answer.status == 200:
-                            return time.monotonic() - began, cpu_seconds(process.pid)
+                            return time.monotonic() - began, process_cpu_seconds(process.pid)
                 except aiohttp.ClientError:
                     pass  # not listening yet
                 await asyncio.sleep(POLL_SECONDS)
