@@ -12,9 +12,10 @@ the result equals the current object nothing is written; otherwise it is PUT wit
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -32,9 +33,12 @@ from stackflow.stack.labels import (
 )
 
 __all__ = [
+    "UNREAD",
     "Applied",
     "ApplyOutcome",
+    "Unread",
     "apply_object",
+    "apply_objects",
     "delete_soft_owned_secrets",
     "merged_object",
     "normalised_desired",
@@ -159,22 +163,75 @@ def planned_update(current: Mapping[str, Any], desired: Mapping[str, Any]) -> di
     return merged
 
 
-async def apply_object(client: ScopedClient, resource: Kind, desired: Mapping[str, Any]) -> Applied:
-    """Create ``desired`` or bring the current object in line with it; no write when equal."""
+class Unread:
+    """``apply_object``'s ``current`` when the caller has not read the object."""
+
+
+UNREAD = Unread()
+
+
+async def apply_object(
+    client: ScopedClient,
+    resource: Kind,
+    desired: Mapping[str, Any],
+    *,
+    current: Mapping[str, Any] | Unread | None = UNREAD,
+) -> Applied:
+    """Create ``desired`` or bring the current object in line with it; no write when equal.
+
+    ``current`` is the object as the caller listed it moments ago (None: the listing had none),
+    which saves a read per child. A stale one costs no change: a write it makes answers
+    ``Conflict`` and is made again on a fresh read, and a create that finds the object there
+    reads it and goes on as an update.
+    """
     meta = view(desired)
-    namespace, name = meta.namespace, meta.name
-    try:
-        current = await client.get(resource, namespace=namespace or None, name=name)
-    except errors.NotFound:
-        created = await client.create(
-            resource, normalised_desired(desired), namespace=namespace or None
-        )
-        return Applied(created, ApplyOutcome.CREATED)
+    namespace, name = meta.namespace or None, meta.name
+    listed = not isinstance(current, Unread)
+    if isinstance(current, Unread):
+        current = await client.get_or_none(resource, namespace=namespace, name=name)
+    if current is None:
+        try:
+            created = await client.create(
+                resource, normalised_desired(desired), namespace=namespace
+            )
+        except errors.AlreadyExists:
+            if not listed:
+                raise
+            # Made by someone else since the listing (or never labelled for it).
+            current = await client.get(resource, namespace=namespace, name=name)
+        else:
+            return Applied(created, ApplyOutcome.CREATED)
     update = planned_update(current, desired)
     if update is None:
-        return Applied(current, ApplyOutcome.UNCHANGED)
-    updated = await client.replace(resource, update, namespace=namespace or None, name=name)
+        return Applied(dict(current), ApplyOutcome.UNCHANGED)
+    try:
+        updated = await client.replace(resource, update, namespace=namespace, name=name)
+    except errors.Conflict:
+        if not listed:
+            raise
+        return await apply_object(client, resource, desired)
     return Applied(updated, ApplyOutcome.UPDATED)
+
+
+async def apply_objects(
+    client: ScopedClient,
+    wanted: Sequence[tuple[Kind, Mapping[str, Any], Mapping[str, Any] | Unread | None]],
+) -> list[Applied]:
+    """``apply_object`` for each ``(resource, desired, current)`` at once (they do not depend on
+    each other), in ``wanted``'s order; every one is tried, then the first failure is raised."""
+    outcomes = await asyncio.gather(
+        *(
+            apply_object(client, resource, desired, current=current)
+            for resource, desired, current in wanted
+        ),
+        return_exceptions=True,
+    )
+    applied: list[Applied] = []
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        applied.append(outcome)
+    return applied
 
 
 async def delete_soft_owned_secrets(

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from activities.apply import apply_object
+from activities.apply import apply_object, apply_objects
 from activities.context import ControllerContext
 from activities.errors import InvalidSpecError
 from activities.passwords import random_password
@@ -151,10 +151,10 @@ async def _credentials(
         association, associated_namespace=namespace, associated_name=name, ref=ref
     )
     es_namespace = str(es["metadata"]["namespace"])
-    current_app = await context.scoped.get_or_none(
-        SECRETS, namespace=namespace, name=app_secret_name
+    current_app, current_es = await asyncio.gather(
+        context.scoped.get_or_none(SECRETS, namespace=namespace, name=app_secret_name),
+        context.scoped.get_or_none(SECRETS, namespace=es_namespace, name=user),
     )
-    current_es = await context.scoped.get_or_none(SECRETS, namespace=es_namespace, name=user)
     account = elastic_service_account(association, associated)
     if account is not None:
         app_secret, es_secret = service_account_secrets(
@@ -166,8 +166,7 @@ async def _credentials(
             existing=current_app,
             generate_secret=random_password,
         )
-        await apply_object(context.scoped, SECRETS, app_secret)
-        await apply_object(context.scoped, SECRETS, es_secret)
+        await _apply_pair(context, (app_secret, current_app), (es_secret, current_es))
         return app_secret_name, conf_builders.SERVICE_ACCOUNT_TOKEN_KEY, True
     app_secret, password = secret_builders.app_user_secret(
         association,
@@ -187,9 +186,16 @@ async def _credentials(
             existing=current_es,
         )
     )
-    await apply_object(context.scoped, SECRETS, app_secret)
-    await apply_object(context.scoped, SECRETS, es_secret)
+    await _apply_pair(context, (app_secret, current_app), (es_secret, current_es))
     return app_secret_name, user, False
+
+
+async def _apply_pair(
+    context: ControllerContext,
+    *secrets: tuple[Mapping[str, Any], Mapping[str, Any] | None],
+) -> None:
+    """Apply both sides' Secrets at once, each against the object read moments ago."""
+    await apply_objects(context.scoped, [(SECRETS, desired, read) for desired, read in secrets])
 
 
 async def _unbind(
@@ -292,7 +298,17 @@ async def resolve_ref(
         ObjectKey.of(SERVICES, namespace=ref.namespace, name=service_name),
         ObjectKey.of(SECRETS, namespace=ref.namespace, name=certs_name),
     )
-    target = await context.scoped.get_or_none(resource, namespace=ref.namespace, name=ref.name)
+    associated_meta = view(associated)
+    ca_copy_name = secret_builders.ca_secret_name(
+        association, associated_name=associated_meta.name, ref=ref
+    )
+    # Independent reads, at once: each is a round trip to the API server.
+    target, certs, service, current_ca = await asyncio.gather(
+        context.scoped.get_or_none(resource, namespace=ref.namespace, name=ref.name),
+        context.scoped.get_or_none(SECRETS, namespace=ref.namespace, name=certs_name),
+        context.scoped.get_or_none(SERVICES, namespace=ref.namespace, name=service_name),
+        context.scoped.get_or_none(SECRETS, namespace=associated_meta.namespace, name=ca_copy_name),
+    )
     if target is None:
         return RefOutcome(
             ref,
@@ -304,7 +320,6 @@ async def resolve_ref(
     _check_target(association, target)
     ca_provided, ca_name = False, ""
     if not _tls_disabled(target):
-        certs = await context.scoped.get_or_none(SECRETS, namespace=ref.namespace, name=certs_name)
         if certs is None:
             return RefOutcome(
                 ref, PENDING, f"waiting for the certificates of {kind.kind} {ref.key}",
@@ -313,10 +328,9 @@ async def resolve_ref(
         ca_copy = secret_builders.ca_secret(
             association, associated=associated, ref=ref, public_certs=certs
         )
-        await apply_object(context.scoped, SECRETS, ca_copy)
+        await apply_object(context.scoped, SECRETS, ca_copy, current=current_ca)
         ca_provided = secret_builders.ca_cert_provided(ca_copy)
         ca_name = str(ca_copy["metadata"]["name"])
-    service = await context.scoped.get_or_none(SERVICES, namespace=ref.namespace, name=service_name)
     url = None
     if service is not None:
         url = conf_builders.service_url(service, scheme="https" if ca_name else "http")

@@ -11,6 +11,7 @@ finds the associated objects a flip concerns, in any namespace.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -104,10 +105,28 @@ async def _delete_orphans(
     refs: Sequence[AssociationRef],
 ) -> list[str]:
     """Delete the association Secrets no current ref needs (scoped: in-scope namespaces only)."""
+    listed = await _association_secrets(context, association, namespace=namespace, name=name)
+    return await _delete_orphans_of(context, association, listed=listed, refs=refs)
+
+
+async def _association_secrets(
+    context: ControllerContext, association: Association, *, namespace: str, name: str
+) -> dict[str, Any]:
+    """The association's Secrets of one associated object (scoped: in-scope namespaces only)."""
     selector = association_secrets_selector(
         association, associated_namespace=namespace, associated_name=name
     )
-    listed = await context.scoped.list(SECRETS, label_selector=equality_selector_string(selector))
+    return await context.scoped.list(SECRETS, label_selector=equality_selector_string(selector))
+
+
+async def _delete_orphans_of(
+    context: ControllerContext,
+    association: Association,
+    *,
+    listed: Mapping[str, Any],
+    refs: Sequence[AssociationRef],
+) -> list[str]:
+    """Delete those of the ``listed`` Secrets no current ref needs."""
     deleted: list[str] = []
     for secret in orphaned_secrets(association, secrets=listed["items"], refs=refs):
         metadata = secret["metadata"]
@@ -173,6 +192,16 @@ def _requeue(context: ControllerContext, *, established: bool) -> float | None:
     return RBAC_RECHECK_SECONDS if context.access.enforced else None
 
 
+async def _resolve_all(
+    context: ControllerContext,
+    association: Association,
+    obj: Mapping[str, Any],
+    refs: Sequence[AssociationRef],
+) -> list[RefOutcome]:
+    """Every ref resolved, in order."""
+    return [await resolve_ref(context, association, associated=obj, ref=item) for item in refs]
+
+
 async def _reconcile(
     context: ControllerContext,
     request: ReconcileInput,
@@ -184,9 +213,11 @@ async def _reconcile(
     parsed = parse_refs(obj, association)
     if parsed.errors:
         raise InvalidSpecError("; ".join(parsed.errors))
-    outcomes = [
-        await resolve_ref(context, association, associated=obj, ref=item) for item in parsed.refs
-    ]
+    # The listing of its Secrets does not depend on the refs' outcomes: made beside them.
+    listed, outcomes = await asyncio.gather(
+        _association_secrets(context, association, namespace=ref.namespace, name=ref.name),
+        _resolve_all(context, association, obj, parsed.refs),
+    )
     annotations = view(obj).annotations
     patch = annotations_patch(
         association, annotations=annotations, outcomes=outcomes, refs=parsed.refs
@@ -199,9 +230,7 @@ async def _reconcile(
             namespace=ref.namespace,
             name=ref.name,
         )
-    deleted = await _delete_orphans(
-        context, association, namespace=ref.namespace, name=ref.name, refs=parsed.refs
-    )
+    deleted = await _delete_orphans_of(context, association, listed=listed, refs=parsed.refs)
     await _record_status(context, association, request=request, obj=obj, outcomes=outcomes)
     watched = tuple(dict.fromkeys(item for outcome in outcomes for item in outcome.watched))
     established = all(outcome.status == ESTABLISHED for outcome in outcomes)

@@ -11,12 +11,19 @@ reconciled again.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from activities.apply import ApplyOutcome, apply_object, delete_soft_owned_secrets
+from activities.apply import (
+    UNREAD,
+    ApplyOutcome,
+    Unread,
+    apply_objects,
+    delete_soft_owned_secrets,
+)
 from activities.binding import Family, FamilyActivities, Primary
 from activities.building import build_off_loop
 from activities.cluster_license_api import LicenseOutcome, apply_cluster_license
@@ -125,10 +132,15 @@ async def _existing_objects(
     metadata = es["metadata"]
     namespace, name = str(metadata["namespace"]), str(metadata["name"])
     existing: dict[tuple[str, str], dict[str, Any]] = {}
-    for resource in _CHILD_RESOURCES:
-        listed = await context.scoped.list(
-            resource, namespace=namespace, label_selector=_cluster_selector(name)
+    listings = await asyncio.gather(
+        *(
+            context.scoped.list(
+                resource, namespace=namespace, label_selector=_cluster_selector(name)
+            )
+            for resource in _CHILD_RESOURCES
         )
+    )
+    for resource, listed in zip(_CHILD_RESOURCES, listings, strict=True):
         for item in listed["items"]:
             existing[(resource.kind, str(item["metadata"]["name"]))] = item
     for reference in referenced_objects(es):
@@ -143,6 +155,16 @@ async def _existing_objects(
         except errors.NotFound:
             continue
     return existing
+
+
+def _listed(
+    existing: Mapping[tuple[str, str], dict[str, Any]], child: Mapping[str, Any], es_name: str
+) -> dict[str, Any] | Unread | None:
+    """The child as this reconcile listed it (None: not there), when the listing by the
+    cluster-name label covers it; else UNREAD (``apply_object`` reads it)."""
+    if view(child).labels.get(ES_CLUSTER_NAME_LABEL) != es_name:
+        return UNREAD
+    return existing.get((str(child["kind"]), str(child["metadata"]["name"])))
 
 
 async def _secure_settings(
@@ -294,10 +316,12 @@ async def _reconcile(
     written = 0
     if secure_settings is None and await _delete_unused_secure_settings(context, es, existing):
         written += 1
-    for child in children:
-        if child["kind"] == "StatefulSet":
-            continue
-        applied = await apply_object(context.scoped, resource_for_kind(child), child)
+    others = [child for child in children if child["kind"] != "StatefulSet"]
+    applied_children = await apply_objects(
+        context.scoped,
+        [(resource_for_kind(child), child, _listed(existing, child, ref.name)) for child in others],
+    )
+    for child, applied in zip(others, applied_children, strict=True):
         if applied.outcome is not ApplyOutcome.UNCHANGED:
             written += 1
         existing[(str(child["kind"]), str(child["metadata"]["name"]))] = applied.obj
@@ -331,10 +355,10 @@ async def _reconcile(
     written += nodes.written
     await _record_downscale_events(context, es, nodes)
     selector = _cluster_selector(ref.name)
-    statefulsets = await context.scoped.list(
-        STATEFULSETS, namespace=ref.namespace, label_selector=selector
+    statefulsets, pods = await asyncio.gather(
+        context.scoped.list(STATEFULSETS, namespace=ref.namespace, label_selector=selector),
+        context.scoped.list(PODS, namespace=ref.namespace, label_selector=selector),
     )
-    pods = await context.scoped.list(PODS, namespace=ref.namespace, label_selector=selector)
     ready = any(is_pod_ready(pod) for pod in pods["items"])
     health, license_outcome = await _observe_cluster(
         context,

@@ -225,7 +225,10 @@ async def reconcile_node_specs(
         current = {view(s).name: s for s in statefulsets}
         for desired in desired_statefulsets:
             target = _target_statefulset(desired, current.get(view(desired).name), targets)
-            applied = await apply_object(context.scoped, STATEFULSETS, target)
+            # The StatefulSet as this reconcile listed it (None: none yet); saves a read.
+            applied = await apply_object(
+                context.scoped, STATEFULSETS, target, current=current.get(view(desired).name)
+            )
             if applied.outcome is not ApplyOutcome.UNCHANGED:
                 written += 1
     if written:

@@ -55,6 +55,7 @@ import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,9 @@ LATENCIES = (CREATE, LABEL, RELABEL, PENDING, ESTABLISHED, TRIAL, START)
 def progress(message: str) -> None:
     """Progress for humans, on stderr, with the seconds since the bench started."""
     elapsed = time.monotonic() - _STARTED
-    print(f"[eck_side_by_side_bench {elapsed:7.1f}s] {message}", file=sys.stderr, flush=True)
+    # The wall clock too, to find a sample in the kept logs and histories.
+    now = datetime.now(UTC).strftime("%H:%M:%S.%f")[:-3]
+    print(f"[eck_side_by_side_bench {elapsed:7.1f}s {now}] {message}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,7 @@ class Bench:
     kube: ResourceClient
     directory: Path
     token: Path | None = None
+    keep_histories: bool = False
 
 
 def elasticsearch(namespace: str, *, change: str | None = None) -> dict[str, Any]:
@@ -404,6 +408,18 @@ async def stackflow_operator(bench: Bench, directory: Path) -> AsyncIterator[Run
                 )
             finally:
                 await wrapper.stop()
+                if bench.keep_histories:
+                    await dump_histories(temporal.client, directory / "histories")
+
+
+async def dump_histories(client: Any, directory: Path) -> None:
+    """Every workflow's history as JSON (``--keep``): where a latency went, event by event."""
+    await asyncio.to_thread(directory.mkdir, parents=True, exist_ok=True)
+    async for execution in client.list_workflows():
+        handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
+        history = await handle.fetch_history()
+        name = f"{execution.id.replace('/', '_')}-{execution.run_id[:8]}.json"
+        await asyncio.to_thread((directory / name).write_text, history.to_json())
 
 
 def operator(
@@ -643,8 +659,10 @@ async def run_side(
     return figures
 
 
-async def measure(repeats: int, namespaces: int, keep: Path | None) -> list[Row]:
-    """Both operators on one control plane; the table's rows."""
+async def measure(
+    repeats: int, namespaces: int, keep: Path | None, *, only: str | None = None
+) -> list[Row]:
+    """Both operators (or ``only`` one) on one control plane; the table's rows."""
     with contextlib.ExitStack() as stack:
         directory = keep or Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="eck-side-"))
@@ -656,14 +674,23 @@ async def measure(repeats: int, namespaces: int, keep: Path | None) -> list[Row]
                 kubeconfig=plane.admin_kubeconfig, context=None, timeout=30
             )
             try:
-                bench = Bench(plane=plane, kube=ResourceClient(client), directory=directory)
-                eck = await run_side(bench, ECK_SIDE, repeats=repeats, namespaces=namespaces)
-                await namespaces_gone(bench.kube, ECK_SIDE)
-                if crds is not None:
-                    await asyncio.to_thread(install_crds, plane)
-                stackflow = await run_side(
-                    bench, STACKFLOW_SIDE, repeats=repeats, namespaces=namespaces
+                bench = Bench(
+                    plane=plane,
+                    kube=ResourceClient(client),
+                    directory=directory,
+                    keep_histories=keep is not None,
                 )
+                eck: dict[str, list[float]] = {}
+                stackflow: dict[str, list[float]] = {}
+                if only in (None, "eck"):
+                    eck = await run_side(bench, ECK_SIDE, repeats=repeats, namespaces=namespaces)
+                    await namespaces_gone(bench.kube, ECK_SIDE)
+                if only in (None, "stackflow"):
+                    if crds is not None:
+                        await asyncio.to_thread(install_crds, plane)
+                    stackflow = await run_side(
+                        bench, STACKFLOW_SIDE, repeats=repeats, namespaces=namespaces
+                    )
             finally:
                 await client.close()
     return rows(eck, stackflow, scale=namespaces > 6)
@@ -702,6 +729,11 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=10, help="runs per operator (10)")
     parser.add_argument("--namespaces", type=int, default=6, help="6, or more for the scale run")
     parser.add_argument("--keep", type=Path, help="keep the logs and the plane in this directory")
+    parser.add_argument(
+        "--only",
+        choices=("eck", "stackflow"),
+        help="run one operator (its figures alone; no ratio): for working on one side's speed",
+    )
     args = parser.parse_args()
     why = unavailable()
     if why:
@@ -715,7 +747,7 @@ def main() -> int:
     sys.stdout.flush()
     figures = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
-    table = asyncio.run(measure(args.repeats, args.namespaces, args.keep))
+    table = asyncio.run(measure(args.repeats, args.namespaces, args.keep, only=args.only))
     with contextlib.redirect_stdout(figures):
         mode = "" if args.namespaces > 6 else f", {args.repeats} runs each"
         print(f"ECK 3.5.0 and Stackflow on one API server, {args.namespaces} namespaces{mode}")

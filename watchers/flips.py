@@ -8,13 +8,15 @@ caches already know a flip concerns — the primaries in the flipped namespace a
 with its own flip mapper, the resources whose spec references something there (an association's
 target) — with the very trigger the flip workflow sends (``flip_trigger``), so the resource
 workflow merges the two. The flip workflow still runs: it lists from the API server and covers
-what the caches missed or a crash lost.
+what the caches missed or a crash lost, recorded at once and run ``BACKSTOP_DELAY`` later when
+the fast path signalled something (so its fan-out does not slow the reconciles it would repeat).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import timedelta
 
 import structlog
 from temporalio.client import Client
@@ -33,6 +35,7 @@ from stackflow.models.engine import (
 from stackflow.models.keys import ResourceKey
 
 __all__ = [
+    "BACKSTOP_DELAY",
     "FAST_PATH_ENV",
     "fast_flip_targets",
     "fast_path_enabled",
@@ -42,6 +45,10 @@ __all__ = [
 ]
 #: ``0``/``false``/``off`` turns the fast path off (to measure the flip workflow's path alone).
 FAST_PATH_ENV = "STACKFLOW_FLIP_FAST_PATH"
+#: How long the flip workflow waits when the fast path has signalled the flip's targets: it is
+#: recorded at once (a crash loses nothing), but its listing and fan-out would otherwise compete
+#: for the process with the reconciles the fast path just started.
+BACKSTOP_DELAY = timedelta(seconds=1)
 #: Delays between two start attempts: 0.2 s doubling up to 10 s.
 START_RETRY = Backoff(initial=0.2, maximum=10.0)
 
@@ -99,9 +106,11 @@ async def start_flip_workflow(
     direction: FlipDirectionName,
     controllers: Sequence[str],
     is_leader: Callable[[], bool],
+    start_delay: timedelta | None = None,
 ) -> bool:
     """Start the flip workflow (retrying while leader); False if it already existed or this
-    replica stopped leading first."""
+    replica stopped leading first. ``start_delay``: the workflow is recorded now and runs that
+    much later (see ``BACKSTOP_DELAY``)."""
     workflow_id = flip_workflow_id(namespace, resource_version)
     flip = NamespaceFlipInput(
         namespace=namespace, direction=direction, controllers=tuple(controllers)
@@ -116,6 +125,7 @@ async def start_flip_workflow(
                 task_queue=task_queue,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary=f"Namespace {namespace} {direction.value}",
+                start_delay=start_delay,
             )
         except WorkflowAlreadyStartedError:
             return False

@@ -59,7 +59,13 @@ from stackflow.models.engine import (
 from stackflow.models.kinds import SECRETS, Kind
 from stackflow.models.objects import view
 from stackflow.scope import namespace_flip_direction
-from watchers.flips import fast_flip_targets, fast_path_enabled, flip_trigger, start_flip_workflow
+from watchers.flips import (
+    BACKSTOP_DELAY,
+    fast_flip_targets,
+    fast_path_enabled,
+    flip_trigger,
+    start_flip_workflow,
+)
 from watchers.informers import InformerSet, reference_resources
 from watchers.license_events import LicenseProblemReporter
 from watchers.references import ReferenceIndex
@@ -503,8 +509,9 @@ class Watchers:
         self, namespace: str, resource_version: str, direction: FlipDirectionName
     ) -> bool:
         """Start the flip workflow (retrying while leader); False if it already existed."""
+        signalled = 0
         if self.fast_flips and self.is_leader:
-            self.signal_flip_now(namespace, resource_version, direction)
+            signalled = self.signal_flip_now(namespace, resource_version, direction)
         started = await start_flip_workflow(
             self.temporal,
             task_queue=self.task_queue,
@@ -513,6 +520,7 @@ class Watchers:
             direction=direction,
             controllers=self.controllers.names,
             is_leader=lambda: self.is_leader,
+            start_delay=BACKSTOP_DELAY if signalled else None,
         )
         if started:
             self._flips.inc(direction=direction.value)

@@ -19,6 +19,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from stackflow.stack.digests import RecentDigests, digest_of
+
 DEFAULT_VALIDITY = timedelta(days=365)
 DEFAULT_ROTATE_BEFORE = timedelta(hours=24)
 CLOCK_SKEW_ALLOWANCE = timedelta(minutes=10)
@@ -98,15 +100,26 @@ def needs_renewal(
     )
 
 
+#: Digests of private keys that loaded with full validation (the keys themselves are not kept).
+_VALIDATED_KEYS = RecentDigests(4096)
+
+
 def _load_pair(
     cert_pem: bytes | None, key_pem: bytes | None
 ) -> tuple[x509.Certificate, object] | None:
     """Parse a certificate and key; ``None`` when either is missing, unreadable or they do not match."""
     if not cert_pem or not key_pem:
         return None
+    key_digest = digest_of(key_pem)
     try:
         certificate = x509.load_pem_x509_certificate(cert_pem)
-        private_key = serialization.load_pem_private_key(key_pem, password=None)
+        private_key = serialization.load_pem_private_key(
+            key_pem,
+            password=None,
+            # Validating an RSA key costs about 40 ms and every reconcile loads the same keys:
+            # a key is validated the first time its bytes are seen, and trusted after that.
+            unsafe_skip_rsa_key_validation=key_digest in _VALIDATED_KEYS,
+        )
     except (ValueError, TypeError, UnsupportedAlgorithm):
         # TypeError: an encrypted key (a Secret edited by hand); it is replaced like garbage.
         return None
@@ -118,6 +131,7 @@ def _load_pair(
     )
     if public_bytes != cert_public_bytes:
         return None
+    _VALIDATED_KEYS.add(key_digest)
     return certificate, private_key
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from stackflow.models.objects import view
+from stackflow.stack.digests import RecentDigests, digest_of
 from stackflow.stack.elasticsearch import names
 from stackflow.stack.elasticsearch.context import BuildContext
 from stackflow.stack.elasticsearch.policy import policy_config
@@ -132,10 +133,27 @@ def pbkdf2_hash(password: str, *, salt: bytes, iterations: int = PBKDF2_ITERATIO
     )
 
 
+#: Pairs (hash, password) that matched lately: every reconcile checks the same users again.
+_MATCHED = RecentDigests(4096)
+
+
 def verify_pbkdf2(stored: str, password: str) -> bool:
-    """Return whether ``stored`` (a ``{PBKDF2}`` hash) is a hash of ``password``."""
+    """Return whether ``stored`` (a ``{PBKDF2}`` hash) is a hash of ``password``.
+
+    A pair that matched lately is not hashed again (only its digest is remembered).
+    """
     if not stored.startswith(PBKDF2_PREFIX):
         return False
+    pair = digest_of(stored.encode(), password.encode())
+    if pair in _MATCHED:
+        return True
+    if _hash_matches(stored, password):
+        _MATCHED.add(pair)
+        return True
+    return False
+
+
+def _hash_matches(stored: str, password: str) -> bool:
     try:
         cost, salt, _ = stored[len(PBKDF2_PREFIX) :].split("$")
         iterations = int(cost)
