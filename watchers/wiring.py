@@ -81,8 +81,10 @@ from watchers.triggers import (
 
 __all__ = ["Watchers"]
 
-#: Seconds between the repeated visibility queries after a license change.
-LICENSE_FOLLOW_UP_DELAYS = (1.0, 4.0)
+#: Seconds between the repeated visibility queries after a license change. A workflow that found
+#: no license moments before the change is listed as waiting only once its search attribute is
+#: written (tens of milliseconds later): the first query again soon finds it.
+LICENSE_FOLLOW_UP_DELAYS = (0.25, 1.0, 4.0)
 WAITING_FOR_LICENSE_QUERY = (
     f"ExecutionStatus='Running' AND StackflowPhase='{Phase.WAITING_FOR_LICENSE.value}'"
 )

@@ -17,6 +17,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from stackflow.stack.digests import RecentDigests, digest_of
@@ -110,16 +111,9 @@ def _load_pair(
     """Parse a certificate and key; ``None`` when either is missing, unreadable or they do not match."""
     if not cert_pem or not key_pem:
         return None
-    key_digest = digest_of(key_pem)
     try:
         certificate = x509.load_pem_x509_certificate(cert_pem)
-        private_key = serialization.load_pem_private_key(
-            key_pem,
-            password=None,
-            # Validating an RSA key costs about 40 ms and every reconcile loads the same keys:
-            # a key is validated the first time its bytes are seen, and trusted after that.
-            unsafe_skip_rsa_key_validation=key_digest in _VALIDATED_KEYS,
-        )
+        private_key = _load_private_key(key_pem)
     except (ValueError, TypeError, UnsupportedAlgorithm):
         # TypeError: an encrypted key (a Secret edited by hand); it is replaced like garbage.
         return None
@@ -131,7 +125,6 @@ def _load_pair(
     )
     if public_bytes != cert_public_bytes:
         return None
-    _VALIDATED_KEYS.add(key_digest)
     return certificate, private_key
 
 
@@ -159,11 +152,26 @@ def _new_key() -> rsa.RSAPrivateKey:
 
 
 def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
-    return key.private_bytes(
+    pem = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
+    # A key this process generated is valid by construction: its next load skips the check.
+    _VALIDATED_KEYS.add(digest_of(pem))
+    return pem
+
+
+def _load_private_key(key_pem: bytes) -> PrivateKeyTypes:
+    """The private key of ``key_pem``, validated the first time these bytes are seen (validating
+    an RSA key costs about 40 ms, and every reconcile loads the same keys), trusted after that.
+    Raises what ``load_pem_private_key`` raises."""
+    key_digest = digest_of(key_pem)
+    key = serialization.load_pem_private_key(
+        key_pem, password=None, unsafe_skip_rsa_key_validation=key_digest in _VALIDATED_KEYS
+    )
+    _VALIDATED_KEYS.add(key_digest)
+    return key
 
 
 def _cert_pem(certificate: x509.Certificate) -> bytes:
@@ -288,7 +296,7 @@ def issue_leaf(
 def _issue_leaf(
     *, ca: KeyPair, request: LeafRequest, now: datetime, settings: CertificateSettings
 ) -> KeyPair:
-    ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
+    ca_key = _load_private_key(ca.key_pem)
     if not isinstance(ca_key, rsa.RSAPrivateKey):
         raise ValueError("the CA key must be an RSA key")
     ca_certificate = ca.certificate()
