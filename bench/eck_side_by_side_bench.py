@@ -1,6 +1,8 @@
 """ECK and Stackflow side by side, on one real API server, in one run.
 
 Run: ``.venv/bin/python bench/eck_side_by_side_bench.py [--repeats N] [--namespaces 6|N]``.
+``--keep DIR`` keeps the logs, the plane and every Stackflow workflow's history (JSON, per run);
+``--only eck|stackflow`` runs one operator alone (its figures, no ratio), to work on its speed.
 
 One control plane of ``make tools`` (``controlplane.ControlPlane``); ECK's operator of ``make eck``
 first, then Stackflow, each isolated as the parity tier isolates it (its own network namespace,
