@@ -8,7 +8,7 @@ resourceVersion bump). No I/O: ``watchers.wiring`` does the wiring.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from stackflow.controllers import OwnersOf, SelectionContext, Selects
@@ -48,15 +48,27 @@ def _changed_keys(old: Obj, new: Obj, keys: tuple[str, ...]) -> list[str]:
     return [key for key in keys if _metadata(old).get(key) != _metadata(new).get(key)]
 
 
+def _changed_annotations(old: Obj, new: Obj) -> set[str]:
+    before = _metadata(old).get("annotations") or {}
+    after = _metadata(new).get("annotations") or {}
+    return {key for key in before.keys() | after.keys() if before.get(key) != after.get(key)}
+
+
 def primary_trigger(
-    event_type: str, old: Obj | None, new: Obj | None, *, source: str
+    event_type: str,
+    old: Obj | None,
+    new: Obj | None,
+    *,
+    source: str,
+    ignored_annotation: Callable[[str], bool] | None = None,
 ) -> Trigger | None:
     """The trigger for an event of a controller's primary object, or None.
 
     Create → ``Created``; delete → ``Deleted``; a generation change → ``SpecChanged``; a
     label, annotation or deletion-timestamp change → ``MetadataChanged``. A status-only update
     (the operator's own write) or a bare resourceVersion bump triggers nothing, so the
-    operator never wakes itself up in a loop.
+    operator never wakes itself up in a loop; nor does a change of only annotations the
+    controller ignores (``ignored_annotation``: another controller's bookkeeping).
     """
     if event_type == "ADDED" and new is not None:
         return Trigger(reason=TriggerReason.CREATED, source=source, detail=_kind_and_name(new))
@@ -73,6 +85,12 @@ def primary_trigger(
             detail=f"{_kind_and_name(new)} generation {old_generation} → {new_generation}",
         )
     changed = _changed_keys(old, new, ("labels", "annotations", "deletionTimestamp"))
+    if (
+        changed == ["annotations"]
+        and ignored_annotation is not None
+        and all(ignored_annotation(key) for key in _changed_annotations(old, new))
+    ):
+        return None
     if changed:
         return Trigger(
             reason=TriggerReason.METADATA_CHANGED,

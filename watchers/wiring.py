@@ -301,7 +301,13 @@ class Watchers:
         def handler(
             event_type: EventType, old: dict[str, Any] | None, new: dict[str, Any] | None
         ) -> None:
-            trigger = primary_trigger(event_type, old, new, source=source)
+            trigger = primary_trigger(
+                event_type,
+                old,
+                new,
+                source=source,
+                ignored_annotation=controller.ignored_annotation,
+            )
             obj = new if new is not None else old
             if trigger is None or obj is None:
                 return

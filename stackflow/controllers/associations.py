@@ -6,7 +6,7 @@ the target's HTTP Service and its public certificates Secret, wherever they live
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from stackflow.api.kinds import kind_info
@@ -24,7 +24,11 @@ from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import SECRETS, SERVICES
 from stackflow.models.objects import view
 from stackflow.stack.associations.refs import parse_refs
-from stackflow.stack.associations.table import ASSOCIATIONS, Association
+from stackflow.stack.associations.table import (
+    ASSOCIATIONS,
+    CONF_ANNOTATION_PREFIX,
+    Association,
+)
 
 __all__ = [
     "ASSOCIATION_CONTROLLERS",
@@ -32,6 +36,7 @@ __all__ = [
     "association_owners",
     "association_references",
     "association_secrets_label_selector",
+    "others_conf_annotation",
 ]
 
 
@@ -104,7 +109,20 @@ def association_controller(association: Association) -> Controller:
         references=association_references(association),
         reference_kinds=(kind_info(association.target.kind).resource, SERVICES, SECRETS),
         flip=FlipStrategy.CONTROLLER,
+        ignored_annotation=others_conf_annotation(association),
     )
+
+
+def others_conf_annotation(association: Association) -> Callable[[str], bool]:
+    """Whether an annotation key is another association's conf annotation (pure): written by
+    the association beside it on the same object, it changes nothing ``association`` reads."""
+    base = association.annotation_base
+
+    def ignored(key: str) -> bool:
+        own = key == base or key.startswith(f"{base}-")
+        return key.startswith(CONF_ANNOTATION_PREFIX) and not own
+
+    return ignored
 
 
 ASSOCIATION_CONTROLLERS: tuple[Controller, ...] = tuple(

@@ -154,6 +154,9 @@ class Controller:
     local_step: bool = True
     #: Its own license-wait notice (ECK's per-kind event and status); None: the gate's default.
     unlicensed: UnlicensedNotice | None = None
+    #: Annotation keys whose change alone does not concern it: another controller's bookkeeping
+    #: on a primary they share (each association's conf annotation, for the other associations).
+    ignored_annotation: Callable[[str], bool] | None = None
 
     @property
     def reconcile_activity(self) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from stackflow.controllers import SelectionContext
+from stackflow.controllers.associations import ASSOCIATION_CONTROLLERS
 from stackflow.models.engine import ObjectKey, TriggerReason
 from stackflow.models.keys import NamespacedName
 from watchers.references import ReferenceIndex
@@ -20,6 +21,8 @@ from watchers.triggers import (
     reference_trigger,
     selecting,
 )
+
+ASSOCIATION_CONTROLLERS_BY_NAME = {row.name: row for row in ASSOCIATION_CONTROLLERS}
 
 
 def es(
@@ -90,6 +93,48 @@ def test_generation_change_detail_names_both_generations() -> None:
     trigger = primary_trigger("MODIFIED", es(generation=3), es(generation=4), source="s")
     assert trigger is not None
     assert "3 → 4" in trigger.detail
+
+
+ES_CONF = "association.k8s.elastic.co/es-conf"
+ENT_CONF = "association.k8s.elastic.co/ent-conf"
+
+
+@pytest.mark.parametrize(
+    ("controller", "old", "new", "wakes"),
+    [
+        # kb-es writes its conf on the Kibana: the Enterprise Search association has no business.
+        ("kb-ent", es(), es(rv="2", annotations={ES_CONF: "{}"}), False),
+        ("kb-ent", es(annotations={ES_CONF: "a"}), es(rv="2"), False),
+        ("kb-es", es(), es(rv="2", annotations={ES_CONF: "{}"}), True),
+        ("kb-ent", es(), es(rv="2", annotations={ENT_CONF: "{}"}), True),
+        # A multi-ref association's conf annotations carry a hash: still its own.
+        ("agent-es", es(), es(rv="2", annotations={f"{ES_CONF}-1a2b": "{}"}), True),
+        ("agent-kibana", es(), es(rv="2", annotations={f"{ES_CONF}-1a2b": "{}"}), False),
+        # Anything else beside it is a change for every association.
+        ("kb-ent", es(), es(rv="2", annotations={ES_CONF: "{}", "x": "y"}), True),
+        ("kb-ent", es(), es(rv="2", annotations={ES_CONF: "{}"}, labels={"a": "b"}), True),
+        ("kb-ent", es(), es(generation=2, rv="2", annotations={ES_CONF: "{}"}), True),
+    ],
+    ids=[
+        "other-conf-added",
+        "other-conf-removed",
+        "own-conf",
+        "own-conf-of-the-other",
+        "own-hashed-conf",
+        "other-hashed-conf",
+        "other-conf-and-an-annotation",
+        "other-conf-and-a-label",
+        "other-conf-and-the-spec",
+    ],
+)
+def test_an_association_sleeps_through_another_associations_conf(
+    controller: str, old: dict[str, Any], new: dict[str, Any], wakes: bool
+) -> None:
+    row = ASSOCIATION_CONTROLLERS_BY_NAME[controller]
+    trigger = primary_trigger(
+        "MODIFIED", old, new, source="watch Kibana", ignored_annotation=row.ignored_annotation
+    )
+    assert (trigger is not None) is wakes
 
 
 def sts(*, owner: str | None, rv: str = "1", replicas: int = 3) -> dict[str, Any]:
