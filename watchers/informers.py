@@ -252,6 +252,20 @@ class InformerSet:
             return None
         return informer
 
+    def resource_version(self, resource: Kind, *, namespace: str | None, name: str) -> str | None:
+        """The resourceVersion the synced unfiltered informer holds for the object, whole or
+        projected, narrowed or not; None when it holds none."""
+        key = (resource.group, resource.version, resource.plural, "")
+        informer = self._informers.get(key)
+        if informer is None or not informer.has_synced:
+            return None
+        if not informer.covers(namespace if resource.namespaced else None):
+            return None
+        cached = informer.cache.get(namespace=namespace if resource.namespaced else None, name=name)
+        if cached is None:
+            return None
+        return view(cached).resource_version or None
+
     def get(
         self, resource: Kind, *, namespace: str | None, name: str
     ) -> dict[str, Any] | Unknown | None:

@@ -115,6 +115,8 @@ class OperatorLicenseReader:
         self.public_keys = tuple(public_keys)
         self._clock = clock or (lambda: datetime.now(UTC))
         self._verified: dict[VerificationKey, RememberedCheck] = {}
+        #: The trial public key last read, with the resourceVersion of ``trial-status`` it came from.
+        self._trial_key: tuple[str, bytes | None] | None = None
         #: Secrets parsed and verified (cache misses): how often the cryptography actually ran.
         self.verifications = 0
 
@@ -140,14 +142,32 @@ class OperatorLicenseReader:
         return [secret for secret in items if matcher.name_matches(view(secret).namespace)]
 
     async def trial_public_key(self) -> bytes | None:
-        """The trial public key held by ``trial-status`` in the operator namespace, if any."""
+        """The trial public key held by ``trial-status`` in the operator namespace, if any.
+
+        Remembered with the Secret's resourceVersion: while the informer cache holds that same
+        version, the key is not read again (every license check of a trial asks for it).
+        """
+        cached_version = (
+            None
+            if self.cache is None
+            else self.cache.resource_version(
+                SECRETS, namespace=self.operator_namespace, name=TRIAL_STATUS_SECRET_NAME
+            )
+        )
+        if cached_version is not None and self._trial_key is not None:
+            version, key = self._trial_key
+            if version == cached_version:
+                return key
         try:
             status = await self._client.get(
                 SECRETS, namespace=self.operator_namespace, name=TRIAL_STATUS_SECRET_NAME
             )
         except errors.NotFound:
+            self._trial_key = None
             return None
-        return trial_public_key_from_status(status)
+        key = trial_public_key_from_status(status)
+        self._trial_key = (view(status).resource_version, key)
+        return key
 
     async def checks(self) -> list[LicenseCheck]:
         """Every operator license Secret, parsed and verified, with its status judged now."""

@@ -53,6 +53,11 @@ class ObjectReader(Protocol):
         """The cached objects (of one namespace or all) matching the selector, or UNKNOWN."""
         ...
 
+    def resource_version(self, resource: Kind, *, namespace: str | None, name: str) -> str | None:
+        """The resourceVersion a synced cache holds for the object, whole or projected; None
+        when no cache holds it (which says nothing about whether it exists)."""
+        ...
+
 
 def equality_selector(selector: str | None) -> dict[str, str] | None:
     """``a=b,c==d`` as a dict (empty for no selector); None when any term is not an equality

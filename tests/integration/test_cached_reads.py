@@ -89,6 +89,9 @@ class LaggingCache:
     ) -> list[dict[str, Any]] | Unknown:
         return []
 
+    def resource_version(self, resource: Kind, *, namespace: str | None, name: str) -> str | None:
+        return None
+
 
 def cached_context(
     cluster: Cluster,

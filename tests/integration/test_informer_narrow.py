@@ -11,6 +11,7 @@ from kubernetes_asyncio import client
 
 from stackflow.kube.cache import Projection
 from stackflow.kube.informer import Backoff, Informer
+from stackflow.kube.reader import UNKNOWN
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import CONFIGMAPS, NAMESPACES, SECRETS
 from stackflow.scope import NamespaceMatcher, ScopeConfig
@@ -165,6 +166,14 @@ async def test_the_set_narrows_the_unfiltered_secret_informer_once_told_what_is_
         assert [obj["metadata"]["name"] for obj in selected.list()] == ["owned"]
         assert [obj["metadata"]["name"] for obj in configmaps.list()] == ["unrelated"]
         assert informers.cached_objects(SECRETS) == 2
+        # Projected and narrowed, it cannot answer a Get, but it knows the versions it holds.
+        stored = await resources.get(SECRETS, namespace="ns", name="named")
+        assert informers.get(SECRETS, namespace="ns", name="named") is UNKNOWN
+        assert (
+            informers.resource_version(SECRETS, namespace="ns", name="named")
+            == stored["metadata"]["resourceVersion"]
+        )
+        assert informers.resource_version(SECRETS, namespace="ns", name="unrelated") is None
     finally:
         await informers.stop()
 

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from stackflow.kube import errors
 from stackflow.kube.operator_licenses import OperatorLicenseReader
+from stackflow.kube.reader import UNKNOWN, Unknown
 from stackflow.kube.scoped import ScopedClient
 from stackflow.licensing.issue import (
     generate_private_key,
@@ -38,6 +39,7 @@ class _FakeSecrets:
         self.items: list[dict[str, Any]] = []
         self.trial_key: rsa.RSAPrivateKey | None = None
         self.trial_status_reads = 0
+        self.trial_status_version = "1"
 
     async def list(self, resource: Kind, *, label_selector: str) -> dict[str, Any]:
         return {"items": list(self.items)}
@@ -47,7 +49,26 @@ class _FakeSecrets:
         if self.trial_key is None:
             raise errors.NotFound(f"secrets {name!r} not found")
         pubkey = trial_status_pubkey(self.trial_key.public_key())
-        return {"data": {"pubkey": base64.b64encode(pubkey).decode()}}
+        return {
+            "metadata": {"resourceVersion": self.trial_status_version},
+            "data": {"pubkey": base64.b64encode(pubkey).decode()},
+        }
+
+
+class _InformerCache:
+    """The informer cache as the reader uses it: only the version of ``trial-status``."""
+
+    def __init__(self, version: str | None) -> None:
+        self.version = version
+
+    def get(self, resource: Kind, *, namespace: str | None, name: str) -> Unknown:
+        return UNKNOWN
+
+    def list(self, resource: Kind, *, namespace: str | None, label_selector: str | None) -> Unknown:
+        return UNKNOWN
+
+    def resource_version(self, resource: Kind, *, namespace: str | None, name: str) -> str | None:
+        return self.version
 
 
 class _Clock:
@@ -195,3 +216,36 @@ async def test_a_trial_verdict_is_reused_only_with_the_same_trial_key(
 
     assert reader.verifications == verifications
     assert second.licensed is licensed_after
+
+
+@pytest.mark.parametrize(
+    ("cached_after", "reads"),
+    [
+        pytest.param("1", 1, id="the-cache-holds-the-version-read"),
+        pytest.param("2", 2, id="the-cache-holds-a-newer-version"),
+        pytest.param(None, 2, id="the-cache-holds-none"),
+    ],
+)
+async def test_the_trial_key_is_read_again_only_when_the_cache_shows_a_new_version(
+    signing_keys: tuple[rsa.RSAPrivateKey, rsa.RSAPrivateKey],
+    cached_after: str | None,
+    reads: int,
+) -> None:
+    trial_key, _ = signing_keys
+    secrets, clock, cache = _FakeSecrets(), _Clock(), _InformerCache("1")
+    secrets.trial_key = trial_key
+    secrets.items = [license_secret(trial_key, resource_version="1", trial=True)]
+    reader = OperatorLicenseReader(
+        cast(ScopedClient, secrets),
+        operator_namespace=OPERATOR_NAMESPACE,
+        public_keys=(),
+        clock=clock,
+        cache=cache,
+    )
+    assert (await reader.verdict()).licensed
+
+    cache.version = cached_after
+    second = await reader.verdict()
+
+    assert secrets.trial_status_reads == reads
+    assert second.licensed
