@@ -7,6 +7,7 @@ exactly which workflow ids the watchers signal, and why, for every kind of event
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from stackflow.kube.writes import writing_as
@@ -26,7 +27,7 @@ from tests.integration.watchers_harness import (
     widget,
 )
 from tests.polling import eventually
-from watchers.flips import flip_workflow_id
+from watchers.flips import BACKSTOP_DELAY, flip_workflow_id
 
 __all__ = ["harness", "temporal_env"]
 
@@ -96,6 +97,35 @@ async def test_each_event_reaches_the_right_workflow(harness: Harness) -> None:
     # The stand-in flip workflow signalled nobody: the trigger came from the fast path.
     for controller in ("widget", "license", "link"):
         await h.wait_for(f"{controller}/team-b/w2", TriggerReason.NAMESPACE_FLIP)
+    # The fast path signalled: the flip workflow was recorded at once and ran a moment later.
+    assert await first_task_backoff(h, flip_id) == BACKSTOP_DELAY
+
+
+async def first_task_backoff(h: Harness, workflow_id: str) -> timedelta:
+    """How long the workflow's first task was held back after its start (its start delay)."""
+    history = await h.temporal.get_workflow_handle(workflow_id).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    return started.first_workflow_task_backoff.ToTimedelta()
+
+
+async def test_a_flip_the_caches_know_nothing_of_runs_its_workflow_at_once(
+    harness: Harness,
+) -> None:
+    h = harness
+    await h.resources.create(NAMESPACES, namespace("team-empty", {}))
+    labelled = await h.resources.merge_patch(
+        NAMESPACES,
+        {"metadata": {"labels": {"eck-visible": "true"}}},
+        namespace=None,
+        name="team-empty",
+    )
+    flip_id = flip_workflow_id("team-empty", labelled["metadata"]["resourceVersion"])
+
+    async def flip_ran() -> bool:
+        return await h.exists(flip_id)
+
+    await eventually(flip_ran, what="flip workflow started")
+    assert await first_task_backoff(h, flip_id) == timedelta(0)
 
 
 async def test_a_flip_reaches_referrers_elsewhere_without_the_flip_workflow(
