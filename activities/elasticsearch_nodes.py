@@ -224,11 +224,10 @@ async def reconcile_node_specs(
     if targets.write:
         current = {view(s).name: s for s in statefulsets}
         for desired in desired_statefulsets:
-            target = _target_statefulset(desired, current.get(view(desired).name), targets)
-            # The StatefulSet as this reconcile listed it (None: none yet); saves a read.
-            applied = await apply_object(
-                context.scoped, STATEFULSETS, target, current=current.get(view(desired).name)
-            )
+            # The StatefulSet as this reconcile listed it (None: none yet): no read before the write.
+            listed = current.get(view(desired).name)
+            target = _target_statefulset(desired, listed, targets)
+            applied = await apply_object(context.scoped, STATEFULSETS, target, current=listed)
             if applied.outcome is not ApplyOutcome.UNCHANGED:
                 written += 1
     if written:

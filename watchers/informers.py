@@ -235,17 +235,28 @@ class InformerSet:
             informer.projection = Projection.WHOLE
         return informer
 
-    def _synced(
+    def _covering(
         self, resource: Kind, label_selector: str | None, namespace: str | None
     ) -> Informer | None:
-        """The synced informer of whole objects of that selector covering ``namespace`` (None:
-        every namespace), if any; a static list's informers know only the listed namespaces."""
+        """The synced informer of that selector covering ``namespace`` (None: every namespace),
+        if any, whatever it keeps; a static list's informers know only the listed namespaces."""
         key = (resource.group, resource.version, resource.plural, label_selector or "")
         informer = self._informers.get(key)
         if (
             informer is None
             or not informer.has_synced
             or not informer.covers(namespace if resource.namespaced else None)
+        ):
+            return None
+        return informer
+
+    def _synced(
+        self, resource: Kind, label_selector: str | None, namespace: str | None
+    ) -> Informer | None:
+        """``_covering``'s informer when it keeps every object whole, else None."""
+        informer = self._covering(resource, label_selector, namespace)
+        if (
+            informer is None
             or informer.projection is not Projection.WHOLE
             or informer.narrowed  # holds what its users need, not every object
         ):
@@ -255,16 +266,11 @@ class InformerSet:
     def resource_version(self, resource: Kind, *, namespace: str | None, name: str) -> str | None:
         """The resourceVersion the synced unfiltered informer holds for the object, whole or
         projected, narrowed or not; None when it holds none."""
-        key = (resource.group, resource.version, resource.plural, "")
-        informer = self._informers.get(key)
-        if informer is None or not informer.has_synced:
-            return None
-        if not informer.covers(namespace if resource.namespaced else None):
+        informer = self._covering(resource, None, namespace)
+        if informer is None:
             return None
         cached = informer.cache.get(namespace=namespace if resource.namespaced else None, name=name)
-        if cached is None:
-            return None
-        return view(cached).resource_version or None
+        return None if cached is None else view(cached).resource_version or None
 
     def get(
         self, resource: Kind, *, namespace: str | None, name: str

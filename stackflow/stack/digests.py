@@ -9,6 +9,7 @@ password in the memory. The oldest digests are forgotten first, so the memory st
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 
 __all__ = ["RecentDigests", "digest_of"]
@@ -24,27 +25,37 @@ def digest_of(*parts: bytes) -> bytes:
 
 
 class RecentDigests:
-    """The ``capacity`` digests added last (least recently seen forgotten first)."""
+    """The ``capacity`` digests added last (least recently seen forgotten first).
+
+    Safe to share between threads: the builders that use it run in worker threads, several
+    reconciles at once, and a lookup moves the digest it finds while another add may evict.
+    """
 
     def __init__(self, capacity: int) -> None:
         """An empty memory of at most ``capacity`` digests."""
         self._capacity = capacity
         self._digests: OrderedDict[bytes, None] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __contains__(self, digest: object) -> bool:
         """Whether ``digest`` was added and not yet forgotten (a hit counts as recent use)."""
-        if not isinstance(digest, bytes) or digest not in self._digests:
+        if not isinstance(digest, bytes):
             return False
-        self._digests.move_to_end(digest)
-        return True
+        with self._lock:
+            if digest not in self._digests:
+                return False
+            self._digests.move_to_end(digest)
+            return True
 
     def add(self, digest: bytes) -> None:
         """Remember ``digest``; forget the least recently seen one beyond the capacity."""
-        self._digests[digest] = None
-        self._digests.move_to_end(digest)
-        while len(self._digests) > self._capacity:
-            self._digests.popitem(last=False)
+        with self._lock:
+            self._digests[digest] = None
+            self._digests.move_to_end(digest)
+            while len(self._digests) > self._capacity:
+                self._digests.popitem(last=False)
 
     def __len__(self) -> int:
         """How many digests are remembered."""
-        return len(self._digests)
+        with self._lock:
+            return len(self._digests)

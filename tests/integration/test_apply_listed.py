@@ -4,6 +4,7 @@ stale or missed the object changes nothing the user sees, it only saves reads.""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -30,7 +31,7 @@ def configmap(name: str, value: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def scoped(ka_client: client.ApiClient) -> Any:
+async def scoped(ka_client: client.ApiClient) -> AsyncIterator[ScopedClient]:
     raw = ResourceClient(ka_client)
     await raw.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
     namespaces = NamespaceInformer(raw, backoff=Backoff(initial=0.05, maximum=0.5))

@@ -185,6 +185,24 @@ async def test_an_enterprise_verdict_is_reused_without_reading_trial_status(
     assert (reader.verifications, secrets.trial_status_reads) == (1, 1)
 
 
+def trial_reader(
+    trial_key: rsa.RSAPrivateKey, *, cache: _InformerCache | None = None
+) -> tuple[_FakeSecrets, OperatorLicenseReader]:
+    """An operator-managed trial signed with ``trial_key`` (its ``trial-status`` holding the key)
+    and a reader of it, with no configured public keys."""
+    secrets = _FakeSecrets()
+    secrets.trial_key = trial_key
+    secrets.items = [license_secret(trial_key, resource_version="1", trial=True)]
+    reader = OperatorLicenseReader(
+        cast(ScopedClient, secrets),
+        operator_namespace=OPERATOR_NAMESPACE,
+        public_keys=(),
+        clock=_Clock(),
+        cache=cache,
+    )
+    return secrets, reader
+
+
 @pytest.mark.parametrize(
     ("new_trial_key", "verifications", "licensed_after"),
     [
@@ -199,15 +217,7 @@ async def test_a_trial_verdict_is_reused_only_with_the_same_trial_key(
     licensed_after: bool,
 ) -> None:
     trial_key, other_key = signing_keys
-    secrets, clock = _FakeSecrets(), _Clock()
-    secrets.trial_key = trial_key
-    secrets.items = [license_secret(trial_key, resource_version="1", trial=True)]
-    reader = OperatorLicenseReader(
-        cast(ScopedClient, secrets),
-        operator_namespace=OPERATOR_NAMESPACE,
-        public_keys=(),
-        clock=clock,
-    )
+    secrets, reader = trial_reader(trial_key)
     assert (await reader.verdict()).licensed
 
     if new_trial_key:
@@ -232,16 +242,8 @@ async def test_the_trial_key_is_read_again_only_when_the_cache_shows_a_new_versi
     reads: int,
 ) -> None:
     trial_key, _ = signing_keys
-    secrets, clock, cache = _FakeSecrets(), _Clock(), _InformerCache("1")
-    secrets.trial_key = trial_key
-    secrets.items = [license_secret(trial_key, resource_version="1", trial=True)]
-    reader = OperatorLicenseReader(
-        cast(ScopedClient, secrets),
-        operator_namespace=OPERATOR_NAMESPACE,
-        public_keys=(),
-        clock=clock,
-        cache=cache,
-    )
+    cache = _InformerCache("1")
+    secrets, reader = trial_reader(trial_key, cache=cache)
     assert (await reader.verdict()).licensed
 
     cache.version = cached_after
