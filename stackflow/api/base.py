@@ -28,6 +28,7 @@ class ApiModel(BaseModel):
         populate_by_name=True,
         extra="allow",
         serialize_by_alias=True,
+        defer_build=True,
     )
 
     def to_object(self) -> dict[str, Any]:

@@ -8,9 +8,14 @@ access by group/version/plural), ``cache`` and ``informer`` (list/watch caches),
 
 from __future__ import annotations
 
-from stackflow.kube.backoff import Backoff
-from stackflow.kube.client import api_client_session, close_api_client, make_api_client
-from stackflow.kube.errors import (
+from stackflow.kube.deferred_init import light_kubernetes_asyncio
+
+# Before any module of this package imports kubernetes_asyncio (see deferred_init).
+light_kubernetes_asyncio()
+
+from stackflow.kube.backoff import Backoff  # noqa: E402
+from stackflow.kube.client import api_client_session, close_api_client, make_api_client  # noqa: E402
+from stackflow.kube.errors import (  # noqa: E402
     AlreadyExists,
     BadRequest,
     Conflict,
@@ -24,9 +29,9 @@ from stackflow.kube.errors import (
     Unavailable,
     translate_errors,
 )
-from stackflow.kube.informer import Informer, NamespaceInformer
-from stackflow.kube.resources import ResourceClient
-from stackflow.kube.scoped import ScopedClient, ScopedInformer, UnscopedClient
+from stackflow.kube.informer import Informer, NamespaceInformer  # noqa: E402
+from stackflow.kube.resources import ResourceClient  # noqa: E402
+from stackflow.kube.scoped import ScopedClient, ScopedInformer, UnscopedClient  # noqa: E402
 
 __all__ = [
     "AlreadyExists",

@@ -36,7 +36,7 @@ INVALID_SPEC_ERROR = "InvalidSpec"
 class Model(BaseModel):
     """Base of every engine model: frozen, strict about unknown fields."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Phase(StrEnum):
