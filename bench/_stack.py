@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import compileall
 import contextlib
 import dataclasses
 import logging
@@ -57,6 +58,18 @@ def progress(message: str) -> None:
     """Progress for humans, on stderr, with the seconds since the bench started."""
     elapsed = time.monotonic() - _STARTED
     print(f"[engine_bench {elapsed:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+#: The project's own packages, byte-compiled as the image compiles them.
+PACKAGES = ("stackflow", "activities", "workflows", "watchers")
+
+
+def compile_project() -> None:
+    """Byte-compile the operator's own packages, as the image does (Dockerfile), before a start
+    is timed: with ``PYTHONDONTWRITEBYTECODE`` set (these machines set it) every start would
+    compile them again, about 0.4 s that no deployed operator spends."""
+    for package in PACKAGES:
+        compileall.compile_dir(REPO / package, quiet=1)
 
 
 def quiet_logs() -> None:

@@ -76,7 +76,7 @@ from _eck_side import (
     temporal_pid,
     worst_latency_ratio,
 )
-from _stack import start_temporal
+from _stack import compile_project, start_temporal
 
 from controlplane import ControlPlane
 from stackflow.api.kinds import kind_resource
@@ -745,6 +745,7 @@ def main() -> int:
             )
         )
         return 0
+    compile_project()
     # Temporal and the operators inherit descriptor 1: keep it for the figures.
     sys.stdout.flush()
     figures = os.fdopen(os.dup(1), "w")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import aiohttp
 from _kopf_side import process_cpu_seconds
-from _stack import KubesimProcess, start_temporal
+from _stack import KubesimProcess, compile_project, start_temporal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
 
@@ -114,6 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="operator starts to measure")
     args = parser.parse_args()
+    compile_project()
     figures = asyncio.run(bench(args.runs))
     walls = [wall for wall, _ in figures]
     cpus = [cpu for _, cpu in figures]
