@@ -8,6 +8,8 @@ import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
 
+from stackflow.cli.imports import collector_paused
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser; each subcommand's own flags are parsed by its handler."""
@@ -69,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog} {version()}")
         return 0
     command, rest = args[0], args[1:]
-    entry = _subcommand(command)
+    with collector_paused():
+        entry = _subcommand(command)
     if entry is not None:
         return entry(rest)
     parser.print_usage(sys.stderr)

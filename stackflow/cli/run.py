@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from stackflow.cli.imports import collector_paused
 from stackflow.config import (
     ConfigError,
     UnusableSettingError,
@@ -90,8 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (line := empty_selector_log_line(config)) is not None:
         log.info(line)
     # Imported here so that --check stays fast and needs no Temporal or Kubernetes libraries.
-    from stackflow.cli.operator import OperatorOptions, install_stop_signals, run_operator
-    from stackflow.webhooks.server import WebhookPortInUseError
+    with collector_paused():
+        from stackflow.cli.operator import OperatorOptions, install_stop_signals, run_operator
+        from stackflow.webhooks.server import WebhookPortInUseError
 
     options = OperatorOptions(
         kubeconfig=args.kubeconfig,

@@ -26,6 +26,7 @@ from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR, TRIAL_SELECTOR
 from stackflow.models.keys import NamespacedName
 from stackflow.models.kinds import (
     CONFIGMAPS,
+    DEPLOYMENTS,
     NAMESPACES,
     PODS,
     SECRETS,
@@ -33,7 +34,9 @@ from stackflow.models.kinds import (
     STATEFULSETS,
     Kind,
 )
+from stackflow.stack.labels import TYPE_LABEL
 from watchers.informers import (
+    covering_informers,
     follow_sources,
     informer_projection,
     reference_resources,
@@ -275,6 +278,32 @@ def _key(kind: Kind, selector: str = "") -> tuple[str, str, str, str]:
             {},
             id="unparseable-selector-watches-on-its-own",
         ),
+        pytest.param(
+            {
+                _key(PODS, "a"): Projection.METADATA,
+                _key(PODS, "b=c"): Projection.METADATA,
+                _key(PODS, TYPE_LABEL): Projection.METADATA,
+            },
+            {_key(PODS, "a"): _key(PODS, TYPE_LABEL), _key(PODS, "b=c"): _key(PODS, TYPE_LABEL)},
+            id="selected-pods-follow-the-covering-informer",
+        ),
+        pytest.param(
+            {
+                _key(PODS, "a"): Projection.METADATA,
+                _key(PODS): Projection.METADATA,
+                _key(PODS, TYPE_LABEL): Projection.METADATA,
+            },
+            {_key(PODS, "a"): _key(PODS), _key(PODS, TYPE_LABEL): _key(PODS)},
+            id="the-unfiltered-informer-first",
+        ),
+        pytest.param(
+            {
+                _key(SECRETS, "a"): Projection.METADATA,
+                _key(SECRETS, TYPE_LABEL): Projection.METADATA,
+            },
+            {},
+            id="secrets-are-not-covered",
+        ),
     ],
 )
 def test_follow_sources(
@@ -282,6 +311,57 @@ def test_follow_sources(
     expected: dict[tuple[str, str, str, str], tuple[str, str, str, str]],
 ) -> None:
     assert follow_sources(projections) == expected
+
+
+@pytest.mark.parametrize(
+    ("projections", "expected"),
+    [
+        pytest.param({}, {}, id="nothing"),
+        pytest.param(
+            {_key(PODS, "a"): Projection.METADATA, _key(PODS, "b"): Projection.METADATA},
+            {_key(PODS, TYPE_LABEL): Projection.METADATA},
+            id="two-selected-informers-of-a-covered-kind",
+        ),
+        pytest.param({_key(PODS, "a"): Projection.METADATA}, {}, id="one-lists-on-its-own"),
+        pytest.param(
+            {
+                _key(PODS, "a"): Projection.METADATA,
+                _key(PODS, "b"): Projection.METADATA,
+                _key(PODS): Projection.METADATA,
+            },
+            {},
+            id="an-unfiltered-informer-covers-them-already",
+        ),
+        pytest.param(
+            {_key(PODS, "a"): Projection.METADATA, _key(PODS, "b"): Projection.WHOLE},
+            {},
+            id="not-across-projections",
+        ),
+        pytest.param(
+            {_key(SECRETS, "a"): Projection.METADATA, _key(SECRETS, "b"): Projection.METADATA},
+            {},
+            id="secrets-are-not-covered",
+        ),
+        pytest.param(
+            {
+                _key(DEPLOYMENTS, "a"): Projection.METADATA,
+                _key(DEPLOYMENTS, "b"): Projection.METADATA,
+                _key(STATEFULSETS, "a"): Projection.METADATA,
+                _key(STATEFULSETS, "b"): Projection.METADATA,
+            },
+            {
+                _key(DEPLOYMENTS, TYPE_LABEL): Projection.METADATA,
+                _key(STATEFULSETS, TYPE_LABEL): Projection.METADATA,
+            },
+            id="one-per-kind",
+        ),
+    ],
+)
+def test_covering_informers(
+    projections: dict[tuple[str, str, str, str], Projection],
+    expected: dict[tuple[str, str, str, str], Projection],
+) -> None:
+    assert covering_informers(projections) == expected
 
 
 @pytest.mark.parametrize(
