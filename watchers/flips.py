@@ -79,21 +79,26 @@ def fast_flip_targets(
     in_namespace: Mapping[str, Iterable[str]],
     referrers: Iterable[ResourceKey],
     mapped: Iterable[str],
+    deferred: Iterable[str] = (),
 ) -> list[ResourceKey]:
     """What the fast path signals for a flip of ``namespace``, each once, sorted (pure).
 
     ``in_namespace``: per controller, the names of its primaries cached in the namespace (every
     controller's flip concerns those); ``referrers``: the cached resources whose spec references
     an object in the namespace; ``mapped``: the controllers with their own flip mapper — only
-    their referrers are signalled (the others' flip is the namespace's objects, as ECK's).
+    their referrers are signalled (the others' flip is the namespace's objects, as ECK's);
+    ``deferred``: the controllers left to the flip workflow (``Controller.fast_flip``).
     """
-    with_mapper = set(mapped)
+    with_mapper, later = set(mapped), set(deferred)
     targets = {
         ResourceKey(controller, namespace, name)
         for controller, names in in_namespace.items()
+        if controller not in later
         for name in names
     }
-    targets.update(key for key in referrers if key.controller in with_mapper)
+    targets.update(
+        key for key in referrers if key.controller in with_mapper and key.controller not in later
+    )
     return sorted(targets)
 
 

@@ -559,6 +559,9 @@ class Watchers:
             in_namespace=in_namespace,
             referrers=self.references.referrers_into(namespace),
             mapped=mapped,
+            deferred=[
+                controller.name for controller in self.controllers if not controller.fast_flip
+            ],
         ):
             controller = self.controllers.get(key.controller)
             if controller is not None:

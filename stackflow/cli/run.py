@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from stackflow.cli.allocator import cap_malloc_arenas
 from stackflow.cli.imports import collector_paused
 from stackflow.config import (
     ConfigError,
@@ -85,11 +86,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         sys.stdout.write(describe_effective(config))
         return 0
+    # Before the Temporal runtime and the executors start their threads.
+    arenas = cap_malloc_arenas(os.environ)
     configure_logging(mode=args.log_format, verbosity=config.log_verbosity)
     forward_temporal_core_logs()  # before any client: the core's lines in the same format
     log = structlog.get_logger("stackflow.cli.run")
     if (line := empty_selector_log_line(config)) is not None:
         log.info(line)
+    if arenas is not None:
+        log.debug("allocator.arenas_capped", arenas=arenas)
     # Imported here so that --check stays fast and needs no Temporal or Kubernetes libraries.
     with collector_paused():
         from stackflow.cli.operator import OperatorOptions, install_stop_signals, run_operator

@@ -90,4 +90,6 @@ LICENSE_CONTROLLER = Controller(
         ),
     ),
     flip=FlipStrategy.CONTROLLER,
+    # A cluster's license is applied through its own API, a second after its namespace flips.
+    fast_flip=False,
 )

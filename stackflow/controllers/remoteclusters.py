@@ -83,4 +83,6 @@ REMOTE_CLUSTER_CONTROLLER = Controller(
     # It writes cluster settings and API keys through the clusters' HTTP APIs: not local.
     local_step=False,
     compensations=(RELEASE_PEER_ACTIVITY,),
+    # Remote CAs and API keys follow a flip a second later: nothing a user waits on.
+    fast_flip=False,
 )

@@ -157,6 +157,10 @@ class Controller:
     #: Annotation keys whose change alone does not concern it: another controller's bookkeeping
     #: on a primary they share (each association's conf annotation, for the other associations).
     ignored_annotation: Callable[[str], bool] | None = None
+    #: The watchers' fast path signals it at once on a namespace flip. False: its flip waits for
+    #: the flip workflow (recorded at once, run about a second later), for a controller whose
+    #: flip nobody waits on and whose work would compete with the reconciles that one is for.
+    fast_flip: bool = True
 
     @property
     def reconcile_activity(self) -> str:

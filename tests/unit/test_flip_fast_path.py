@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from stackflow.controllers import CONTROLLERS
 from stackflow.models.engine import (
     FLIP_SOURCE_PREFIX,
     FlipDirectionName,
@@ -75,6 +76,34 @@ def test_fast_flip_targets(
         )
         == expected
     )
+
+
+@pytest.mark.parametrize(
+    ("deferred", "expected"),
+    [
+        ([], [ES_KEY, KB_ASSOCIATION, ResourceKey("license", "es-ns", "es")]),
+        (["license"], [ES_KEY, KB_ASSOCIATION]),
+        (["license", "kb-es-association"], [ES_KEY]),
+    ],
+)
+def test_deferred_controllers_wait_for_the_flip_workflow(
+    deferred: list[str], expected: list[ResourceKey]
+) -> None:
+    assert (
+        fast_flip_targets(
+            "es-ns",
+            in_namespace={"elasticsearch": ["es"], "license": ["es"]},
+            referrers=[KB_ASSOCIATION],
+            mapped=["license", "kb-es-association"],
+            deferred=deferred,
+        )
+        == expected
+    )
+
+
+def test_an_elasticsearchs_license_and_remote_clusters_follow_a_flip_through_the_workflow() -> None:
+    deferred = {controller.name for controller in CONTROLLERS if not controller.fast_flip}
+    assert deferred == {"license", "remotecluster"}
 
 
 def test_the_fast_trigger_is_the_flip_workflows_trigger() -> None:
