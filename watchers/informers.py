@@ -15,7 +15,9 @@ When the set starts, each informer with a label selector whose kind also has an 
 informer of the same projection follows that one (``Informer.follow``) instead of listing and
 watching on its own: a Secret labelled for a cluster is decoded and held once, not once per
 informer that selects it, and the API server serves one watch per kind instead of one per
-selector (``follow_sources`` decides, pure).
+selector (``follow_sources`` decides, pure). The workload kinds have no unfiltered informer (a
+cluster's other Pods change all the time); their label-selected informers follow one covering
+informer per kind instead (``COVERED_KINDS``, ``covering_informers``).
 
 The unfiltered Secret informer is narrowed (``Informer.narrow``, ``narrowed_informers`` decides):
 no label selector covers every Secret the operator needs (those it makes carry different labels,
