@@ -1,0 +1,76 @@
+"""The operator's API client: watches on a pool of their own, every other request on a capped one.
+
+Against kubesim: with more watches open than the requests' pool has connections, requests still
+answer (the watches never take the requests' connections), and a burst of concurrent reads opens
+no more than ``REQUEST_CONNECTIONS`` connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from kubesim.testing import KubeSim
+from stackflow.kube.client import REQUEST_CONNECTIONS, TimedApiClient, make_api_client
+from stackflow.kube.resources import ResourceClient
+from stackflow.models.kinds import CONFIGMAPS, NAMESPACES
+from tests.polling import eventually
+
+
+@pytest.fixture
+async def api_client(kubesim: KubeSim, tmp_path: Path) -> AsyncIterator[TimedApiClient]:
+    """The operator's client, built as the operator builds it."""
+    client = await make_api_client(kubeconfig=tmp_path / "kubeconfig", context=None, timeout=30)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+def _open_connections(pool: object) -> int:
+    connector = pool.pool_manager.connector  # type: ignore[attr-defined]
+    acquired = len(connector._acquired)
+    idle = sum(len(entries) for entries in connector._conns.values())
+    return int(acquired + idle)
+
+
+async def test_watches_never_take_the_requests_connections(api_client: TimedApiClient) -> None:
+    kube = ResourceClient(api_client)
+    await kube.create(NAMESPACES, {"metadata": {"name": "team-a"}})
+    watches = [
+        asyncio.create_task(
+            _drain(
+                kube.watch(
+                    CONFIGMAPS, namespace="team-a", resource_version=None, timeout_seconds=60
+                )
+            )
+        )
+        for _ in range(REQUEST_CONNECTIONS + 8)
+    ]
+    try:
+        await eventually(
+            lambda: _open_connections(api_client.watch_rest_client) == len(watches),
+            what="every watch holding a connection of the watches' pool",
+        )
+        reads = await asyncio.wait_for(
+            asyncio.gather(*(kube.list(NAMESPACES) for _ in range(3 * REQUEST_CONNECTIONS))),
+            timeout=30,
+        )
+        assert all(
+            "team-a" in {item["metadata"]["name"] for item in read["items"]} for read in reads
+        )
+        assert 0 < _open_connections(api_client.rest_client) <= REQUEST_CONNECTIONS
+    finally:
+        for watch in watches:
+            watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*watches, return_exceptions=True)
+
+
+async def _drain(events: AsyncIterator[object]) -> None:
+    async for _ in events:
+        pass
