@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = [
     "api_client_session",
     "close_api_client",
     "make_api_client",
+    "mark_informer_task",
 ]
 
 # The environment variable Kubernetes sets in every Pod; its presence selects in-cluster config.
@@ -30,6 +32,17 @@ _IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 #: of concurrent reads, few enough that their TLS state stays small (asyncio keeps a 256 KiB read
 #: buffer per TLS connection; with no cap, 200 namespaces held 170 connections and 42 MiB of them).
 REQUEST_CONNECTIONS = 32
+
+
+#: True in an informer's task: its lists go through the watches' pool too, so that each watch
+#: takes over the connection its list has just used (a TLS handshake per informer, not two).
+_INFORMER_TASK: ContextVar[bool] = ContextVar("stackflow_informer_task", default=False)
+
+
+def mark_informer_task() -> None:
+    """Send every request of the current task (and of the tasks it starts) through the watches'
+    pool: an informer's lists and watches share its connections."""
+    _INFORMER_TASK.set(True)
 
 
 class TimedApiClient(k8s_client.ApiClient):
@@ -43,8 +56,9 @@ class TimedApiClient(k8s_client.ApiClient):
     Over HTTP/1.1 every open watch holds a connection for as long as it runs, and the operator
     keeps one per watched kind (per namespace with a static list: dozens). In one capped pool
     the watches took every connection and the Lease renewals queued until they timed out; in one
-    uncapped pool every burst of concurrent reads opened connections of its own. So watches get
-    a pool with no cap, and every other request the ``REQUEST_CONNECTIONS`` of the other.
+    uncapped pool every burst of concurrent reads opened connections of its own. So watches (and
+    the lists of an informer's task, ``mark_informer_task``) get a pool with no cap, and every
+    other request the ``REQUEST_CONNECTIONS`` of the other.
     """
 
     def __init__(self, configuration: Any, *, request_timeout: float) -> None:
@@ -69,9 +83,10 @@ class TimedApiClient(k8s_client.ApiClient):
         _preload_content: bool = True,
         _request_timeout: Any = None,
     ) -> Any:
-        """Send one request, defaulting the timeout to ``request_timeout``; a watch goes
-        through the watches' pool."""
-        if method == "GET" and query_params and ("watch", "true") in query_params:
+        """Send one request, defaulting the timeout to ``request_timeout``; a watch, and an
+        informer's list, go through the watches' pool."""
+        watch = method == "GET" and bool(query_params) and ("watch", "true") in query_params
+        if watch or (method == "GET" and _INFORMER_TASK.get()):
             return await self.watch_rest_client.GET(
                 url,
                 query_params=query_params,

@@ -68,6 +68,7 @@ from stackflow.kube.cache import (
     project,
     relist_events,
 )
+from stackflow.kube.client import mark_informer_task
 from stackflow.kube.decoding import QUARANTINED_KEY, Quarantined
 from stackflow.kube.events import EventRecorder, InvolvedObject
 from stackflow.kube.resources import ResourceClient
@@ -326,6 +327,7 @@ class Informer:
             self.start()
 
     async def _run(self) -> None:
+        mark_informer_task()
         if self.namespaces is None:
             await self._run_one(self.namespace)
             return

@@ -16,6 +16,7 @@ import pytest
 
 from kubesim.testing import KubeSim
 from stackflow.kube.client import REQUEST_CONNECTIONS, TimedApiClient, make_api_client
+from stackflow.kube.informer import Informer
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import CONFIGMAPS, NAMESPACES
 from tests.polling import eventually
@@ -74,3 +75,19 @@ async def test_watches_never_take_the_requests_connections(api_client: TimedApiC
 async def _drain(events: AsyncIterator[object]) -> None:
     async for _ in events:
         pass
+
+
+async def test_an_informer_lists_and_watches_on_one_connection_of_the_watches_pool(
+    api_client: TimedApiClient,
+) -> None:
+    informer = Informer(ResourceClient(api_client), CONFIGMAPS)
+    informer.start()
+    try:
+        await asyncio.wait_for(informer.wait_synced(), timeout=30)
+        await eventually(
+            lambda: _open_connections(api_client.watch_rest_client) == 1,
+            what="the informer's watch on the connection its list used",
+        )
+        assert _open_connections(api_client.rest_client) == 0
+    finally:
+        await informer.stop()
