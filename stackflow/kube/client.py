@@ -85,13 +85,14 @@ class TimedApiClient(k8s_client.ApiClient):
     ) -> Any:
         """Send one request, defaulting the timeout to ``request_timeout``; a watch, and an
         informer's list, go through the watches' pool."""
+        timeout = _request_timeout if _request_timeout is not None else self.request_timeout
         watch = method == "GET" and bool(query_params) and ("watch", "true") in query_params
         if watch or (method == "GET" and _INFORMER_TASK.get()):
             return await self.watch_rest_client.GET(
                 url,
                 query_params=query_params,
                 _preload_content=_preload_content,
-                _request_timeout=_request_timeout,
+                _request_timeout=timeout,
                 headers=headers,
             )
         return await super().request(
@@ -102,9 +103,7 @@ class TimedApiClient(k8s_client.ApiClient):
             post_params=post_params,
             body=body,
             _preload_content=_preload_content,
-            _request_timeout=_request_timeout
-            if _request_timeout is not None
-            else self.request_timeout,
+            _request_timeout=timeout,
         )
 
 

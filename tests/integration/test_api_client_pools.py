@@ -13,9 +13,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from kubernetes_asyncio import client as k8s_client
 
 from kubesim.testing import KubeSim
-from stackflow.kube.client import REQUEST_CONNECTIONS, TimedApiClient, make_api_client
+from stackflow.kube.client import (
+    REQUEST_CONNECTIONS,
+    TimedApiClient,
+    make_api_client,
+    mark_informer_task,
+)
+from stackflow.kube.errors import Unavailable
 from stackflow.kube.informer import Informer
 from stackflow.kube.resources import ResourceClient
 from stackflow.models.kinds import CONFIGMAPS, NAMESPACES
@@ -91,3 +98,28 @@ async def test_an_informer_lists_and_watches_on_one_connection_of_the_watches_po
         assert _open_connections(api_client.rest_client) == 0
     finally:
         await informer.stop()
+
+
+@pytest.mark.parametrize("informer_task", [False, True], ids=["request", "informer-list"])
+async def test_both_pools_give_a_request_the_default_timeout(informer_task: bool) -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # never answers; ends when the client hangs up
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    configuration = k8s_client.Configuration(host=f"http://127.0.0.1:{port}")
+    client = TimedApiClient(configuration, request_timeout=0.2)
+
+    async def list_namespaces() -> None:
+        if informer_task:
+            mark_informer_task()
+        await ResourceClient(client).list(NAMESPACES)
+
+    try:
+        with pytest.raises(Unavailable):
+            await asyncio.wait_for(asyncio.create_task(list_namespaces()), timeout=10)
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()
