@@ -59,6 +59,7 @@ from stackflow.stack.labels import TYPE_LABEL
 
 __all__ = [
     "COVERED_KINDS",
+    "COVERING_SELECTOR",
     "NARROWED_KINDS",
     "PROJECTED_KINDS",
     "WHOLE_INFORMERS",
@@ -129,36 +130,35 @@ def follow_sources(projections: Mapping[InformerKey, Projection]) -> dict[Inform
         group, version, plural, selector = key
         if not selector or selector_predicate(selector) is None:
             continue
-        covering = COVERED_KINDS.get((group, plural))
-        for source in ((group, version, plural, ""), (group, version, plural, covering or "")):
-            if source[3] != selector and projections.get(source) is projection:
-                follows[key] = source
-                break
+        sources = [(group, version, plural, "")]
+        if (group, plural) in COVERED_KINDS and selector != COVERING_SELECTOR:
+            sources.append((group, version, plural, COVERING_SELECTOR))
+        found = next((source for source in sources if projections.get(source) is projection), None)
+        if found is not None:
+            follows[key] = found
     return follows
 
 
 def covering_informers(
     projections: Mapping[InformerKey, Projection],
 ) -> dict[InformerKey, Projection]:
-    """The covering informers to add (pure): for a ``COVERED_KINDS`` kind with no unfiltered
-    informer, one per projection that at least two of its label-selected informers keep."""
-    wanted: dict[InformerKey, int] = {}
+    """The covering informers to add (pure): for a ``COVERED_KINDS`` kind with neither an
+    unfiltered nor a covering informer, one, with the projection of its first label-selected
+    informer, when at least two of them keep that projection."""
+    counts: dict[InformerKey, int] = {}
     kept: dict[InformerKey, Projection] = {}
     for (group, version, plural, selector), projection in projections.items():
-        covering = COVERED_KINDS.get((group, plural))
+        key = (group, version, plural, COVERING_SELECTOR)
         if (
-            covering is None
+            (group, plural) not in COVERED_KINDS
             or not selector
-            or selector == covering
+            or key in projections
             or (group, version, plural, "") in projections
         ):
             continue
-        key = (group, version, plural, covering)
-        if key in projections:
-            continue
         if kept.setdefault(key, projection) is projection:
-            wanted[key] = wanted.get(key, 0) + 1
-    return {key: kept[key] for key, count in wanted.items() if count >= 2}
+            counts[key] = counts.get(key, 0) + 1
+    return {key: kept[key] for key, count in counts.items() if count >= 2}
 
 
 #: (group, plural) of the workload kinds whose label-selected informers follow one covering
@@ -166,9 +166,11 @@ def covering_informers(
 #: operator makes carries ``common.k8s.elastic.co/type`` (as ECK's do), and each child watch of
 #: those kinds selects by a label that only such objects carry, so one list and one watch per
 #: kind serve every controller (35 fewer of each at start-up, each a connection of its own).
-COVERED_KINDS: Mapping[tuple[str, str], str] = {
-    (kind.group, kind.plural): TYPE_LABEL for kind in (PODS, STATEFULSETS, DEPLOYMENTS, DAEMONSETS)
+COVERED_KINDS: Mapping[tuple[str, str], Kind] = {
+    (kind.group, kind.plural): kind for kind in (PODS, STATEFULSETS, DEPLOYMENTS, DAEMONSETS)
 }
+#: The covering informer's label selector.
+COVERING_SELECTOR = TYPE_LABEL
 
 #: (group, plural) of the kinds whose unfiltered informer keeps only what its users need.
 NARROWED_KINDS: frozenset[tuple[str, str]] = frozenset({(SECRETS.group, SECRETS.plural)})
@@ -346,23 +348,12 @@ class InformerSet:
     def start(self) -> None:
         """Start every informer, the selected ones following their kind's unfiltered one (or
         its covering one, ``COVERED_KINDS``)."""
-        pending = {
-            key: informer.projection
-            for key, informer in self._informers.items()
-            if informer.source is None and not informer.has_synced
-        }
-        for (group, version, plural, selector), projection in covering_informers(pending).items():
-            kind = next(
-                informer.resource
-                for (g, v, p, _), informer in self._informers.items()
-                if (g, v, p) == (group, version, plural)
-            )
+        for (group, _, plural, selector), projection in covering_informers(
+            self._unstarted_projections()
+        ).items():
+            kind = COVERED_KINDS[(group, plural)]
             self._informer(kind, selector, raw=projection is Projection.WHOLE)
-        projections = {
-            key: informer.projection
-            for key, informer in self._informers.items()
-            if informer.source is None and not informer.has_synced
-        }
+        projections = self._unstarted_projections()
         follows = follow_sources(projections)
         followers: dict[InformerKey, list[Selects]] = {}
         for key, source in follows.items():
@@ -377,6 +368,14 @@ class InformerSet:
             self._informers[key].narrow(any_of([*followers.get(key, ()), *self._keeps[key[:3]]]))
         for informer in self._informers.values():
             informer.start()
+
+    def _unstarted_projections(self) -> dict[InformerKey, Projection]:
+        """What each informer that lists on its own and has not synced yet keeps."""
+        return {
+            key: informer.projection
+            for key, informer in self._informers.items()
+            if informer.source is None and not informer.has_synced
+        }
 
     def cached_objects(self, resource: Kind) -> int:
         """How many objects of ``resource`` the set holds: the caches of its informers that list
