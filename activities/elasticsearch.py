@@ -33,7 +33,7 @@ from activities.elasticsearch_nodes import (
     observe_cluster,
     reconcile_node_specs,
 )
-from activities.elasticsearch_volumes import reconcile_volumes
+from activities.elasticsearch_volumes import collect_claims, reconcile_volumes
 from activities.endpoints import endpoint_for
 from activities.errors import InvalidSpecError
 from activities.kinds import involved_reference, resource_for_kind
@@ -353,6 +353,17 @@ async def _reconcile(
         suspended=suspended_pods(view(es).annotations),
     )
     written += nodes.written
+    requeue_for_volumes = volumes.requeue
+    if volumes.collects:
+        # After the StatefulSets, as ECK: their write does not wait for the claims' listing.
+        claims = await collect_claims(
+            context,
+            es,
+            desired_statefulsets=desired_statefulsets,
+            statefulsets=current_statefulsets,
+        )
+        written += claims.written
+        requeue_for_volumes = claims.requeue
     await _record_downscale_events(context, es, nodes)
     selector = _cluster_selector(ref.name)
     statefulsets, pods = await asyncio.gather(
@@ -387,7 +398,7 @@ async def _reconcile(
             ref.resource, {"status": decision.status}, namespace=ref.namespace, name=ref.name
         )
     requeue_after = decision.requeue_after_seconds
-    if volumes.requeue:
+    if requeue_for_volumes:
         requeue_after = min(requeue_after or VOLUMES_RETRY_SECONDS, VOLUMES_RETRY_SECONDS)
     if license_outcome.retry:
         requeue_after = min(requeue_after or LICENSE_RETRY_SECONDS, LICENSE_RETRY_SECONDS)

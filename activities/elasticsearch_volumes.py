@@ -2,14 +2,16 @@
 nodes, as ECK does them (the decisions are :mod:`stackflow.stack.elasticsearch.volumes`).
 
 The reconcile calls :func:`reconcile_volumes` before it writes the StatefulSets, with the ones
-the builder wants and the ones that exist. One pass, in ECK's order:
+the builder wants and the ones that exist, and :func:`collect_claims` after them. In ECK's order:
 
 1. a recreation in progress (an ``elasticsearch.k8s.elastic.co/recreate-<sset>`` annotation)
    moves one step; while any is in progress nothing else is done and the pass asks to look again;
 2. each existing StatefulSet whose claims change is validated; a refusal is reported, and a valid
    increase resizes the PVCs and stores the StatefulSet for recreation;
-3. when nothing was refused or scheduled, the PVCs' ownerReferences follow
-   ``spec.volumeClaimDeletePolicy`` and the PVCs no StatefulSet would mount are deleted.
+3. once the StatefulSets are written, when nothing was refused or scheduled
+   (``VolumesOutcome.collects``), the PVCs' ownerReferences follow
+   ``spec.volumeClaimDeletePolicy`` and the PVCs no StatefulSet would mount are deleted. The
+   StatefulSets' write does not wait for the claims' listing.
 
 Every namespaced read goes through the scoped client; StorageClasses are cluster-scoped and are
 listed only when a claim grows.
@@ -50,7 +52,7 @@ from stackflow.stack.elasticsearch.volumes import (
 )
 from stackflow.stack.labels import ES_CLUSTER_NAME_LABEL, ES_STATEFULSET_NAME_LABEL
 
-__all__ = ["VolumesOutcome", "reconcile_volumes"]
+__all__ = ["VolumesOutcome", "collect_claims", "reconcile_volumes"]
 
 logger = logging.getLogger("activities.elasticsearch_volumes")
 
@@ -68,6 +70,12 @@ class VolumesOutcome:
     skip_statefulsets: frozenset[str] = frozenset()
     #: ``(field, message)`` refusals, in ECK's words (ECK fails the reconcile on them).
     problems: tuple[FieldError, ...] = ()
+
+    @property
+    def collects(self) -> bool:
+        """Whether the claims are collected after the StatefulSets are written: nothing is
+        being recreated, scheduled or refused (ECK collects none meanwhile)."""
+        return not (self.requeue or self.skip_statefulsets or self.problems)
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -215,9 +223,9 @@ async def _expand(
     resource: Kind,
     desired_statefulsets: Sequence[Mapping[str, Any]],
     current: Mapping[str, Mapping[str, Any]],
-    pvcs: Sequence[Mapping[str, Any]],
 ) -> tuple[int, frozenset[str], frozenset[str], tuple[FieldError, ...]]:
-    """Validate each existing StatefulSet's claim change, resize and schedule the valid increases.
+    """Validate each existing StatefulSet's claim change, resize and schedule the valid increases
+    (the PVCs are listed only then).
 
     (writes, StatefulSets scheduled for recreation, StatefulSets refused, problems)
     """
@@ -228,9 +236,11 @@ async def _expand(
         if _name(desired) in current
     ]
     storage_classes: list[dict[str, Any]] = []
+    pvcs: list[dict[str, Any]] = []
     if any(needs_recreate(actual, desired) for desired, actual in changed):
         listed = await context.scoped.list(STORAGECLASSES)
         storage_classes = list(listed["items"])
+        pvcs = await _list_pvcs(context, es)
     written = 0
     scheduled: set[str] = set()
     refused: set[str] = set()
@@ -311,8 +321,8 @@ async def reconcile_volumes(
 
     ``resource`` is the Elasticsearch's kind (its annotations are patched);
     ``desired_statefulsets`` the builder's; ``statefulsets`` the current ones, listed by the
-    cluster's label. The caller writes no StatefulSet of ``skip_statefulsets`` this pass and
-    reports ``problems`` (a non-empty one means nothing was collected).
+    cluster's label. The caller writes no StatefulSet of ``skip_statefulsets`` this pass,
+    reports ``problems``, and collects the claims after its writes when the outcome ``collects``.
     """
     current = {_name(statefulset): statefulset for statefulset in statefulsets}
     steps, annotation_problems = recreate_steps(view(es).annotations, current)
@@ -332,25 +342,34 @@ async def reconcile_volumes(
             skip_statefulsets=frozenset(in_progress),
             problems=annotation_problems,
         )
-    pvcs = await _list_pvcs(context, es)
     expanded, scheduled, refused, claim_problems = await _expand(
         context,
         es,
         resource=resource,
         desired_statefulsets=desired_statefulsets,
         current=current,
-        pvcs=pvcs,
     )
     written += expanded
     problems = (*annotation_problems, *claim_problems)
-    if scheduled or problems:
-        # ECK collects no PVC while a StatefulSet waits to be recreated or a change is refused.
-        return VolumesOutcome(
-            written=written,
-            requeue=bool(scheduled),
-            skip_statefulsets=scheduled | refused,
-            problems=problems,
-        )
+    return VolumesOutcome(
+        written=written,
+        requeue=bool(scheduled),
+        skip_statefulsets=scheduled | refused,
+        problems=problems,
+    )
+
+
+async def collect_claims(
+    context: ControllerContext,
+    es: Mapping[str, Any],
+    *,
+    desired_statefulsets: Sequence[Mapping[str, Any]],
+    statefulsets: Sequence[Mapping[str, Any]],
+) -> VolumesOutcome:
+    """The claims' pass after the StatefulSets are written, when ``reconcile_volumes`` said it
+    ``collects``: owner references by the delete policy, then the PVCs no current nor desired
+    StatefulSet mounts are deleted. It asks to look again when a write conflicted."""
+    pvcs = await _list_pvcs(context, es)
     collected, conflicted = await _collect_pvcs(
         context,
         es,
@@ -358,4 +377,4 @@ async def reconcile_volumes(
         statefulsets=statefulsets,
         desired_statefulsets=desired_statefulsets,
     )
-    return VolumesOutcome(written=written + collected, requeue=conflicted)
+    return VolumesOutcome(written=collected, requeue=conflicted)

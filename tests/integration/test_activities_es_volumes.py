@@ -16,7 +16,7 @@ import pytest
 from kubernetes_asyncio import client
 
 from activities.context import ControllerContext
-from activities.elasticsearch_volumes import VolumesOutcome, reconcile_volumes
+from activities.elasticsearch_volumes import VolumesOutcome, collect_claims, reconcile_volumes
 from stackflow.controllers.elasticsearch import ELASTICSEARCH
 from stackflow.kube import errors
 from stackflow.models.kinds import PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS, STORAGECLASSES
@@ -165,15 +165,17 @@ async def update_spec(cluster: Cluster, **spec: Any) -> dict[str, Any]:
 
 async def volumes_pass(context: ControllerContext, cluster: Cluster) -> VolumesOutcome:
     """One volumes pass as the reconcile makes it: the stored cluster, the builder's StatefulSets
-    and the current ones."""
+    and the current ones; the claims collected after (the reconcile writes its StatefulSets in
+    between) when the pass allows it, the two outcomes summed."""
     es = await get_es(cluster)
-    return await reconcile_volumes(
-        context,
-        es,
-        resource=ELASTICSEARCH,
-        desired_statefulsets=desired_statefulsets(es),
-        statefulsets=await statefulsets(cluster),
+    desired, current = desired_statefulsets(es), await statefulsets(cluster)
+    outcome = await reconcile_volumes(
+        context, es, resource=ELASTICSEARCH, desired_statefulsets=desired, statefulsets=current
     )
+    if not outcome.collects:
+        return outcome
+    claims = await collect_claims(context, es, desired_statefulsets=desired, statefulsets=current)
+    return VolumesOutcome(written=outcome.written + claims.written, requeue=claims.requeue)
 
 
 def owner_uids(obj: dict[str, Any]) -> list[str]:

@@ -153,6 +153,14 @@ def verify_pbkdf2(stored: str, password: str) -> bool:
     return False
 
 
+def new_pbkdf2_hash(password: str) -> str:
+    """A ``{PBKDF2}`` hash of ``password`` with a fresh salt, remembered as matching: the next
+    reconcile, which reads it back from the Secret, verifies it without hashing again."""
+    stored = pbkdf2_hash(password, salt=os.urandom(PBKDF2_SALT_BYTES))
+    _MATCHED.add(digest_of(stored.encode(), password.encode()))
+    return stored
+
+
 def _hash_matches(stored: str, password: str) -> bool:
     try:
         cost, salt, _ = stored[len(PBKDF2_PREFIX) :].split("$")
@@ -292,11 +300,7 @@ def file_realm_secret(
             roles.setdefault(role, set()).add(associated.name)
     for user, password in passwords.items():
         kept = current_hashes.get(user, "")
-        users[user] = (
-            kept
-            if verify_pbkdf2(kept, password)
-            else pbkdf2_hash(password, salt=os.urandom(PBKDF2_SALT_BYTES))
-        )
+        users[user] = kept if verify_pbkdf2(kept, password) else new_pbkdf2_hash(password)
         roles.setdefault(user_roles[user], set()).add(user)
     roles_yml = yaml.safe_dump(PREDEFINED_ROLES, sort_keys=True) + user_roles_yml
     data = {
