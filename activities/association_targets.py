@@ -133,6 +133,46 @@ async def _user_elasticsearch(
     return es, "", watched
 
 
+@dataclass(frozen=True)
+class _Credentials:
+    """Where a ref's credentials live: the application's Secret and the Elasticsearch user's."""
+
+    app_secret_name: str
+    user: str
+    es_namespace: str
+
+    @classmethod
+    def of(
+        cls,
+        association: Association,
+        *,
+        associated: Mapping[str, Any],
+        ref: AssociationRef,
+        es_namespace: str,
+    ) -> _Credentials:
+        """The names for ``associated``'s ``ref``, its user living in ``es_namespace``."""
+        meta = view(associated)
+        return cls(
+            app_secret_name=secret_builders.app_user_secret_name(
+                association, associated_name=meta.name, ref=ref
+            ),
+            user=secret_builders.es_user_name(
+                association, associated_namespace=meta.namespace, associated_name=meta.name, ref=ref
+            ),
+            es_namespace=es_namespace,
+        )
+
+    async def read(
+        self, context: ControllerContext, namespace: str
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """Both Secrets as they are now (None: absent or out of scope), read at once."""
+        current_app, current_es = await asyncio.gather(
+            context.scoped.get_or_none(SECRETS, namespace=namespace, name=self.app_secret_name),
+            context.scoped.get_or_none(SECRETS, namespace=self.es_namespace, name=self.user),
+        )
+        return current_app, current_es
+
+
 async def _credentials(
     context: ControllerContext,
     association: Association,
@@ -140,21 +180,21 @@ async def _credentials(
     associated: Mapping[str, Any],
     ref: AssociationRef,
     es: Mapping[str, Any],
+    read: tuple[_Credentials, tuple[dict[str, Any] | None, dict[str, Any] | None]] | None = None,
 ) -> tuple[str, str, bool]:
-    """Apply the user (or service-account token) Secrets on both sides; (secret, key, is SA)."""
-    namespace = str(associated["metadata"]["namespace"])
-    name = str(associated["metadata"]["name"])
-    app_secret_name = secret_builders.app_user_secret_name(
-        association, associated_name=name, ref=ref
+    """Apply the user (or service-account token) Secrets on both sides; (secret, key, is SA).
+
+    ``read``: the Secrets as ``resolve_ref`` read them beside the target, when their names did
+    not depend on it; else they are read here."""
+    namespace = view(associated).namespace
+    names = _Credentials.of(
+        association, associated=associated, ref=ref, es_namespace=view(es).namespace
     )
-    user = secret_builders.es_user_name(
-        association, associated_namespace=namespace, associated_name=name, ref=ref
-    )
-    es_namespace = str(es["metadata"]["namespace"])
-    current_app, current_es = await asyncio.gather(
-        context.scoped.get_or_none(SECRETS, namespace=namespace, name=app_secret_name),
-        context.scoped.get_or_none(SECRETS, namespace=es_namespace, name=user),
-    )
+    if read is not None and read[0] == names:
+        current_app, current_es = read[1]
+    else:
+        current_app, current_es = await names.read(context, namespace)
+    app_secret_name, user = names.app_secret_name, names.user
     account = elastic_service_account(association, associated)
     if account is not None:
         app_secret, es_secret = service_account_secrets(
@@ -273,6 +313,10 @@ def _check_target(association: Association, target: Mapping[str, Any]) -> None:
             )
 
 
+async def _nothing_read() -> tuple[None, None]:
+    return None, None
+
+
 def missing_backend_message(kind: str, group: str, ref: AssociationRef) -> str:
     """ECK's ``AssociationError`` message for a target that does not exist (pure): the
     association controller's ``Failed to find referenced backend`` with the API's not-found."""
@@ -302,12 +346,22 @@ async def resolve_ref(
     ca_copy_name = secret_builders.ca_secret_name(
         association, associated_name=associated_meta.name, ref=ref
     )
+    # The credentials' Secrets are named before the target is read when the user lives in the
+    # target itself: read with it. (A user via a Kibana lives in that Kibana's Elasticsearch.)
+    credentials = (
+        _Credentials.of(association, associated=associated, ref=ref, es_namespace=ref.namespace)
+        if association.auth_mode is not AuthMode.NONE and not association.user_via_kibana
+        else None
+    )
     # Independent reads, at once: each is a round trip to the API server.
-    target, certs, service, current_ca = await asyncio.gather(
+    target, certs, service, current_ca, current_credentials = await asyncio.gather(
         context.scoped.get_or_none(resource, namespace=ref.namespace, name=ref.name),
         context.scoped.get_or_none(SECRETS, namespace=ref.namespace, name=certs_name),
         context.scoped.get_or_none(SERVICES, namespace=ref.namespace, name=service_name),
         context.scoped.get_or_none(SECRETS, namespace=associated_meta.namespace, name=ca_copy_name),
+        credentials.read(context, associated_meta.namespace)
+        if credentials is not None
+        else _nothing_read(),
     )
     if target is None:
         return RefOutcome(
@@ -355,7 +409,12 @@ async def resolve_ref(
             await _unbind(context, association, associated=associated, ref=ref)
         return RefOutcome(ref, PENDING, denial.message, watched=watched, denied=denial.refused)
     secret_name, secret_key, service_account = await _credentials(
-        context, association, associated=associated, ref=ref, es=es
+        context,
+        association,
+        associated=associated,
+        ref=ref,
+        es=es,
+        read=None if credentials is None else (credentials, current_credentials),
     )
     conf = conf_builders.managed_conf(
         ca_secret_name=ca_name,

@@ -69,6 +69,7 @@ __all__ = [
     "PENDING_REQUEUE_SECONDS",
     "AssociationActivities",
     "annotations_patch",
+    "confs_before_status",
 ]
 
 #: A Pending ref is looked at again this soon even without a trigger (ECK's default requeue).
@@ -94,6 +95,13 @@ def annotations_patch(
     for stale in stale_conf_annotations(association, annotations=annotations, refs=refs):
         patch[stale] = None
     return {key: value for key, value in patch.items() if value is not None or key in annotations}
+
+
+def confs_before_status(patch: Mapping[str, str | None]) -> bool:
+    """Whether the conf annotations must be written before the statuses (pure): when a conf is
+    set, so that a ref reads ``Established`` only once its conf is there. A patch that only
+    removes confs goes out with the statuses: a ``Pending`` status claims nothing it needs."""
+    return any(value is not None for value in patch.values())
 
 
 async def _delete_orphans(
@@ -222,16 +230,27 @@ async def _reconcile(
     patch = annotations_patch(
         association, annotations=annotations, outcomes=outcomes, refs=parsed.refs
     )
-    if patch:
-        # Only metadata.annotations: the user's spec is never written.
-        await context.scoped.merge_patch(
-            ref.resource,
-            {"metadata": {"annotations": patch}},
-            namespace=ref.namespace,
-            name=ref.name,
-        )
-    deleted = await _delete_orphans_of(context, association, listed=listed, refs=parsed.refs)
-    await _record_status(context, association, request=request, obj=obj, outcomes=outcomes)
+
+    async def write_confs() -> None:
+        if patch:
+            # Only metadata.annotations: the user's spec is never written.
+            await context.scoped.merge_patch(
+                ref.resource,
+                {"metadata": {"annotations": patch}},
+                namespace=ref.namespace,
+                name=ref.name,
+            )
+
+    async def clean_up_and_record() -> list[str]:
+        deleted = await _delete_orphans_of(context, association, listed=listed, refs=parsed.refs)
+        await _record_status(context, association, request=request, obj=obj, outcomes=outcomes)
+        return deleted
+
+    if confs_before_status(patch):
+        await write_confs()
+        deleted = await clean_up_and_record()
+    else:
+        _, deleted = await asyncio.gather(write_confs(), clean_up_and_record())
     watched = tuple(dict.fromkeys(item for outcome in outcomes for item in outcome.watched))
     established = all(outcome.status == ESTABLISHED for outcome in outcomes)
     problems = [outcome.message for outcome in outcomes if outcome.status != ESTABLISHED]

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from activities.associations import confs_before_status
 from stackflow.stack.associations.refs import AssociationRef
 from stackflow.stack.associations.status import (
     StatusError,
@@ -75,3 +76,22 @@ def test_summaries(statuses: dict[str, Any], established: bool, requeue: bool, t
     assert all_established(statuses) is established
     assert needs_requeue(statuses) is requeue
     assert describe(statuses) == text
+
+
+@pytest.mark.parametrize(
+    ("patch", "first"),
+    [
+        pytest.param({}, False, id="nothing-to-write"),
+        pytest.param({"association.k8s.elastic.co/es-conf": None}, False, id="conf-removed"),
+        pytest.param({"association.k8s.elastic.co/es-conf": "{}"}, True, id="conf-set"),
+        pytest.param(
+            {"association.k8s.elastic.co/es-conf": "{}", "stale-conf": None},
+            True,
+            id="set-and-removed",
+        ),
+    ],
+)
+def test_a_ref_reads_established_only_once_its_conf_is_written(
+    patch: dict[str, str | None], first: bool
+) -> None:
+    assert confs_before_status(patch) is first
