@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import sys
 from collections.abc import Callable, Sequence
 
-from stackflow.cli.imports import collector_paused
+from stackflow.cli.imports import collector_paused, without_pydantic_plugins
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog} {version()}")
         return 0
     command, rest = args[0], args[1:]
+    without_pydantic_plugins(os.environ)
     with collector_paused():
         entry = _subcommand(command)
     if entry is not None:
