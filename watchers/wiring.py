@@ -520,6 +520,9 @@ class Watchers:
         signalled = 0
         if self.fast_flips and self.is_leader:
             signalled = self.signal_flip_now(namespace, resource_version, direction)
+            # The senders go first: the signals are what a reconcile waits on, while the flip
+            # workflow starts a second later anyway.
+            await asyncio.sleep(0)
         started = await start_flip_workflow(
             self.temporal,
             task_queue=self.task_queue,
