@@ -42,6 +42,7 @@ from stackflow.kube.events import EventRecorder
 from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.kube.reader import ObjectReader
 from stackflow.kube.scoped import ScopedClient, UnscopedClient
+from stackflow.licensing.waiters import LicenseWaiters
 from stackflow.models.engine import TASK_QUEUE
 from stackflow.models.kinds import PODS, SERVICES
 from stackflow.scope import NamespaceMatcher, equality_selector_string
@@ -82,6 +83,9 @@ class ControllerContext:
     #: Whether a referring object's ServiceAccount may get what it references in another
     #: namespace (``enforce-rbac-on-refs``; off: everything is allowed, nothing asked).
     access: AccessReviewer = field(default_factory=PermissiveAccessReviewer)
+    #: The workflows whose last reconcile step here found no license (the watchers wake them
+    #: at once when a license appears).
+    license_waiters: LicenseWaiters = field(default_factory=LicenseWaiters)
 
     @property
     def operator_namespace(self) -> str:

@@ -80,6 +80,7 @@ from stackflow.models.engine import (
     ScopeCheckResult,
     SignalResourcesInput,
     SignalResourcesResult,
+    StepVerdict,
 )
 from stackflow.models.garbage import (
     ACT_SWEEP_SECRETS,
@@ -171,9 +172,13 @@ class ControllerBinding:
         async def reconcile(reconcile: ReconcileInput, primary: Primary | None) -> ReconcileResult:
             return await reconcile_family(self.family, reconcile, primary)
 
-        return await reconcile_step(
+        result = await reconcile_step(
             request, scope_check=scope_check, license_check=license_check, reconcile=reconcile
         )
+        context.license_waiters.record(
+            request.ref.workflow_id, waiting=result.verdict is StepVerdict.UNLICENSED
+        )
+        return result
 
     async def finalize(self, request: FinalizeInput) -> FinalizeResult:
         """The family's clean-up after the deleted primary."""

@@ -48,6 +48,7 @@ from stackflow.kube.operator_licenses import OperatorLicenseReader
 from stackflow.kube.scoped import ScopedInformer
 from stackflow.kube.writes import OwnWrites
 from stackflow.licensing.model import OPERATOR_LICENSE_SELECTOR
+from stackflow.licensing.waiters import LicenseWaiters
 from stackflow.metrics import Registry
 from stackflow.models.engine import (
     SA_NAMESPACE,
@@ -122,6 +123,7 @@ class Watchers:
         events: EventRecorder | None = None,
         own_writes: OwnWrites | None = None,
         licenses: OperatorLicenseReader | None = None,
+        license_waiters: LicenseWaiters | None = None,
         fast_flips: bool | None = None,
     ) -> None:
         """Register every handler; nothing runs until the informers start.
@@ -129,7 +131,9 @@ class Watchers:
         With ``events``, a malformed operator license Secret gets a Warning event on itself; with
         ``licenses`` too (the reconciles' reader, with the operator's keys), so does one that is not valid. With
         ``own_writes`` (the memory the activities' client records its writes in), an event that
-        only shows the operator's own write wakes nobody. ``fast_flips`` (default: on unless
+        only shows the operator's own write wakes nobody. With ``license_waiters`` (the
+        reconcile steps' record), a license change wakes the workflows the steps here saw waiting
+        at once, before the visibility query lists them. ``fast_flips`` (default: on unless
         ``STACKFLOW_FLIP_FAST_PATH`` turns it off) signals a flip's targets from the caches at
         once, before the flip workflow runs.
         """
@@ -143,6 +147,7 @@ class Watchers:
         self.task_queue = task_queue
         self.references = ReferenceIndex()
         self.own_writes = own_writes if own_writes is not None else OwnWrites(capacity=0)
+        self.license_waiters = license_waiters if license_waiters is not None else LicenseWaiters()
         self._license_reporter = (
             LicenseProblemReporter(events, judge=None if licenses is None else licenses.check)
             if events is not None
@@ -456,18 +461,31 @@ class Watchers:
             await self._license_reporter.report(new)
         self._license_changes.inc()
         told = self.signal_license_controller(trigger)
-        told += await self.signal_waiting_for_license(trigger)
+        # The workflows this process saw waiting first, then those the visibility query lists
+        # (a step that ran on another replica), each woken once.
+        woken = self.signal_license_waiters(trigger)
+        told += len(woken)
+        told += await self.signal_waiting_for_license(trigger, already=woken)
         _log.info("license.changed", detail=trigger.detail, workflows=told)
         # Visibility is eventually consistent: a workflow that entered WaitingForLicense just
         # before this change may not be listed yet. Ask again a little later.
-        self._spawn(self._license_follow_up(trigger))
+        self._spawn(self._license_follow_up(trigger, already=woken))
 
-    async def _license_follow_up(self, trigger: Trigger) -> None:
+    async def _license_follow_up(self, trigger: Trigger, *, already: frozenset[str]) -> None:
         for delay in LICENSE_FOLLOW_UP_DELAYS:
             await asyncio.sleep(delay)
             if not self.is_leader:
                 return
-            await self.signal_waiting_for_license(trigger)
+            await self.signal_waiting_for_license(trigger, already=already)
+
+    def signal_license_waiters(self, trigger: Trigger) -> frozenset[str]:
+        """Send ``trigger`` to the running workflows whose last step here found no license;
+        the ids of those it was queued for."""
+        return frozenset(
+            workflow_id
+            for workflow_id in sorted(self.license_waiters.waiting())
+            if self.signaller.submit_running(workflow_id, trigger)
+        )
 
     def signal_license_controller(self, trigger: Trigger) -> int:
         """Send ``trigger`` to every resource of the license controller; how many."""
@@ -479,12 +497,16 @@ class Watchers:
             count += self.signaller.submit(controller.ref_of(obj), trigger=trigger)
         return count
 
-    async def signal_waiting_for_license(self, trigger: Trigger) -> int:
-        """Send ``trigger`` to every running workflow in phase WaitingForLicense; how many."""
+    async def signal_waiting_for_license(
+        self, trigger: Trigger, *, already: frozenset[str] = frozenset()
+    ) -> int:
+        """Send ``trigger`` to every running workflow in phase WaitingForLicense but those
+        ``already`` told; how many."""
         count = 0
         try:
             async for execution in self.temporal.list_workflows(WAITING_FOR_LICENSE_QUERY):
-                count += self.signaller.submit_running(execution.id, trigger)
+                if execution.id not in already:
+                    count += self.signaller.submit_running(execution.id, trigger)
         except Exception as exc:
             # The durable 5-minute recheck still wakes them; log and go on.
             _log.warning("license.visibility_query_failed", error=repr(exc))

@@ -275,6 +275,7 @@ async def run_operator(
             own_writes=resources.own_writes,
             # The reconciles' reader: the events judge licenses with the gate's own keys.
             licenses=licenses,
+            license_waiters=context.license_waiters,
         )
         running.push_async_callback(watchers.stop)
         informers.start()

@@ -63,6 +63,31 @@ async def test_the_reconcile_step_of_a_gone_primary_is_a_deletion(cluster: Clust
     )
 
 
+async def test_the_reconcile_step_records_who_waits_for_a_license(cluster: Cluster) -> None:
+    """An unlicensed verdict puts the workflow on the record the watchers wake at once when a
+    license appears; its next verdict (here: the primary gone) takes it off."""
+    context = cluster.context(selector=SELECTOR)
+    await cluster.create_namespace(NAMESPACE, {"eck": "on"})
+    await cluster.raw.create(CONTROLLERS.named("elasticsearch").primary, es_manifest())
+    ref = CONTROLLERS.named("elasticsearch").ref(namespace=NAMESPACE, name="quickstart")
+    step = build_activities(context)["elasticsearch.reconcile_step"]
+
+    waiting: ReconcileStepResult = await ActivityEnvironment().run(
+        step, ReconcileStepInput(ref=ref, triggers=())
+    )
+    assert waiting.verdict is StepVerdict.UNLICENSED
+    assert context.license_waiters.waiting() == {ref.workflow_id}
+
+    await cluster.raw.delete(
+        CONTROLLERS.named("elasticsearch").primary, namespace=NAMESPACE, name="quickstart"
+    )
+    gone: ReconcileStepResult = await ActivityEnvironment().run(
+        step, ReconcileStepInput(ref=ref, triggers=())
+    )
+    assert gone.verdict is StepVerdict.DELETED
+    assert context.license_waiters.waiting() == set()
+
+
 @pytest.mark.parametrize(
     ("controller", "phase", "message"),
     [

@@ -223,6 +223,38 @@ async def test_license_secret_reaches_waiting_workflows_and_license_controller(
     await h.wait_for("license/team-a/w1", TriggerReason.LICENSE_CHANGED)
 
 
+async def test_a_license_wakes_at_once_what_the_steps_here_saw_waiting(
+    harness: Harness,
+) -> None:
+    """A workflow whose step in this process found no license is woken by a license even while
+    the visibility query does not list it (its phase is not indexed yet); one the steps recorded
+    that is not running is not started."""
+    h = harness
+    await h.create(WIDGETS, widget("w3", "team-a"))
+    await h.wait_for("widget/team-a/w3", TriggerReason.CREATED)
+    h.watchers.license_waiters.record("widget/team-a/w3", waiting=True)
+    h.watchers.license_waiters.record("widget/team-a/gone", waiting=True)
+    listed = await h.temporal.count_workflows(
+        "ExecutionStatus='Running' AND StackflowPhase='WaitingForLicense'"
+    )
+    assert listed.count == 0
+    await h.create(
+        SECRETS,
+        {
+            "metadata": {
+                "name": "eck-license",
+                "namespace": "elastic-system",
+                "labels": {"license.k8s.elastic.co/scope": "operator"},
+            },
+            "data": {"license": "e30="},
+        },
+    )
+    await h.wait_for("widget/team-a/w3", TriggerReason.LICENSE_CHANGED)
+    async with asyncio.timeout(10):
+        await h.signaller.wait_idle()
+    assert not await h.exists("widget/team-a/gone")
+
+
 async def test_a_malformed_license_secret_gets_a_warning_event_on_itself(
     harness: Harness,
 ) -> None:
