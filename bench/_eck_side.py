@@ -41,6 +41,15 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_age(pid: int) -> float:
+    """Seconds since process ``pid`` started (``/proc``'s start time, in clock ticks of 10 ms,
+    against the boot clock)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    # After "pid (comm) ", field 22 (starttime) is the 20th.
+    started = int(text[text.rindex(")") + 2 :].split()[19]) / os.sysconf("SC_CLK_TCK")
+    return time.clock_gettime(time.CLOCK_BOOTTIME) - started
+
+
 def process_rss_mib(pid: int) -> float:
     """Resident set size of process ``pid`` in MiB (``VmRSS``)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
