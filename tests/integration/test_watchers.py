@@ -190,6 +190,21 @@ async def test_the_operators_own_child_writes_wake_nobody(harness: Harness) -> N
     assert h.echoes("ConfigMap") == 2
 
 
+def operator_license() -> dict[str, Any]:
+    """An operator license Secret (its content is not judged here, only that it changed)."""
+    return {
+        "metadata": {
+            "name": "eck-license",
+            "namespace": "elastic-system",
+            "labels": {"license.k8s.elastic.co/scope": "operator"},
+        },
+        "data": {"license": "e30="},
+    }
+
+
+WAITING_QUERY = "ExecutionStatus='Running' AND StackflowPhase='WaitingForLicense'"
+
+
 async def test_license_secret_reaches_waiting_workflows_and_license_controller(
     harness: Harness,
 ) -> None:
@@ -202,23 +217,11 @@ async def test_license_secret_reaches_waiting_workflows_and_license_controller(
     )
 
     async def visible() -> bool:
-        count = await h.temporal.count_workflows(
-            "ExecutionStatus='Running' AND StackflowPhase='WaitingForLicense'"
-        )
+        count = await h.temporal.count_workflows(WAITING_QUERY)
         return count.count == 1
 
     await eventually(visible, what="the waiting workflow is visible")
-    await h.create(
-        SECRETS,
-        {
-            "metadata": {
-                "name": "eck-license",
-                "namespace": "elastic-system",
-                "labels": {"license.k8s.elastic.co/scope": "operator"},
-            },
-            "data": {"license": "e30="},
-        },
-    )
+    await h.create(SECRETS, operator_license())
     await h.wait_for("widget/team-a/w1", TriggerReason.LICENSE_CHANGED)
     await h.wait_for("license/team-a/w1", TriggerReason.LICENSE_CHANGED)
 
@@ -234,21 +237,9 @@ async def test_a_license_wakes_at_once_what_the_steps_here_saw_waiting(
     await h.wait_for("widget/team-a/w3", TriggerReason.CREATED)
     h.watchers.license_waiters.record("widget/team-a/w3", waiting=True)
     h.watchers.license_waiters.record("widget/team-a/gone", waiting=True)
-    listed = await h.temporal.count_workflows(
-        "ExecutionStatus='Running' AND StackflowPhase='WaitingForLicense'"
-    )
+    listed = await h.temporal.count_workflows(WAITING_QUERY)
     assert listed.count == 0
-    await h.create(
-        SECRETS,
-        {
-            "metadata": {
-                "name": "eck-license",
-                "namespace": "elastic-system",
-                "labels": {"license.k8s.elastic.co/scope": "operator"},
-            },
-            "data": {"license": "e30="},
-        },
-    )
+    await h.create(SECRETS, operator_license())
     await h.wait_for("widget/team-a/w3", TriggerReason.LICENSE_CHANGED)
     async with asyncio.timeout(10):
         await h.signaller.wait_idle()
