@@ -180,20 +180,12 @@ async def _credentials(
     associated: Mapping[str, Any],
     ref: AssociationRef,
     es: Mapping[str, Any],
-    read: tuple[_Credentials, tuple[dict[str, Any] | None, dict[str, Any] | None]] | None = None,
+    names: _Credentials,
+    current: tuple[dict[str, Any] | None, dict[str, Any] | None],
 ) -> tuple[str, str, bool]:
-    """Apply the user (or service-account token) Secrets on both sides; (secret, key, is SA).
-
-    ``read``: the Secrets as ``resolve_ref`` read them beside the target, when their names did
-    not depend on it; else they are read here."""
-    namespace = view(associated).namespace
-    names = _Credentials.of(
-        association, associated=associated, ref=ref, es_namespace=view(es).namespace
-    )
-    if read is not None and read[0] == names:
-        current_app, current_es = read[1]
-    else:
-        current_app, current_es = await names.read(context, namespace)
+    """Apply the user (or service-account token) Secrets on both sides, against ``current``
+    (the two Secrets ``names`` names, as read moments ago); (secret, key, is SA)."""
+    current_app, current_es = current
     app_secret_name, user = names.app_secret_name, names.user
     account = elastic_service_account(association, associated)
     if account is not None:
@@ -408,13 +400,20 @@ async def resolve_ref(
         if denial.refused:
             await _unbind(context, association, associated=associated, ref=ref)
         return RefOutcome(ref, PENDING, denial.message, watched=watched, denied=denial.refused)
+    if credentials is None:
+        # The user lives in the target Kibana's Elasticsearch: named only now.
+        credentials = _Credentials.of(
+            association, associated=associated, ref=ref, es_namespace=view(es).namespace
+        )
+        current_credentials = await credentials.read(context, associated_meta.namespace)
     secret_name, secret_key, service_account = await _credentials(
         context,
         association,
         associated=associated,
         ref=ref,
         es=es,
-        read=None if credentials is None else (credentials, current_credentials),
+        names=credentials,
+        current=current_credentials,
     )
     conf = conf_builders.managed_conf(
         ca_secret_name=ca_name,
