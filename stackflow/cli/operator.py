@@ -223,6 +223,9 @@ async def run_operator(
         temporal = await connect_temporal_when_reachable(config, stop)
         if temporal is None:
             return 0
+        added = await register_search_attributes(temporal)
+        if added:
+            _log.info("temporal.search_attributes_registered", names=added)
         # Built before the worker so activities read from its caches once they sync (until
         # then, and for kinds it does not watch, they call the API server).
         informers = InformerSet(resources, matcher)
@@ -230,34 +233,6 @@ async def run_operator(
         context = _controller_context(
             config, controllers, resources, matcher, temporal, licenses=licenses, cache=informers
         )
-        signaller = Signaller(
-            temporal,
-            task_queue=config.temporal_task_queue,
-            is_leader=leadership,
-            metrics=metrics,
-            local_step=lambda name: controllers.named(name).local_step,
-        )
-        watchers = Watchers(
-            controllers=controllers,
-            informers=informers,
-            namespaces=namespaces,
-            signaller=signaller,
-            temporal=temporal,
-            task_queue=config.temporal_task_queue,
-            metrics=metrics,
-            events=context.events,
-            own_writes=resources.own_writes,
-            # The reconciles' reader: the events judge licenses with the gate's own keys.
-            licenses=licenses,
-            license_waiters=context.license_waiters,
-        )
-        # The informers list and watch while the search attributes are registered and the
-        # worker is built; the watchers' handlers are on them already (the initial ADDs), and
-        # nothing is signalled before the signaller starts, once they have synced.
-        informers.start()
-        added = await register_search_attributes(temporal)
-        if added:
-            _log.info("temporal.search_attributes_registered", names=added)
         worker = Worker(
             temporal,
             task_queue=config.temporal_task_queue,
@@ -281,7 +256,29 @@ async def run_operator(
         running.push_async_callback(_shutdown_worker, worker)
         # The elector releases the Lease when it sees ``stop``; set it on every way out.
         running.callback(stop.set)
+        signaller = Signaller(
+            temporal,
+            task_queue=config.temporal_task_queue,
+            is_leader=leadership,
+            metrics=metrics,
+            local_step=lambda name: controllers.named(name).local_step,
+        )
+        watchers = Watchers(
+            controllers=controllers,
+            informers=informers,
+            namespaces=namespaces,
+            signaller=signaller,
+            temporal=temporal,
+            task_queue=config.temporal_task_queue,
+            metrics=metrics,
+            events=context.events,
+            own_writes=resources.own_writes,
+            # The reconciles' reader: the events judge licenses with the gate's own keys.
+            licenses=licenses,
+            license_waiters=context.license_waiters,
+        )
         running.push_async_callback(watchers.stop)
+        informers.start()
         if not await _until_or_stop(informers.wait_synced(), stop):
             return 0
         signaller.start()
