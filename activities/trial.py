@@ -24,11 +24,7 @@ from activities.context import ControllerContext
 from stackflow.controllers.trial import TRIAL_CONTROLLER
 from stackflow.kube import errors
 from stackflow.licensing import EnterpriseLicense, LicenseParseError, LicenseStatus
-from stackflow.licensing.issue import (
-    generate_private_key,
-    populate_trial_license,
-    trial_status_pubkey,
-)
+from stackflow.licensing.issue import populate_trial_license, trial_status_pubkey
 from stackflow.licensing.model import (
     COMMON_TYPE_LABEL,
     COMMON_TYPE_LICENSE,
@@ -67,6 +63,7 @@ from stackflow.models.engine import (
 )
 from stackflow.models.kinds import SECRETS
 from stackflow.models.objects import view
+from stackflow.stack.rsa_keys import RSA_KEYS
 
 __all__ = [
     "EULA_MESSAGE",
@@ -256,8 +253,9 @@ async def _start_trial(
     context: ControllerContext, secret: Mapping[str, Any], status: Mapping[str, Any] | None
 ) -> EnterpriseLicense:
     """Generate the trial key, record its public half, sign the trial, then end the activation."""
-    # RSA key generation and signing are CPU work: in a worker thread, off the event loop.
-    private_key = await asyncio.to_thread(generate_private_key)
+    # RSA key generation and signing are CPU work: in a worker thread, off the event loop (the
+    # key is usually ready in the operator's pool, ``stackflow.stack.rsa_keys``).
+    private_key = await asyncio.to_thread(RSA_KEYS.take)
     await _write_trial_status(
         context,
         current=status,

@@ -49,6 +49,7 @@ from stackflow.kube.writes import OwnWrites
 from stackflow.metrics import Registry
 from stackflow.observability import ActivityMetrics, ProbeServer
 from stackflow.scope import NamespaceMatcher
+from stackflow.stack.rsa_keys import RSA_KEYS
 from stackflow.temporal import (
     TemporalReachability,
     connect_client,
@@ -312,6 +313,9 @@ async def run_operator(
             _lead(config, options, resources, watchers, signaller, leadership, stop, metrics),
             name="leader-election",
         )
+        # Once ready, not before: made during the start, the keys lengthened it by a tenth.
+        RSA_KEYS.start()
+        running.callback(RSA_KEYS.stop)
         if options.config_file is not None:
             # A new selector applies live; another change ends the run (exit 0, restarted).
             config_watcher = ConfigFileWatcher(

@@ -21,11 +21,11 @@ from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from stackflow.stack.digests import RecentDigests, digest_of
+from stackflow.stack.rsa_keys import RSA_KEYS
 
 DEFAULT_VALIDITY = timedelta(days=365)
 DEFAULT_ROTATE_BEFORE = timedelta(hours=24)
 CLOCK_SKEW_ALLOWANCE = timedelta(minutes=10)
-RSA_KEY_SIZE = 2048
 #: X.509's upper bound of a common name (RFC 5280's ``ub-common-name``); cryptography enforces it.
 MAX_COMMON_NAME_LENGTH = 64
 
@@ -148,7 +148,8 @@ def certificate_sans(certificate: x509.Certificate) -> frozenset[str]:
 
 
 def _new_key() -> rsa.RSAPrivateKey:
-    return rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_SIZE)
+    # Ready made when the operator's pool has one (``stackflow.stack.rsa_keys``).
+    return RSA_KEYS.take()
 
 
 def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
