@@ -23,6 +23,7 @@ was seen to act on it (``decisions.flips_seen``).
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -76,6 +77,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from stackflow.models.license_condition import (
         ACT_LICENSE_CONDITION,
+        LicenseConditionChange,
         LicenseConditionInput,
         LicenseConditionResult,
     )
@@ -102,6 +104,10 @@ RELEASE_NOW_PATCH = "release-now-compensations"
 #: Runs started before this patch reconcile again when a namespace flip they handled arrives a
 #: second time (the watcher's fast path and the flip workflow send the same trigger).
 FLIP_ONCE_PATCH = "flip-trigger-once"
+#: Runs started before this patch enter a license wait with the Warning events first and the
+#: condition after them; since, both activities run at once (a license that appears meanwhile
+#: is reconciled about one activity sooner).
+LICENSE_WAIT_AT_ONCE_PATCH = "license-wait-at-once"
 
 
 def _invalid_spec_message(error: ActivityError) -> str | None:
@@ -251,6 +257,17 @@ class ResourceWorkflow:
         step = await self._run_step(ReconcileStepInput(ref=self._ref, triggers=triggers))
         self._verdict = step.verdict
         before = self._state.phase
+        change = decisions.license_condition_change(before, step.verdict)
+        # Asked only where a wait begins with both its notice and its condition due, so older
+        # histories (the notice, then the condition) replay unchanged.
+        if (
+            step.verdict is StepVerdict.UNLICENSED
+            and change is not None
+            and decisions.after_unlicensed(decisions.in_scope(self._state), step.reason).notify
+            and workflow.patched(LICENSE_WAIT_AT_ONCE_PATCH)
+        ):
+            await self._enter_license_wait(step.reason, change)
+            return False
         gone = await self._fold_step(step)
         reconciled = step.reconciled
         # Asked only where a reconcile releases something, so older histories replay unchanged.
@@ -267,17 +284,29 @@ class ResourceWorkflow:
             and workflow.patched(CLUSTER_STEPS_PATCH)
         ):
             await self._run_cluster_steps(reconciled.cluster_steps)
-        change = decisions.license_condition_change(before, step.verdict)
         # `patched` is asked only where a change is due, so a history recorded before the patch
         # (no marker at that point) replays without the activity, and keeps doing so for the run.
         if change is not None and workflow.patched(LICENSE_CONDITION_PATCH):
-            await self._activity(
-                ACT_LICENSE_CONDITION,
-                LicenseConditionInput(ref=self._ref, change=change, reason=step.reason),
-                result_type=LicenseConditionResult,
-                summary=f"license-wait condition: {change.value.lower()}",
-            )
+            await self._license_condition(change, step.reason)
         return gone
+
+    async def _license_condition(self, change: LicenseConditionChange, reason: str) -> None:
+        await self._activity(
+            ACT_LICENSE_CONDITION,
+            LicenseConditionInput(ref=self._ref, change=change, reason=reason),
+            result_type=LicenseConditionResult,
+            summary=f"license-wait condition: {change.value.lower()}",
+        )
+
+    async def _enter_license_wait(self, reason: str, change: LicenseConditionChange) -> None:
+        """The step found no license: the Warning events and the condition at once, then wait."""
+        self._state = decisions.in_scope(self._state)
+        unlicensed = decisions.after_unlicensed(self._state, reason)
+        await asyncio.gather(
+            self._license_notice(unlicensed.state.message),
+            self._license_condition(change, reason),
+        )
+        self._state = unlicensed.state
 
     async def _release_now(self, release: tuple[CompensationStep, ...]) -> None:
         """Run the compensations a reconcile asked for, one activity each, last-acquired first;
@@ -419,13 +448,16 @@ class ResourceWorkflow:
     async def _unlicensed(self, reason: str) -> None:
         unlicensed = decisions.after_unlicensed(self._state, reason)
         if unlicensed.notify:
-            await self._activity(
-                ACT_LICENSE_WAIT_NOTICE,
-                LicenseWaitNoticeInput(ref=self._ref, message=unlicensed.state.message),
-                result_type=LicenseWaitNoticeResult,
-                summary="InvalidLicense warning events",
-            )
+            await self._license_notice(unlicensed.state.message)
         self._state = unlicensed.state
+
+    async def _license_notice(self, message: str) -> None:
+        await self._activity(
+            ACT_LICENSE_WAIT_NOTICE,
+            LicenseWaitNoticeInput(ref=self._ref, message=message),
+            result_type=LicenseWaitNoticeResult,
+            summary="InvalidLicense warning events",
+        )
 
     async def _reconcile(self, triggers: tuple[Trigger, ...]) -> None:
         try:

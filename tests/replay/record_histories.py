@@ -119,6 +119,14 @@ async def resource_lifecycle_license_condition(
     return await _lifecycle(env, engine, make_ref("lifecycle-license-condition"))
 
 
+async def resource_lifecycle_license_wait_at_once(
+    env: WorkflowEnvironment, engine: FakeEngine
+) -> WorkflowHistory:
+    """The lifecycle after the ``license-wait-at-once`` patch: entering the wait schedules the
+    Warning events and the condition in one workflow task."""
+    return await _lifecycle(env, engine, make_ref("lifecycle-license-wait-at-once"))
+
+
 async def resource_retry_backoff(env: WorkflowEnvironment, engine: FakeEngine) -> WorkflowHistory:
     """A reconcile that keeps asking for a retry with the same outcome: the waits double (10 s,
     20 s, 40 s), a trigger cuts one short, and a different outcome ends the backoff."""
@@ -362,6 +370,7 @@ SCENARIOS: dict[str, Scenario] = {
     "resource_lifecycle_step": resource_lifecycle_step,
     "resource_lifecycle_step_activity": resource_lifecycle_step_activity,
     "resource_lifecycle_license_condition": resource_lifecycle_license_condition,
+    "resource_lifecycle_license_wait_at_once": resource_lifecycle_license_wait_at_once,
     "resource_retry_backoff": resource_retry_backoff,
     "resource_cluster_steps": resource_cluster_steps,
     "resource_release_now": resource_release_now,
