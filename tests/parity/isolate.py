@@ -8,13 +8,16 @@ see; every other address is unreachable at once.
 
 Inside: ``python -m tests.parity.isolate --relay DIR PORT... -- COMMAND...`` brings ``lo`` up,
 listens on each 127.0.0.1:PORT, relays each connection to ``DIR/PORT.sock``, and runs ``COMMAND``
-(signals passed on, its exit status returned). Outside: :func:`host_relays` serves those sockets.
+(signals passed on, its exit status returned; should the wrapper die first, the command gets
+SIGTERM, so that no operator outlives its run). Outside: :func:`host_relays` serves those sockets.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import shutil
 import signal
 import subprocess
@@ -98,6 +101,17 @@ async def host_relays(directory: Path, ports: Sequence[int]) -> AsyncIterator[No
             server.close()
 
 
+#: prctl(2)'s option that sends the calling process a signal when its parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _terminate_with_parent() -> None:
+    """In the child before its exec: SIGTERM when the wrapper dies, however it dies."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+
+
 async def _inside(directory: Path, ports: Sequence[int], command: Sequence[str]) -> int:
     """Inside the namespace: loopback up, relays listening, ``command`` run to its end."""
     up = await asyncio.create_subprocess_exec("ip", "link", "set", "lo", "up")
@@ -117,7 +131,8 @@ async def _inside(directory: Path, ports: Sequence[int], command: Sequence[str])
 
     for port in ports:
         await asyncio.start_server(handler(port), host="127.0.0.1", port=port)
-    process = await asyncio.create_subprocess_exec(*command)
+    # The wrapper is single-threaded here, where a preexec_fn is safe.
+    process = await asyncio.create_subprocess_exec(*command, preexec_fn=_terminate_with_parent)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, process.send_signal, signum)
