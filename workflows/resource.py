@@ -136,6 +136,9 @@ class ResourceWorkflow:
         self._flips_handled: tuple[str, ...] = ()
         # The verdict of the batch's reconcile step (None: no step ran).
         self._verdict: StepVerdict | None = None
+        # This run was recorded before the license-wait condition: it never writes one (so it
+        # never leaves one behind that it would not remove).
+        self._writes_no_license_condition = False
 
     @workflow.signal
     def trigger(self, trigger: Trigger) -> None:
@@ -259,11 +262,13 @@ class ResourceWorkflow:
         before = self._state.phase
         change = decisions.license_condition_change(before, step.verdict)
         # Asked only where a wait begins with both its notice and its condition due, so older
-        # histories (the notice, then the condition) replay unchanged.
+        # histories (the notice, then the condition) replay unchanged; a run that writes no
+        # condition (recorded before its patch) keeps writing none.
         if (
             step.verdict is StepVerdict.UNLICENSED
             and change is not None
             and decisions.after_unlicensed(decisions.in_scope(self._state), step.reason).notify
+            and not self._writes_no_license_condition
             and workflow.patched(LICENSE_WAIT_AT_ONCE_PATCH)
         ):
             await self._enter_license_wait(step.reason, change)
@@ -286,8 +291,11 @@ class ResourceWorkflow:
             await self._run_cluster_steps(reconciled.cluster_steps)
         # `patched` is asked only where a change is due, so a history recorded before the patch
         # (no marker at that point) replays without the activity, and keeps doing so for the run.
-        if change is not None and workflow.patched(LICENSE_CONDITION_PATCH):
-            await self._license_condition(change, step.reason)
+        if change is not None:
+            if workflow.patched(LICENSE_CONDITION_PATCH):
+                await self._license_condition(change, step.reason)
+            else:
+                self._writes_no_license_condition = True
         return gone
 
     async def _license_condition(self, change: LicenseConditionChange, reason: str) -> None:
