@@ -261,17 +261,17 @@ class ResourceWorkflow:
         self._verdict = step.verdict
         before = self._state.phase
         change = decisions.license_condition_change(before, step.verdict)
-        # Asked only where a wait begins with both its notice and its condition due, so older
-        # histories (the notice, then the condition) replay unchanged; a run that writes no
-        # condition (recorded before its patch) keeps writing none.
+        # Asked only where a wait begins with its condition due, so older histories (the notice,
+        # then the condition) replay unchanged; a run that writes no condition (recorded before
+        # its patch) keeps writing none.
         if (
             step.verdict is StepVerdict.UNLICENSED
             and change is not None
-            and decisions.after_unlicensed(decisions.in_scope(self._state), step.reason).notify
             and not self._writes_no_license_condition
             and workflow.patched(LICENSE_WAIT_AT_ONCE_PATCH)
         ):
-            await self._enter_license_wait(step.reason, change)
+            self._state = decisions.in_scope(self._state)
+            await self._unlicensed(step.reason, condition=change)
             return False
         gone = await self._fold_step(step)
         reconciled = step.reconciled
@@ -305,16 +305,6 @@ class ResourceWorkflow:
             result_type=LicenseConditionResult,
             summary=f"license-wait condition: {change.value.lower()}",
         )
-
-    async def _enter_license_wait(self, reason: str, change: LicenseConditionChange) -> None:
-        """The step found no license: the Warning events and the condition at once, then wait."""
-        self._state = decisions.in_scope(self._state)
-        unlicensed = decisions.after_unlicensed(self._state, reason)
-        await asyncio.gather(
-            self._license_notice(unlicensed.state.message),
-            self._license_condition(change, reason),
-        )
-        self._state = unlicensed.state
 
     async def _release_now(self, release: tuple[CompensationStep, ...]) -> None:
         """Run the compensations a reconcile asked for, one activity each, last-acquired first;
@@ -453,10 +443,21 @@ class ResourceWorkflow:
         await self._unlicensed(verdict.reason)
         return False
 
-    async def _unlicensed(self, reason: str) -> None:
+    async def _unlicensed(
+        self, reason: str, *, condition: LicenseConditionChange | None = None
+    ) -> None:
+        """Wait for a license: the Warning events when due and, given, the license-wait condition,
+        both at once."""
         unlicensed = decisions.after_unlicensed(self._state, reason)
-        if unlicensed.notify:
+        if unlicensed.notify and condition is not None:
+            await asyncio.gather(
+                self._license_notice(unlicensed.state.message),
+                self._license_condition(condition, reason),
+            )
+        elif unlicensed.notify:
             await self._license_notice(unlicensed.state.message)
+        elif condition is not None:
+            await self._license_condition(condition, reason)
         self._state = unlicensed.state
 
     async def _license_notice(self, message: str) -> None:

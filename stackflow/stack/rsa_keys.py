@@ -21,34 +21,26 @@ from collections.abc import Callable
 
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-__all__ = [
-    "POOL_SIZE",
-    "RSA_KEYS",
-    "RSA_KEY_SIZE",
-    "RsaKeyPool",
-    "generate_rsa_key",
-]
+from stackflow.licensing.issue import generate_private_key
 
-#: The size of every key the operator makes (ECK's certificates and trials use 2048 bits).
-RSA_KEY_SIZE = 2048
+__all__ = ["POOL_SIZE", "RSA_KEYS", "RsaKeyPool"]
+
 #: Keys kept ready: a new Elasticsearch with one node set takes four or five, a Kibana two.
 POOL_SIZE = 8
 #: How long ``stop`` waits for a key being made (the slowest take about 150 ms).
 _STOP_SECONDS = 5.0
 
 
-def generate_rsa_key() -> rsa.RSAPrivateKey:
-    """A new 2048-bit RSA key with the usual public exponent, made now."""
-    return rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_SIZE)
-
-
 class RsaKeyPool:
     """Up to ``size`` keys made ahead by a background thread between ``start`` and ``stop``."""
 
     def __init__(
-        self, size: int = POOL_SIZE, generate: Callable[[], rsa.RSAPrivateKey] = generate_rsa_key
+        self,
+        size: int = POOL_SIZE,
+        generate: Callable[[], rsa.RSAPrivateKey] = generate_private_key,
     ) -> None:
-        """A pool of ``size`` keys made by ``generate``; nothing runs until ``start``."""
+        """A pool of ``size`` keys made by ``generate`` (2048-bit keys, as ECK's certificates and
+        trials use, by default); nothing runs until ``start``."""
         if size < 1:
             raise ValueError(f"a key pool holds at least one key, got {size}")
         self.size = size
