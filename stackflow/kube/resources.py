@@ -6,6 +6,7 @@ JSON, and returns plain dicts. Every call goes through ``errors.translate_errors
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping
@@ -345,11 +346,14 @@ class ResourceClient:
         resource_version: str | None,
         timeout_seconds: int,
         label_selector: str | None = None,
+        opened: asyncio.Event | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Stream raw watch events (``{"type", "object"}``) until the server ends the stream.
 
         Bookmarks are requested and passed on. An ``ERROR`` event is raised as its taxonomy
-        error (``Gone`` for 410 Expired); a dropped connection as ``Unavailable``.
+        error (``Gone`` for 410 Expired); a dropped connection as ``Unavailable``. ``opened`` is
+        set once the server has answered 200: from then on it watches (for a caller that times
+        a change it is about to cause).
         """
         query = _query(
             watch=True,
@@ -376,6 +380,8 @@ class ResourceClient:
             async with response:
                 if response.status != 200:
                     raise _http_error(response.status, await response.text())
+                if opened is not None:
+                    opened.set()
                 async for line in _lines(response.content, decoding.MAX_OBJECT_BYTES):
                     event = _watch_event(line)
                     if event is not None:

@@ -123,3 +123,30 @@ async def test_both_pools_give_a_request_the_default_timeout(informer_task: bool
         await client.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_a_watch_says_when_the_server_watches_and_sees_what_follows(
+    api_client: TimedApiClient,
+) -> None:
+    kube = ResourceClient(api_client)
+    await kube.create(NAMESPACES, {"metadata": {"name": "team-b"}})
+    opened = asyncio.Event()
+    events: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+
+    async def watch() -> None:
+        async for event in kube.watch(
+            CONFIGMAPS, namespace="team-b", resource_version=None, timeout_seconds=60, opened=opened
+        ):
+            await events.put(event)
+
+    watching = asyncio.create_task(watch())
+    try:
+        await asyncio.wait_for(opened.wait(), timeout=30)
+        assert events.empty()  # opened before any event: nothing exists yet
+        await kube.create(CONFIGMAPS, {"metadata": {"name": "after"}}, namespace="team-b")
+        event = await asyncio.wait_for(events.get(), timeout=30)
+        assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "after")  # type: ignore[index]
+    finally:
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
