@@ -114,6 +114,13 @@ _CHILD_RESOURCES: tuple[Kind, ...] = (
     PODS,
     PODDISRUPTIONBUDGETS,
 )
+#: The children listed from the API server's watch cache (``ResourceClient.list``'s
+#: ``from_watch_cache``: no wait for the cache to catch up with etcd, as ECK's informer reads).
+#: A stale one costs no harm: every write of one carries the listed ``resourceVersion`` or is a
+#: create (``apply_object`` answers a conflict with a fresh read), the Pods are observations,
+#: and the cluster steps delete a Pod by its uid. Not the Secrets: the build keeps the passwords,
+#: keys and certificates it finds there, and one missing from a stale listing would be made anew.
+_FROM_WATCH_CACHE: frozenset[Kind] = frozenset(_CHILD_RESOURCES) - {SECRETS}
 
 
 def _cluster_selector(name: str) -> str:
@@ -135,7 +142,10 @@ async def _existing_objects(
     listings = await asyncio.gather(
         *(
             context.scoped.list(
-                resource, namespace=namespace, label_selector=_cluster_selector(name)
+                resource,
+                namespace=namespace,
+                label_selector=_cluster_selector(name),
+                from_watch_cache=resource in _FROM_WATCH_CACHE,
             )
             for resource in _CHILD_RESOURCES
         )

@@ -159,8 +159,10 @@ class ScopedClient(_WrapsClient):
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        from_watch_cache: bool = False,
     ) -> dict[str, Any]:
-        """LIST; items of non-matching namespaces are left out."""
+        """LIST; items of non-matching namespaces are left out (``from_watch_cache``: see
+        ``ResourceClient.list``)."""
         filters = self._filters(resource)
         # Already limited to one namespace: one decision, and no call when it fails.
         if filters and namespace and not self.matcher.name_matches(namespace):
@@ -176,6 +178,7 @@ class ScopedClient(_WrapsClient):
                     namespace=each,
                     label_selector=label_selector,
                     field_selector=field_selector,
+                    from_watch_cache=from_watch_cache,
                 )
                 merged["items"].extend(listed["items"])
             return merged
@@ -184,6 +187,7 @@ class ScopedClient(_WrapsClient):
             namespace=namespace,
             label_selector=label_selector,
             field_selector=field_selector,
+            from_watch_cache=from_watch_cache,
         )
         if filters and not namespace:
             listed["items"] = filter_by_namespace(listed["items"], self.matcher)

@@ -461,3 +461,34 @@ async def test_policy_config_secret_is_read_and_left_as_the_policy_wrote_it(
     assert any((v.get("secret") or {}).get("secretName") == copy_name for v in volumes)
     after = await cluster.raw.get(SECRETS, namespace=NAMESPACE, name="quickstart-es-policy-config")
     assert after["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+async def test_the_reconcile_lists_its_children_from_the_watch_cache_but_its_secrets(
+    cluster: Cluster,
+) -> None:
+    """A consistent list can wait up to 100 ms for the API server's watch cache to catch up; the
+    children whose writes are guarded by their resourceVersion are listed from that cache, the
+    Secrets (passwords, keys and certificates the build keeps) consistently."""
+    context = cluster.context()
+    await cluster.create_namespace(NAMESPACE)
+    await cluster.raw.create(ELASTICSEARCH, es_manifest())
+    cluster.kubesim.server.request_log.clear()
+
+    await run_reconcile(context, es_ref())
+
+    selector = "elasticsearch.k8s.elastic.co/cluster-name=quickstart"
+    first_listings: dict[str, str | None] = {}
+    for record in cluster.kubesim.server.request_log:
+        if record.method == "GET" and record.query.get("labelSelector") == selector:
+            kind = record.path.rsplit("/", 1)[-1]
+            first_listings.setdefault(kind, record.query.get("resourceVersion"))
+    # After its writes it lists again, consistently, to report what it wrote.
+    assert first_listings == {
+        "secrets": None,
+        "configmaps": "0",
+        "services": "0",
+        "statefulsets": "0",
+        "pods": "0",
+        "poddisruptionbudgets": "0",
+        "persistentvolumeclaims": None,
+    }

@@ -65,6 +65,7 @@ class CountingClient(ResourceClient):
         label_selector: str | None = None,
         field_selector: str | None = None,
         page_size: int = 500,
+        from_watch_cache: bool = False,
     ) -> dict[str, Any]:
         self.lists[resource.plural] += 1
         return await super().list(
@@ -73,6 +74,7 @@ class CountingClient(ResourceClient):
             label_selector=label_selector,
             field_selector=field_selector,
             page_size=page_size,
+            from_watch_cache=from_watch_cache,
         )
 
 
