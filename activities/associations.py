@@ -120,11 +120,18 @@ async def _delete_orphans(
 async def _association_secrets(
     context: ControllerContext, association: Association, *, namespace: str, name: str
 ) -> dict[str, Any]:
-    """The association's Secrets of one associated object (scoped: in-scope namespaces only)."""
+    """The association's Secrets of one associated object (scoped: in-scope namespaces only).
+
+    Read only to delete those no ref needs any more, so from the API server's watch cache
+    (``ResourceClient.list``'s ``from_watch_cache``: no wait for it to catch up with etcd): a
+    stale listing misses a Secret until the next reconcile, or names one already gone.
+    """
     selector = association_secrets_selector(
         association, associated_namespace=namespace, associated_name=name
     )
-    return await context.scoped.list(SECRETS, label_selector=equality_selector_string(selector))
+    return await context.scoped.list(
+        SECRETS, label_selector=equality_selector_string(selector), from_watch_cache=True
+    )
 
 
 async def _delete_orphans_of(

@@ -343,3 +343,22 @@ async def test_established_conf_reaches_the_application_workload(world: Cluster)
     volumes = deployment["spec"]["template"]["spec"]["volumes"]
     # The API server (kubesim too) defaults ``defaultMode`` into each secret volume.
     assert "kb-kb-es-ca" in [(volume.get("secret") or {}).get("secretName") for volume in volumes]
+
+
+async def test_the_association_lists_its_secrets_from_the_watch_cache(world: Cluster) -> None:
+    """They are listed only to delete those no ref needs: no wait for a consistent list."""
+    context = world.context(selector=SELECTOR)
+    await create_elasticsearch(world, context)
+    resource = kind_resource("ApmServer")
+    spec = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
+    await world.raw.create(resource, app_manifest("ApmServer", "apm", APP_NS, spec))
+    world.kubesim.server.request_log.clear()
+
+    await reconcile(context, "apm-es", ref_for("apm-es", APP_NS, "apm"))
+
+    secret_listings = [
+        record.query.get("resourceVersion")
+        for record in world.kubesim.server.request_log
+        if record.method == "GET" and record.path == "/api/v1/secrets"
+    ]
+    assert secret_listings == ["0"]
