@@ -115,12 +115,14 @@ _CHILD_RESOURCES: tuple[Kind, ...] = (
     PODDISRUPTIONBUDGETS,
 )
 #: The children listed from the API server's watch cache (``ResourceClient.list``'s
-#: ``from_watch_cache``: no wait for the cache to catch up with etcd, as ECK's informer reads).
-#: A stale one costs no harm: every write of one carries the listed ``resourceVersion`` or is a
-#: create (``apply_object`` answers a conflict with a fresh read), the Pods are observations,
-#: and the cluster steps delete a Pod by its uid. Not the Secrets: the build keeps the passwords,
-#: keys and certificates it finds there, and one missing from a stale listing would be made anew.
-_FROM_WATCH_CACHE: frozenset[Kind] = frozenset(_CHILD_RESOURCES) - {SECRETS}
+#: ``from_watch_cache``: no wait for it to catch up with etcd, as ECK's informer reads): those
+#: whose every write carries the listed ``resourceVersion`` or is a create (``apply_object``
+#: answers a conflict with a fresh read), and that no decision deletes by. Not the Secrets (the
+#: build keeps the passwords, keys and certificates it finds there: one missing from a stale
+#: listing would be made anew), nor the StatefulSets and Pods: the node-spec decisions and the
+#: claims' collection read replicas, revisions and readiness from them, and a stale view could
+#: restart or delete what it should not.
+_FROM_WATCH_CACHE: frozenset[Kind] = frozenset({CONFIGMAPS, SERVICES, PODDISRUPTIONBUDGETS})
 
 
 def _cluster_selector(name: str) -> str:

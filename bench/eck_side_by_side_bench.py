@@ -314,15 +314,16 @@ async def timed(
     opened = asyncio.Event()
 
     async def seen() -> None:
-        # No resourceVersion: no list first. A consistent list makes the API server ask etcd for
-        # the progress of that kind's watch cache, and a second one within 100 ms (the
-        # operator's own, moments later) waits for the next such request: the bench would slow
-        # down the operator it measures. Watched from now, the stream starts with the objects
-        # there are; each caller has checked that they do not satisfy ``holds`` yet.
+        # From resourceVersion 0, and no list first: a consistent list, or a watch from no
+        # version, makes the API server ask etcd for the progress of that kind's watch cache,
+        # and a consistent read within the next 100 ms (the operator's own, moments later)
+        # waits for the next such request: the bench would slow down the operator it measures.
+        # The stream starts with the objects there are (as the server's cache holds them); each
+        # caller has checked that they do not satisfy ``holds`` yet.
         async for event in kube.watch(
             kind,
             namespace=namespace,
-            resource_version=None,
+            resource_version="0",
             timeout_seconds=int(within) + 5,
             opened=opened,
         ):
@@ -688,8 +689,12 @@ async def scale(bench: Bench, side: Side, count: int, figures: dict[str, list[fl
 
         async def all_there() -> bool:
             nonlocal last
+            # From the watch cache: a consistent list every 50 ms would make the operator's own
+            # consistent StatefulSet lists wait for the server's watch-progress requests.
             listed = await kube.list(
-                STATEFULSETS, label_selector="common.k8s.elastic.co/type=elasticsearch"
+                STATEFULSETS,
+                label_selector="common.k8s.elastic.co/type=elasticsearch",
+                from_watch_cache=True,
             )
             seen.update(item["metadata"]["namespace"] for item in listed["items"])
             there = len(in_scope & seen)
