@@ -256,12 +256,21 @@ async def test_fleet_server_ref_to_an_agent_that_is_no_fleet_server_is_invalid(
     assert "is not a Fleet Server" in raised.value.message
 
 
-async def test_unbind_and_finalize_clean_up_both_sides(world: Cluster) -> None:
+APM = kind_resource("ApmServer")
+#: An ApmServer ``apm`` in the application namespace referencing the Elasticsearch ``es``.
+APM_SPEC = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
+
+
+async def create_apm_server(world: Cluster) -> ControllerContext:
+    """A dynamic-scope context with the Elasticsearch and an ApmServer referencing it."""
     context = world.context(selector=SELECTOR)
     await create_elasticsearch(world, context)
-    resource = kind_resource("ApmServer")
-    spec = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
-    await world.raw.create(resource, app_manifest("ApmServer", "apm", APP_NS, spec))
+    await world.raw.create(APM, app_manifest("ApmServer", "apm", APP_NS, APM_SPEC))
+    return context
+
+
+async def test_unbind_and_finalize_clean_up_both_sides(world: Cluster) -> None:
+    context = await create_apm_server(world)
     ref = ref_for("apm-es", APP_NS, "apm")
     first = await reconcile(context, "apm-es", ref)
     assert first.phase is Phase.READY
@@ -270,7 +279,7 @@ async def test_unbind_and_finalize_clean_up_both_sides(world: Cluster) -> None:
     assert ObjectKey.of(ELASTICSEARCH, namespace=ES_NS, name="es") in first.referenced
 
     await world.raw.merge_patch(
-        resource, {"spec": {"elasticsearchRef": None}}, namespace=APP_NS, name="apm"
+        APM, {"spec": {"elasticsearchRef": None}}, namespace=APP_NS, name="apm"
     )
     unbound = await reconcile(context, "apm-es", ref)
 
@@ -282,9 +291,9 @@ async def test_unbind_and_finalize_clean_up_both_sides(world: Cluster) -> None:
     assert f"{APP_NS}-apm-apm-user" not in await secrets_in(world, ES_NS)
     assert {"apm-apm-user", "apm-apm-es-ca"}.isdisjoint(await secrets_in(world, APP_NS))
 
-    await world.raw.merge_patch(resource, {"spec": spec}, namespace=APP_NS, name="apm")
+    await world.raw.merge_patch(APM, {"spec": APM_SPEC}, namespace=APP_NS, name="apm")
     await reconcile(context, "apm-es", ref)
-    await world.raw.delete(resource, namespace=APP_NS, name="apm")
+    await world.raw.delete(APM, namespace=APP_NS, name="apm")
     finalized = await ActivityEnvironment().run(families.finalize, context, FinalizeInput(ref=ref))
     assert f"Secret {ES_NS}/{APP_NS}-apm-apm-user" in finalized.deleted
 
@@ -347,11 +356,7 @@ async def test_established_conf_reaches_the_application_workload(world: Cluster)
 
 async def test_the_association_lists_its_secrets_from_the_watch_cache(world: Cluster) -> None:
     """They are listed only to delete those no ref needs: no wait for a consistent list."""
-    context = world.context(selector=SELECTOR)
-    await create_elasticsearch(world, context)
-    resource = kind_resource("ApmServer")
-    spec = {"count": 1, "elasticsearchRef": {"name": "es", "namespace": ES_NS}}
-    await world.raw.create(resource, app_manifest("ApmServer", "apm", APP_NS, spec))
+    context = await create_apm_server(world)
     world.kubesim.server.request_log.clear()
 
     await reconcile(context, "apm-es", ref_for("apm-es", APP_NS, "apm"))
