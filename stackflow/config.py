@@ -56,7 +56,6 @@ _ECK_ONLY_KEYS = frozenset(
         "webhook-cert-dir",
         "distribution-channel",
         "restrict-watched-resources",
-        "max-concurrent-reconciles",
         "ca-cert-validity",
         "ca-cert-rotate-before",
         "cert-validity",
@@ -236,6 +235,14 @@ class OperatorConfig(BaseModel):
     #: association, an AutoOps policy's cluster, a remote cluster) is honoured only when the
     #: referring object's ServiceAccount may ``get`` that object (a SubjectAccessReview).
     enforce_rbac_on_refs: bool = False
+    #: ECK's ``max-concurrent-reconciles``, the bound on the work in flight: here the reconcile
+    #: steps and other activities the one Temporal worker runs at once, each bound on its own
+    #: (activities and local activities), across every controller (ECK: per controller,
+    #: default 3). The rest wait in their task queue, which costs them nothing. 16 by default:
+    #: the worker's 100 let a burst of new clusters hold a hundred reconciles' reads and builds
+    #: in memory at once, which the process keeps as RSS after the burst, for no speed on two
+    #: cores (docs/performance.md).
+    max_concurrent_reconciles: int = 16
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
     temporal_task_queue: str = "stackflow"
@@ -357,6 +364,7 @@ class OperatorConfig(BaseModel):
         "metrics_port",
         "log_verbosity",
         "temporal_max_cached_workflows",
+        "max_concurrent_reconciles",
         mode="before",
     )
     @classmethod
@@ -432,6 +440,13 @@ class OperatorConfig(BaseModel):
     def _valid_cache_size(cls, value: int | None) -> int | None:
         if value is not None and value < 0:
             raise ValueError(f"must be 0 (no cache) or more, got {value}")
+        return value
+
+    @field_validator("max_concurrent_reconciles")
+    @classmethod
+    def _at_least_one_reconcile(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"must be 1 or more, got {value}")
         return value
 
     @field_validator("log_verbosity")

@@ -248,6 +248,8 @@ async def run_operator(
             # Given, not left to the SDK, which would hash every loaded module's code on the way
             # to ready (more than half a second of the start; ``stackflow.cli.build_id``).
             build_id=worker_build_id(),
+            max_concurrent_activities=config.max_concurrent_reconciles,
+            max_concurrent_local_activities=config.max_concurrent_reconciles,
         )
         # Every long-running task in one group: the worker and the elector stop the operator
         # when they end; all are cancelled and awaited once, after the worker's shutdown.

@@ -239,6 +239,11 @@ SELECTOR_OP_ERROR = (
         ),
         ("temporal-task-queue: ' '", {}, "temporal-task-queue: must not be empty"),
         (
+            "max-concurrent-reconciles: 0",
+            {},
+            "max-concurrent-reconciles: must be 1 or more, got 0",
+        ),
+        (
             "temporal-max-cached-workflows: -1",
             {},
             "temporal-max-cached-workflows: must be 0 (no cache) or more, got -1",
@@ -383,6 +388,22 @@ def test_enforce_rbac_on_refs_from_the_file_or_the_environment(
 def test_enforce_rbac_on_refs_must_be_a_boolean(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^enforce-rbac-on-refs: "):
         load_config(_write(tmp_path, "enforce-rbac-on-refs: sometimes"), {})
+
+
+@pytest.mark.parametrize(
+    ("text", "environ", "expected"),
+    [
+        ("", {}, 16),
+        # ECK's own chart writes it quoted into the operator's ConfigMap.
+        ('max-concurrent-reconciles: "3"', {}, 3),
+        ("max-concurrent-reconciles: 3", {"STACKFLOW_MAX_CONCURRENT_RECONCILES": "40"}, 40),
+    ],
+)
+def test_max_concurrent_reconciles_is_eck_s_key(
+    tmp_path: Path, text: str, environ: dict[str, str], expected: int
+) -> None:
+    config = load_config(_write(tmp_path, text), environ)
+    assert config.max_concurrent_reconciles == expected
 
 
 #: 422 bytes that expand to a billion "lol"s for a loader that follows aliases.

@@ -182,6 +182,7 @@ The rules of one role, cut from "stackflow.rules". Call with (dict "root" $ "cut
     "disable-telemetry" .Values.config.disableTelemetry
     "telemetry-interval" (toString .Values.config.telemetryInterval)
     "log-verbosity" .Values.config.logVerbosity
+    "max-concurrent-reconciles" .Values.config.maxConcurrentReconciles
     "temporal-address" (toString .Values.temporal.address)
     "temporal-namespace" (toString .Values.temporal.namespace)
     "temporal-task-queue" (toString .Values.temporal.taskQueue)
