@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import structlog
 from temporalio.client import Client
@@ -118,6 +118,21 @@ def workflow_runner(*, sandboxed: bool) -> WorkflowRunner:
         # The pure modules the workflows import are shared, not re-imported per run (memory).
         return SandboxedWorkflowRunner(restrictions=SANDBOX_RESTRICTIONS)
     return UnsandboxedWorkflowRunner()
+
+
+class WorkerConcurrency(TypedDict):
+    """The worker's bounds on the work it runs at once."""
+
+    max_concurrent_activities: int
+    max_concurrent_local_activities: int
+
+
+def worker_concurrency(config: OperatorConfig) -> WorkerConcurrency:
+    """``max-concurrent-reconciles`` as the worker's bounds: that many activities and as many
+    local activities (the reconcile steps, the scope and license checks) at once; the rest wait
+    in the task queue."""
+    bound = config.max_concurrent_reconciles
+    return WorkerConcurrency(max_concurrent_activities=bound, max_concurrent_local_activities=bound)
 
 
 async def connect_temporal_when_reachable(
@@ -248,8 +263,7 @@ async def run_operator(
             # Given, not left to the SDK, which would hash every loaded module's code on the way
             # to ready (more than half a second of the start; ``stackflow.cli.build_id``).
             build_id=worker_build_id(),
-            max_concurrent_activities=config.max_concurrent_reconciles,
-            max_concurrent_local_activities=config.max_concurrent_reconciles,
+            **worker_concurrency(config),
         )
         # Every long-running task in one group: the worker and the elector stop the operator
         # when they end; all are cancelled and awaited once, after the worker's shutdown.

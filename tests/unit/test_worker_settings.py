@@ -6,7 +6,7 @@ import pytest
 from temporalio.worker import UnsandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from stackflow.cli.operator import workflow_runner
+from stackflow.cli.operator import worker_concurrency, workflow_runner
 from stackflow.config import OperatorConfig
 
 
@@ -32,3 +32,21 @@ def test_worker_settings_follow_the_configuration(
 
     assert isinstance(runner, runner_type)
     assert config.temporal_max_cached_workflows == cached
+
+
+@pytest.mark.parametrize(
+    ("settings", "bound"),
+    [
+        pytest.param({}, 16, id="default"),
+        pytest.param({"max-concurrent-reconciles": 3}, 3, id="eck-s-default"),
+    ],
+)
+def test_max_concurrent_reconciles_bounds_activities_and_local_activities(
+    settings: dict[str, object], bound: int
+) -> None:
+    config = OperatorConfig.model_validate(settings)
+
+    assert worker_concurrency(config) == {
+        "max_concurrent_activities": bound,
+        "max_concurrent_local_activities": bound,
+    }
