@@ -238,7 +238,7 @@ class OperatorConfig(BaseModel):
     #: ECK's ``max-concurrent-reconciles``, the bound on the work in flight: here the reconcile
     #: steps and other activities the one Temporal worker runs at once, each bound on its own
     #: (activities and local activities), across every controller (ECK: per controller,
-    #: default 3). The rest wait in their task queue, which costs them nothing. 16 by default:
+    #: default 3). The rest wait (activities in their task queue), holding nothing. 16 by default:
     #: the worker's 100 let a burst of new clusters hold a hundred reconciles' reads and builds
     #: in memory at once, which the process keeps as RSS after the burst, for no speed on two
     #: cores (docs/performance.md).

@@ -129,8 +129,8 @@ class WorkerConcurrency(TypedDict):
 
 def worker_concurrency(config: OperatorConfig) -> WorkerConcurrency:
     """``max-concurrent-reconciles`` as the worker's bounds: that many activities and as many
-    local activities (the reconcile steps, the scope and license checks) at once; the rest wait
-    in the task queue."""
+    local activities (the reconcile steps, the scope and license checks) at once; the rest wait,
+    activities in their task queue, local activities in the worker."""
     bound = config.max_concurrent_reconciles
     return WorkerConcurrency(max_concurrent_activities=bound, max_concurrent_local_activities=bound)
 
