@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.client import rest as k8s_rest
@@ -32,6 +35,11 @@ _IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 #: of concurrent reads, few enough that their TLS state stays small (asyncio keeps a 256 KiB read
 #: buffer per TLS connection; with no cap, 200 namespaces held 170 connections and 42 MiB of them).
 REQUEST_CONNECTIONS = 32
+
+
+#: The sessions' read buffer, as kubernetes_asyncio sizes it: a watch event carries a whole object,
+#: up to etcd's 1.5 MiB request limit, beyond aiohttp's default buffer.
+_READ_BUFFER_BYTES = 2**21
 
 
 #: True in an informer's task: its lists go through the watches' pool too, so that each watch
@@ -66,6 +74,10 @@ class TimedApiClient(k8s_client.ApiClient):
         super().__init__(configuration)
         self.request_timeout = request_timeout
         self.watch_rest_client = k8s_rest.RESTClientObject(configuration, maxsize=0)
+        for rest_client in (self.rest_client, self.watch_rest_client):
+            rest_client.pool_manager = _session_without_environment_lookups(
+                rest_client.pool_manager
+            )
 
     async def close(self) -> None:
         """Close both connection pools."""
@@ -107,6 +119,34 @@ class TimedApiClient(k8s_client.ApiClient):
         )
 
 
+def _session_without_environment_lookups(session: aiohttp.ClientSession) -> aiohttp.ClientSession:
+    """The same connection pool in a session that does not read the environment per request.
+
+    kubernetes_asyncio opens its session with ``trust_env=True``, and aiohttp then looks for
+    ``~/.netrc`` and the proxy variables in a worker thread on every request: two thread-pool
+    round trips before each request is sent. The proxy is read once instead
+    (``proxy_from_environment``, into the configuration); a netrc is not read at all, as
+    client-go reads none.
+    """
+    connector = session.connector
+    session.detach()  # hands the connector over without closing it
+    return aiohttp.ClientSession(
+        connector=connector, trust_env=False, read_bufsize=_READ_BUFFER_BYTES
+    )
+
+
+def proxy_from_environment(server: str) -> str | None:
+    """The proxy the environment names for the API server at ``server`` (a URL), or None.
+
+    ``HTTPS_PROXY``/``HTTP_PROXY`` by the server's scheme, none when ``NO_PROXY`` covers its
+    host: what aiohttp looked up on every request, read once.
+    """
+    host = urllib.parse.urlsplit(server).hostname
+    if not host or urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies_environment().get(urllib.parse.urlsplit(server).scheme)
+
+
 async def make_api_client(
     *,
     kubeconfig: Path | None,
@@ -124,7 +164,7 @@ async def make_api_client(
     configuration.connection_pool_maxsize = REQUEST_CONNECTIONS
     if kubeconfig is None and os.environ.get(_IN_CLUSTER_ENV):
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        return TimedApiClient(configuration, request_timeout=timeout)
+        return _timed_client(configuration, timeout=timeout)
     # One stat at start-up, before anything else runs on the loop.
     if kubeconfig is not None and not kubeconfig.is_file():  # noqa: ASYNC240
         raise UnusableSettingError("--kubeconfig", f"{kubeconfig} does not exist or is not a file")
@@ -141,6 +181,14 @@ async def make_api_client(
         if isinstance(error, TypeError | AttributeError | KeyError):
             reason = "not a kubeconfig (no clusters, users and contexts)"
         raise UnusableSettingError("--kubeconfig", f"{where} cannot be used: {reason}") from None
+    return _timed_client(configuration, timeout=timeout)
+
+
+def _timed_client(configuration: Any, *, timeout: float) -> TimedApiClient:
+    """The client for a loaded configuration; a kubeconfig's ``proxy-url`` comes before the
+    environment's proxy."""
+    if not configuration.proxy:
+        configuration.proxy = proxy_from_environment(configuration.host)
     return TimedApiClient(configuration, request_timeout=timeout)
 
 
