@@ -163,9 +163,23 @@ async def _record_status(
     obj: Mapping[str, Any],
     outcomes: Sequence[RefOutcome],
 ) -> None:
-    """Write the per-ref statuses when they changed, with the events ECK records."""
+    """Write the per-ref statuses when they changed, with the events ECK records.
+
+    The status goes first: ECK's recorder sends its events in the background, so no event delays
+    the status a user (or a Kibana waiting on its Elasticsearch) reads.
+    """
     ref = request.ref
     involved = InvolvedObject.of(involved_reference(ref, dict(obj)))
+    statuses = status_map((outcome.ref, outcome.status) for outcome in outcomes)
+    current = obj.get("status") or {}
+    changed = apply_status(current, association, statuses) != current
+    if changed:
+        await context.scoped.patch_status(
+            ref.resource,
+            {"status": status_fields(association, statuses)},
+            namespace=ref.namespace,
+            name=ref.name,
+        )
     for outcome in outcomes:
         if outcome.status == FAILED or outcome.backend_missing:
             await context.events.warning(
@@ -178,16 +192,8 @@ async def _record_status(
                 message=outcome.message,
                 action=EVENT_ACTION_ACCESS_CHECK,
             )
-    statuses = status_map((outcome.ref, outcome.status) for outcome in outcomes)
-    current = obj.get("status") or {}
-    if apply_status(current, association, statuses) == current:
+    if not changed:
         return
-    await context.scoped.patch_status(
-        ref.resource,
-        {"status": status_fields(association, statuses)},
-        namespace=ref.namespace,
-        name=ref.name,
-    )
     before = describe(
         {key: value for key, value in current_statuses(current, association).items() if value}
     )

@@ -190,12 +190,20 @@ async def test_a_missing_target_is_pending_with_ecks_association_error(world: Cl
     context = world.context(selector=SELECTOR)
     spec = {"count": 1, "elasticsearchRef": {"name": "nowhere", "namespace": ES_NS}}
     await world.raw.create(kind_resource("Kibana"), app_manifest("Kibana", "kb", APP_NS, spec))
+    world.kubesim.server.request_log.clear()
 
     result = await reconcile(context, "kb-es", ref_for("kb-es", APP_NS, "kb"))
 
     assert result.phase is Phase.RECONCILING
     obj = await read(world, "Kibana", APP_NS, "kb")
     assert obj["status"]["elasticsearchAssociationStatus"] == "Pending"
+    # The status first, then its events (as ECK, whose events are sent in the background).
+    writes = [
+        record.path.rsplit("/", 1)[-1]
+        for record in world.kubesim.server.request_log
+        if record.method in {"POST", "PATCH"}
+    ]
+    assert writes == ["status", "events", "events"]
     events = (await world.raw.list(EVENTS, namespace=APP_NS))["items"]
     warnings = [
         e["message"] for e in events if (e["type"], e["reason"]) == ("Warning", "AssociationError")
