@@ -141,10 +141,10 @@ def proxy_from_environment(server: str) -> str | None:
     ``HTTPS_PROXY``/``HTTP_PROXY`` by the server's scheme, none when ``NO_PROXY`` covers its
     host: what aiohttp looked up on every request, read once.
     """
-    host = urllib.parse.urlsplit(server).hostname
-    if not host or urllib.request.proxy_bypass(host):
+    url = urllib.parse.urlsplit(server)
+    if not url.hostname or urllib.request.proxy_bypass(url.hostname):
         return None
-    return urllib.request.getproxies_environment().get(urllib.parse.urlsplit(server).scheme)
+    return urllib.request.getproxies_environment().get(url.scheme)
 
 
 async def make_api_client(
