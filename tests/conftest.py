@@ -68,6 +68,20 @@ class Kubectl:
         )
 
 
+#: The variables that name a proxy, each also read in lower case.
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY")
+
+
+@pytest.fixture
+def no_proxy_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No proxy variable set, in either case; the test sets the ones it needs through the
+    returned ``monkeypatch``."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    return monkeypatch
+
+
 @pytest.fixture
 async def kubesim(tmp_path: Path) -> AsyncIterator[KubeSim]:
     """A started simulated cluster with a kubeconfig at ``tmp_path / "kubeconfig"``."""

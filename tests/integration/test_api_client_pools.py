@@ -152,12 +152,6 @@ async def test_a_watch_says_when_the_server_watches_and_sees_what_follows(
             await watching
 
 
-def _without_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-
-
 async def _closed_port() -> int:
     server = await asyncio.start_server(lambda _r, _w: None, "127.0.0.1", 0)
     port = int(server.sockets[0].getsockname()[1])
@@ -167,13 +161,12 @@ async def _closed_port() -> int:
 
 
 async def test_a_proxy_named_in_the_environment_at_start_carries_the_requests(
-    kubesim: KubeSim, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kubesim: KubeSim, tmp_path: Path, no_proxy_environment: pytest.MonkeyPatch
 ) -> None:
-    _without_proxy_variables(monkeypatch)
     # A proxy that refuses every connection: the requests fail when they go through it.
     proxy = f"http://127.0.0.1:{await _closed_port()}"
     for name in ("HTTP_PROXY", "HTTPS_PROXY"):
-        monkeypatch.setenv(name, proxy)
+        no_proxy_environment.setenv(name, proxy)
     client = await make_api_client(kubeconfig=tmp_path / "kubeconfig", context=None, timeout=5)
     try:
         with pytest.raises(Unavailable):
@@ -183,13 +176,12 @@ async def test_a_proxy_named_in_the_environment_at_start_carries_the_requests(
 
 
 async def test_the_environment_is_read_once_not_at_every_request(
-    api_client: TimedApiClient, monkeypatch: pytest.MonkeyPatch
+    no_proxy_environment: pytest.MonkeyPatch, api_client: TimedApiClient
 ) -> None:
     # The client was built with no proxy; a proxy variable set afterwards changes nothing (as
-    # client-go, which reads the environment once), and no request looks for a netrc.
-    _without_proxy_variables(monkeypatch)
+    # client-go, which reads the environment once).
     proxy = f"http://127.0.0.1:{await _closed_port()}"
     for name in ("HTTP_PROXY", "HTTPS_PROXY"):
-        monkeypatch.setenv(name, proxy)
+        no_proxy_environment.setenv(name, proxy)
     listed = await ResourceClient(api_client).list(NAMESPACES)
     assert listed["kind"] == "NamespaceList"

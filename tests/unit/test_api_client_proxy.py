@@ -28,14 +28,11 @@ _PROXY = "http://proxy.test:3128"
     ],
 )
 def test_the_proxy_the_environment_names_for_the_server(
-    monkeypatch: pytest.MonkeyPatch,
+    no_proxy_environment: pytest.MonkeyPatch,
     environment: dict[str, str],
     server: str,
     expected: str | None,
 ) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
     for name, value in environment.items():
-        monkeypatch.setenv(name, value)
+        no_proxy_environment.setenv(name, value)
     assert proxy_from_environment(server) == expected
