@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import os
 import sys
 from collections.abc import Callable, Sequence
 
+from stackflow import __version__
 from stackflow.cli.imports import collector_paused, without_pydantic_plugins
 
 
@@ -38,8 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def version() -> str:
-    """The installed ``stackflow`` distribution's version (its package metadata)."""
-    return importlib.metadata.version("stackflow")
+    """Stackflow's version (``stackflow.__version__``, which the package metadata is built from;
+    reading the metadata would import ``importlib.metadata`` on every start)."""
+    return __version__
 
 
 def _subcommand(command: str) -> Callable[[list[str]], int] | None:

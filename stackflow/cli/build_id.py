@@ -12,11 +12,14 @@ packages that are loaded, and the versions of Stackflow and of the Temporal SDK.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
+
+import temporalio
+
+import stackflow
 
 __all__ = ["OWN_PACKAGES", "build_id", "own_sources", "worker_build_id"]
 
@@ -56,12 +59,7 @@ def own_sources(
 
 def worker_build_id() -> str:
     """The build id of this process's worker (see the module docstring)."""
-    versions = {name: _version(name) for name in ("stackflow", "temporalio")}
+    # The packages' own version constants: the distributions' metadata says the same, but
+    # reading it imports ``importlib.metadata`` and scans every installed distribution.
+    versions = {"stackflow": stackflow.__version__, "temporalio": temporalio.__version__}
     return build_id(versions, own_sources(sys.modules))
-
-
-def _version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
 
+import stackflow
 from tests.containers.docker import REPO, Docker
 
 #: The first test builds the image (minutes on a cold engine): beyond the suite's 120 s default.
@@ -17,9 +17,8 @@ HARDENED = ("--read-only", "--tmpfs", "/tmp", "--network", "host")
 
 
 def package_version() -> str:
-    """The version in pyproject.toml."""
-    with (REPO / "pyproject.toml").open("rb") as file:
-        return str(tomllib.load(file)["project"]["version"])
+    """Stackflow's version (``stackflow.__version__``, which pyproject.toml reads)."""
+    return stackflow.__version__
 
 
 def test_check_accepts_a_mounted_config(docker: Docker, stackflow_image: str) -> None:

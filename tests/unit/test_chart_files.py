@@ -1,13 +1,15 @@
 """The chart's files that copy others: its CRDs are ``deploy/crds`` byte for byte, and its
-version and appVersion are the package's (pyproject.toml)."""
+version and appVersion are the package's (``stackflow.__version__``, which pyproject.toml reads)."""
 
 from __future__ import annotations
 
-import tomllib
+import importlib.metadata
 from pathlib import Path
 
 import pytest
 import yaml
+
+import stackflow
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "deploy" / "stackflow"
@@ -28,6 +30,10 @@ def test_the_chart_crds_are_deploy_crds_byte_for_byte() -> None:
 
 @pytest.mark.parametrize("field", ["version", "appVersion"])
 def test_the_chart_versions_are_the_package_version(field: str) -> None:
-    package = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
-    assert str(chart[field]) == package
+    assert str(chart[field]) == stackflow.__version__
+
+
+def test_the_installed_package_carries_the_version_the_code_says() -> None:
+    """pyproject.toml takes its version from ``stackflow.__version__``: the two never differ."""
+    assert importlib.metadata.version("stackflow") == stackflow.__version__
