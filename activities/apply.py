@@ -8,13 +8,18 @@ a real API server normalises is no difference: a zero value it omits when storin
 ``[]``, ``""``) and a quantity in its canonical spelling (``1.5Gi`` stored as ``1536Mi``). When
 the result equals the current object nothing is written; otherwise it is PUT with the current
 ``resourceVersion``, so a concurrent change answers ``Conflict`` (retryable) instead of being lost.
+
+The decision copies nothing it does not change: the merged object is new maps and lists only along
+the paths the desired object sets, and shares every other value with the current and the desired
+object. Nothing here or in its callers changes any of them afterwards (a write serialises the
+object). Deep-copying both objects on every comparison was the largest cost of a reconcile that
+writes nothing: about 20 ms of CPU for an Elasticsearch's children.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -83,8 +88,9 @@ class Applied:
 
 
 def normalised_desired(desired: Mapping[str, Any]) -> dict[str, Any]:
-    """The desired object as the server would store it: ``stringData`` folded into ``data`` (pure)."""
-    normalised = copy.deepcopy(dict(desired))
+    """The desired object as the server would store it: ``stringData`` folded into ``data``
+    (pure; new top-level, ``metadata`` and ``data`` maps, the rest shared with ``desired``)."""
+    normalised = dict(desired)
     string_data = normalised.pop("stringData", None)
     if string_data:
         data = dict(normalised.get("data") or {})
@@ -111,7 +117,7 @@ def _omitted_when_stored(value: Any) -> bool:
 
 def _merge(current: Any, desired: Any, *, quantities: bool = False) -> Any:
     if isinstance(current, Mapping) and isinstance(desired, Mapping):
-        merged = {key: copy.deepcopy(value) for key, value in current.items()}
+        merged = dict(current)
         for key, value in desired.items():
             if key not in current and _omitted_when_stored(value):
                 continue
@@ -124,7 +130,7 @@ def _merge(current: Any, desired: Any, *, quantities: bool = False) -> Any:
         return merged
     if quantities and same_quantity(current, desired):
         # The server's canonical spelling of the same amount (1.5Gi is stored as 1536Mi).
-        return copy.deepcopy(current)
+        return current
     if (
         isinstance(current, list)
         and isinstance(desired, list)
@@ -132,18 +138,19 @@ def _merge(current: Any, desired: Any, *, quantities: bool = False) -> Any:
         and all(isinstance(item, Mapping) for item in desired)
     ):
         return [_merge(old, new) for old, new in zip(current, desired, strict=True)]
-    return copy.deepcopy(desired)
+    return desired
 
 
 def merged_object(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
-    """``desired`` laid over ``current``, keeping what the server set (pure; see the module doc)."""
+    """``desired`` laid over ``current``, keeping what the server set (pure; it shares what it
+    does not change with both, see the module doc)."""
     wanted = normalised_desired(desired)
-    merged: dict[str, Any] = {key: copy.deepcopy(value) for key, value in current.items()}
+    merged: dict[str, Any] = dict(current)
     for key, value in wanted.items():
         if key not in current and _omitted_when_stored(value):
             continue
         if key in _OWNED_PAYLOADS or key in ("apiVersion", "kind"):
-            merged[key] = copy.deepcopy(value)
+            merged[key] = value
         else:
             merged[key] = _merge(current.get(key), value)
     for key in _OWNED_PAYLOADS:

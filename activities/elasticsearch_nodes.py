@@ -11,7 +11,6 @@ run one by one (``activities.cluster_steps``).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
@@ -154,11 +153,13 @@ def _target_statefulset(
     """The StatefulSet to write: the new one, or the current one with only its replicas changed."""
     name = view(desired).name
     base = desired if name in targets.new_template or current is None else current
-    written = copy.deepcopy(dict(base))
+    # New maps along the path it changes only (the rest is shared with ``base``, never changed).
+    written = dict(base)
     written.pop("status", None)
-    written.setdefault("spec", {})["replicas"] = targets.replicas.get(
-        name, int((desired.get("spec") or {}).get("replicas", 0))
-    )
+    written["spec"] = {
+        **(written.get("spec") or {}),
+        "replicas": targets.replicas.get(name, int((desired.get("spec") or {}).get("replicas", 0))),
+    }
     return written
 
 

@@ -3,6 +3,7 @@ defaults, omitted zero values and canonical quantities), the merged object other
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -115,6 +116,32 @@ def test_a_real_change_is_written(
     for step in path:
         update = update[step]
     assert update == value
+
+
+@pytest.mark.parametrize(
+    ("current", "desired"),
+    [
+        pytest.param(STORED, service(ports=[{"name": "https", "port": 9200}]), id="unchanged"),
+        pytest.param(claim_template("1Gi"), claim_template("2Gi"), id="a nested amount"),
+        pytest.param(
+            containers(env=[{"name": "A", "value": "1"}], image="kb"),
+            containers(env=[{"name": "A", "value": "2"}, {"name": "B", "value": "3"}]),
+            id="a list replaced",
+        ),
+        pytest.param(
+            {"metadata": {"name": "s", "labels": {"a": "1"}}, "data": {"a": "eA=="}},
+            {"metadata": {"name": "s", "labels": {"b": "2"}}, "stringData": {"b": "y"}},
+            id="labels merged, a payload replaced",
+        ),
+    ],
+)
+def test_the_decision_changes_neither_object(
+    current: dict[str, Any], desired: dict[str, Any]
+) -> None:
+    """The merged object shares what it does not change with both: they must stay as they were."""
+    current_before, desired_before = copy.deepcopy(current), copy.deepcopy(desired)
+    planned_update(current, desired)
+    assert (current, desired) == (current_before, desired_before)
 
 
 @pytest.mark.parametrize(

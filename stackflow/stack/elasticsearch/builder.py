@@ -288,12 +288,14 @@ def config_secret(context: BuildContext, node_set: Mapping[str, Any]) -> tuple[M
 
     bootstrap = initial_master_nodes(context) if is_master_eligible(node_set.get("config")) else []
     statefulset = names.statefulset_name(context.name, str(node_set["name"]))
+    rendered = render(bootstrap)
     secret = context.secret(
         names.config_secret_name(context.name, str(node_set["name"])),
-        encode_secret_data({"elasticsearch.yml": render(bootstrap)}),
+        encode_secret_data({"elasticsearch.yml": rendered}),
         labels={ES_STATEFULSET_NAME_LABEL: statefulset},
     )
-    return secret, content_hash(render([]))
+    # Once the cluster has formed there is no bootstrap list: the text is the hashed one already.
+    return secret, content_hash(render([]) if bootstrap else rendered)
 
 
 def _config_map(
