@@ -9,7 +9,7 @@ Standard library only, so it runs before any venv exists.
     (vfs storage, no iptables, no bridge: every container uses the host network). Resolves the
     base image: ``BASE_IMAGE`` (default python:3.12-slim-bookworm) when present or pullable,
     else a local Debian bookworm base, ``stackflow-base:bookworm``, built once with debootstrap
-    and ``docker import``. Builds ``stackflow:<version>`` (the version of pyproject.toml) and
+    and ``docker import``. Builds ``stackflow:<version>`` (``stackflow.__version__``) and
     tags ``stackflow:latest``, unless the image's sources-digest label already matches. Prints
     the image reference on stdout; progress lines go to stderr.
 ``python3 tools/image.py engine``
@@ -25,6 +25,7 @@ repository). Any failure ends with one line on stderr and exit status 1.
 from __future__ import annotations
 
 import argparse
+import ast
 import configparser
 import contextlib
 import hashlib
@@ -35,7 +36,6 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -226,9 +226,15 @@ def _alive(pid: int) -> bool:
 
 
 def package_version() -> str:
-    """The version in pyproject.toml."""
-    with (ROOT / "pyproject.toml").open("rb") as file:
-        return str(tomllib.load(file)["project"]["version"])
+    """Stackflow's version: ``__version__`` in stackflow/__init__.py, which pyproject.toml reads,
+    read from the source as setuptools reads it (no import: no venv is needed here)."""
+    source = ROOT / "stackflow" / "__init__.py"
+    for node in ast.parse(source.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__version__" for target in node.targets
+        ):
+            return str(ast.literal_eval(node.value))
+    raise ImageError(f"{source.relative_to(ROOT)} sets no __version__")
 
 
 def source_url() -> str:

@@ -1,4 +1,5 @@
-"""``stackflow --version``: the installed package's version, exit status 0."""
+"""``stackflow --version``: the installed package's version, exit status 0; the image tool tags
+the image with the same version."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+import stackflow
 from stackflow.cli import main
+from tests.containers.docker import load_image_tool
 
 INSTALLED = importlib.metadata.version("stackflow")
 STACKFLOW = Path(sys.executable).parent / "stackflow"
@@ -33,3 +36,8 @@ def test_the_console_script_prints_the_version_and_exits_zero() -> None:
         [str(STACKFLOW), "--version"], capture_output=True, text=True, timeout=60, check=False
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, f"stackflow {INSTALLED}\n", "")
+
+
+def test_the_image_tool_reads_the_version_the_package_carries() -> None:
+    """tools/image.py reads ``__version__`` from the source without importing it (no venv)."""
+    assert load_image_tool().package_version() == stackflow.__version__ == INSTALLED
