@@ -16,11 +16,6 @@ pytestmark = pytest.mark.timeout(1800)
 HARDENED = ("--read-only", "--tmpfs", "/tmp", "--network", "host")
 
 
-def package_version() -> str:
-    """Stackflow's version (``stackflow.__version__``, which pyproject.toml reads)."""
-    return stackflow.__version__
-
-
 def test_check_accepts_a_mounted_config(docker: Docker, stackflow_image: str) -> None:
     config = REPO / "deploy/compose/operator.yaml"
     checked = docker.run(
@@ -55,7 +50,7 @@ def test_version_is_the_package_version(docker: Docker, stackflow_image: str) ->
     shown = docker.run("run", "--rm", *HARDENED, stackflow_image, "--version", check=False)
     if shown.returncode != 0 or "unknown command" in shown.stderr:
         pytest.skip("`stackflow --version` does not exist in this build yet")
-    assert shown.stdout.strip() == f"stackflow {package_version()}"
+    assert shown.stdout.strip() == f"stackflow {stackflow.__version__}"
 
 
 def test_runs_as_non_root_with_exec_form_entrypoint_and_labels(
@@ -66,7 +61,7 @@ def test_runs_as_non_root_with_exec_form_entrypoint_and_labels(
     assert config["Entrypoint"] == ["stackflow"]
     assert config["Cmd"] == ["run", "--config", "/etc/stackflow/operator.yaml"]
     labels = config["Labels"]
-    assert labels["org.opencontainers.image.version"] == package_version()
+    assert labels["org.opencontainers.image.version"] == stackflow.__version__
     assert labels["org.opencontainers.image.title"] == "stackflow"
     assert {"org.opencontainers.image.source", "org.opencontainers.image.licenses"} <= set(labels)
     env = dict(entry.split("=", 1) for entry in config["Env"])

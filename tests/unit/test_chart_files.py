@@ -3,7 +3,6 @@ version and appVersion are the package's (``stackflow.__version__``, which pypro
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
 
 import pytest
@@ -32,8 +31,3 @@ def test_the_chart_crds_are_deploy_crds_byte_for_byte() -> None:
 def test_the_chart_versions_are_the_package_version(field: str) -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert str(chart[field]) == stackflow.__version__
-
-
-def test_the_installed_package_carries_the_version_the_code_says() -> None:
-    """pyproject.toml takes its version from ``stackflow.__version__``: the two never differ."""
-    assert importlib.metadata.version("stackflow") == stackflow.__version__

@@ -38,6 +38,7 @@ def test_the_console_script_prints_the_version_and_exits_zero() -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, f"stackflow {INSTALLED}\n", "")
 
 
-def test_the_image_tool_reads_the_version_the_package_carries() -> None:
-    """tools/image.py reads ``__version__`` from the source without importing it (no venv)."""
+def test_the_installed_package_and_the_image_tool_carry_the_version_the_code_says() -> None:
+    """pyproject.toml takes its version from ``stackflow.__version__``, and tools/image.py reads
+    it from the source without importing it (no venv): the three never differ."""
     assert load_image_tool().package_version() == stackflow.__version__ == INSTALLED
