@@ -1,6 +1,8 @@
 """ECK and Stackflow side by side, on one real API server, in one run.
 
 Run: ``.venv/bin/python bench/eck_side_by_side_bench.py [--repeats N] [--namespaces 6|N]``.
+Stackflow runs as the image runs it, with its runtime dependencies only (``bench/_runtime.py``;
+``--environment dev`` runs it from the development venv instead, test and lint tools and all).
 ``--keep DIR`` keeps the logs, the plane and every Stackflow workflow's history (JSON, per run);
 ``--only eck|stackflow`` runs one operator alone (its figures, no ratio), to work on its speed.
 
@@ -83,6 +85,7 @@ from _eck_side import (
     temporal_pid,
     worst_latency_ratio,
 )
+from _runtime import runtime_environment, runtime_python
 from _stack import compile_project, start_temporal
 
 from controlplane import ControlPlane
@@ -181,6 +184,8 @@ class Bench:
     directory: Path
     token: Path | None = None
     keep_histories: bool = False
+    #: The interpreter Stackflow runs on (the runtime venv, or the development venv's).
+    python: Path = Path(sys.executable)
 
 
 def elasticsearch(namespace: str, *, change: str | None = None) -> dict[str, Any]:
@@ -468,6 +473,7 @@ async def stackflow_operator(bench: Bench, directory: Path) -> AsyncIterator[Run
         )
         argv = Operator(config=config, kubeconfig=bench.token, log=directory / "unused.log").argv
         argv[argv.index("--health-port") + 1] = str(HEALTH_PORT)
+        argv[0] = str(bench.python)
         ports = [bench.plane.apiserver_port, int(address.rsplit(":", 1)[1])]
         # A Temporal server that has just started burns a core for about half a second (its
         # own start-up, the search attributes): deployed, it runs long before the operator.
@@ -477,7 +483,7 @@ async def stackflow_operator(bench: Bench, directory: Path) -> AsyncIterator[Run
         relays = directory / "relays"
         wrapper = Isolated(
             isolated_argv(relays, ports, argv),
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env=runtime_environment({**os.environ, "PYTHONUNBUFFERED": "1"}),
             log=directory / "stackflow.log",
         )
         async with host_relays(relays, ports):
@@ -767,7 +773,12 @@ async def run_side(
 
 
 async def measure(
-    repeats: int, namespaces: int, keep: Path | None, *, only: str | None = None
+    repeats: int,
+    namespaces: int,
+    keep: Path | None,
+    *,
+    only: str | None = None,
+    python: Path = Path(sys.executable),
 ) -> list[Row]:
     """Both operators (or ``only`` one) on one control plane; the table's rows."""
     with contextlib.ExitStack() as stack:
@@ -786,6 +797,7 @@ async def measure(
                     kube=ResourceClient(client),
                     directory=directory,
                     keep_histories=keep is not None,
+                    python=python,
                 )
                 eck: dict[str, list[float]] = {}
                 stackflow: dict[str, list[float]] = {}
@@ -841,6 +853,12 @@ def main() -> int:
         choices=("eck", "stackflow"),
         help="run one operator (its figures alone; no ratio): for working on one side's speed",
     )
+    parser.add_argument(
+        "--environment",
+        choices=("runtime", "dev"),
+        default="runtime",
+        help="Stackflow with the image's dependencies only (default), or from the development venv",
+    )
     args = parser.parse_args()
     why = unavailable()
     if why:
@@ -851,14 +869,20 @@ def main() -> int:
         )
         return 0
     compile_project()
+    python = runtime_python(progress) if args.environment == "runtime" else Path(sys.executable)
     # Temporal and the operators inherit descriptor 1: keep it for the figures.
     sys.stdout.flush()
     figures = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
-    table = asyncio.run(measure(args.repeats, args.namespaces, args.keep, only=args.only))
+    table = asyncio.run(
+        measure(args.repeats, args.namespaces, args.keep, only=args.only, python=python)
+    )
     with contextlib.redirect_stdout(figures):
         mode = "" if args.namespaces > 6 else f", {args.repeats} runs each"
-        print(f"ECK 3.5.0 and Stackflow on one API server, {args.namespaces} namespaces{mode}")
+        print(
+            f"ECK 3.5.0 and Stackflow ({args.environment} environment) on one API server,"
+            f" {args.namespaces} namespaces{mode}"
+        )
         for line in render(table):
             print(line)
         worst = worst_latency_ratio(table)

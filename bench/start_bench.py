@@ -1,8 +1,10 @@
 """Start-up benchmark: ``stackflow run`` from process start to its first ``/readyz`` 200.
 
-Run: ``.venv/bin/python bench/start_bench.py [--runs N]`` (default 5). kubesim (with the CRDs) and
-the Temporal dev server run once; the operator is started ``--runs`` times as the chart runs it
-(``stackflow run``, namespace-selector mode, a subprocess), ``/readyz`` polled every 10 ms. Ready
+Run: ``.venv/bin/python bench/start_bench.py [--runs N] [--environment runtime|dev]`` (default 5,
+runtime). kubesim (with the CRDs) and the Temporal dev server run once; the operator is started
+``--runs`` times as the chart runs it (``stackflow run``, namespace-selector mode, a subprocess),
+``/readyz`` polled every 10 ms. ``runtime`` runs it with only the runtime dependencies, as the image
+does (``bench/_runtime.py``); ``dev`` from the development venv, test and lint tools and all. Ready
 means what the probe means: the Namespace and controller informers synced, the worker running and
 Temporal answering. Each run prints its wall time to ready and the CPU time the process used until
 then (``/proc/<pid>/stat``: the figure that moves least when the machine is busy with other work).
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import aiohttp
 from _kopf_side import process_cpu_seconds
+from _runtime import runtime_environment, runtime_python
 from _stack import KubesimProcess, compile_project, start_temporal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
@@ -47,12 +50,13 @@ def progress(message: str) -> None:
     )
 
 
-async def start_once(config: Path, kubeconfig: Path) -> tuple[float, float]:
-    """Start the operator, wait for ``/readyz``, stop it: (wall seconds, CPU seconds) to ready."""
+async def start_once(python: Path, config: Path, kubeconfig: Path) -> tuple[float, float]:
+    """Start the operator with ``python``, wait for ``/readyz``, stop it: (wall seconds, CPU
+    seconds) to ready."""
     port = free_port()
     began = time.monotonic()
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
+        str(python),
         "-m",
         "stackflow.cli",
         "run",
@@ -66,6 +70,7 @@ async def start_once(config: Path, kubeconfig: Path) -> tuple[float, float]:
         str(port),
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
+        env=runtime_environment(os.environ),
     )
     try:
         async with aiohttp.ClientSession() as session:
@@ -83,8 +88,8 @@ async def start_once(config: Path, kubeconfig: Path) -> tuple[float, float]:
         await process.wait()
 
 
-async def bench(runs: int) -> list[tuple[float, float]]:
-    """kubesim and Temporal once, then ``runs`` starts of the operator."""
+async def bench(runs: int, python: Path) -> list[tuple[float, float]]:
+    """kubesim and Temporal once, then ``runs`` starts of the operator with ``python``."""
     with tempfile.TemporaryDirectory(prefix="start_bench-") as workdir:
         kubesim = KubesimProcess(kubeconfig=Path(workdir) / "kubeconfig")
         await kubesim.start()
@@ -101,7 +106,7 @@ async def bench(runs: int) -> list[tuple[float, float]]:
                 config = write_operator_config(Path(workdir) / "operator.yaml", temporal=env)
                 figures = []
                 for run in range(runs):
-                    wall, cpu = await start_once(config, kubesim.kubeconfig)
+                    wall, cpu = await start_once(python, config, kubesim.kubeconfig)
                     progress(f"run {run + 1}/{runs}: ready after {wall:.2f} s, cpu {cpu:.2f} s")
                     figures.append((wall, cpu))
                 return figures
@@ -113,12 +118,22 @@ def main() -> None:
     """Parse the flags, run, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="operator starts to measure")
+    parser.add_argument(
+        "--environment",
+        choices=("runtime", "dev"),
+        default="runtime",
+        help="the image's dependencies only (default), or the development venv",
+    )
     args = parser.parse_args()
     compile_project()
-    figures = asyncio.run(bench(args.runs))
+    python = runtime_python(progress) if args.environment == "runtime" else Path(sys.executable)
+    figures = asyncio.run(bench(args.runs, python))
     walls = [wall for wall, _ in figures]
     cpus = [cpu for _, cpu in figures]
-    print(f"operator = stackflow run on kubesim, {args.runs} starts ({os.cpu_count()} CPUs)")
+    print(
+        f"operator = stackflow run on kubesim, {args.environment} environment,"
+        f" {args.runs} starts ({os.cpu_count()} CPUs)"
+    )
     print(f"wall to ready: min {min(walls):.2f} s, max {max(walls):.2f} s")
     print(f"cpu to ready: min {min(cpus):.2f} s, max {max(cpus):.2f} s")
     print(

@@ -100,7 +100,8 @@ def _require_aware(instant: datetime) -> datetime:
 class _GoJsonModel(BaseModel):
     """Decodes like Go's ``encoding/json`` into a struct: unknown keys ignored, ``null`` = absent."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # Built at the first license read, not at import: no license is read before ready.
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod

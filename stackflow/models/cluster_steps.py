@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 __all__ = [
@@ -32,25 +32,29 @@ __all__ = [
     "describe_step",
 ]
 
+#: Validators built at first use, not at import: the operator's start imports every step and
+#: runs none before it is ready.
+_DEFERRED = ConfigDict(defer_build=True)
+
 #: The ``exclude._name`` value ECK writes when no node is leaving (an empty value would not clear it).
 NONE_EXCLUDED = "none_excluded"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class DisableReplicaAllocation:
     """``PUT _cluster/settings`` transient ``cluster.routing.allocation.enable: primaries``."""
 
     kind: Literal["disable_replica_allocation"] = "disable_replica_allocation"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class EnableAllocation:
     """``PUT _cluster/settings`` transient ``cluster.routing.allocation.enable: all``."""
 
     kind: Literal["enable_allocation"] = "enable_allocation"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class Flush:
     """``POST _flush`` (target 8.0 and later) or ``POST _flush/synced`` (earlier; a 409 is ignored)."""
 
@@ -58,7 +62,7 @@ class Flush:
     kind: Literal["flush"] = "flush"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class PutNodeShutdown:
     """``PUT _nodes/<node_id>/shutdown`` with ``{type, reason, allocation_delay?}``."""
 
@@ -70,7 +74,7 @@ class PutNodeShutdown:
     kind: Literal["put_node_shutdown"] = "put_node_shutdown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class DeleteNodeShutdown:
     """``DELETE _nodes/<node_id>/shutdown``: cancels a shutdown, or cleans up a completed one."""
 
@@ -78,7 +82,7 @@ class DeleteNodeShutdown:
     kind: Literal["delete_node_shutdown"] = "delete_node_shutdown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class ExcludeFromAllocation:
     """``PUT _cluster/settings`` transient ``cluster.routing.allocation.exclude._name: <value>``."""
 
@@ -86,14 +90,14 @@ class ExcludeFromAllocation:
     kind: Literal["exclude_from_allocation"] = "exclude_from_allocation"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class RemoveTransientAllocationSettings:
     """``PUT _cluster/settings`` transient ``exclude._name`` and ``enable`` set to ``null``."""
 
     kind: Literal["remove_transient_allocation_settings"] = "remove_transient_allocation_settings"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class AddVotingExclusions:
     """``POST _cluster/voting_config_exclusions?node_names=<names>`` (7.8.0 and later)."""
 
@@ -101,14 +105,14 @@ class AddVotingExclusions:
     kind: Literal["add_voting_exclusions"] = "add_voting_exclusions"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class ClearVotingExclusions:
     """``DELETE _cluster/voting_config_exclusions?wait_for_removal=false``."""
 
     kind: Literal["clear_voting_exclusions"] = "clear_voting_exclusions"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class DeletePod:
     """Delete a Pod with its UID as a precondition (``uid``, filled in by whoever read the Pod),
     so that a step run twice never deletes the Pod that replaced it."""
@@ -119,7 +123,7 @@ class DeletePod:
     kind: Literal["delete_pod"] = "delete_pod"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class ScaleStatefulSet:
     """Set a StatefulSet's ``spec.replicas`` (and recompute its template-hash label)."""
 
@@ -128,7 +132,7 @@ class ScaleStatefulSet:
     kind: Literal["scale_stateful_set"] = "scale_stateful_set"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_DEFERRED)
 class DeleteStatefulSet:
     """Delete a StatefulSet with 0 replicas and no node set, with its Service, config and certs."""
 

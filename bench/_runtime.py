@@ -1,0 +1,66 @@
+"""The operator's runtime environment, for benchmarks that time the operator as it is deployed.
+
+The development venv (``.venv``) carries the test and lint tools beside the operator's own
+dependencies, and some of them change what the operator does when it starts: structlog imports
+``rich`` (which import-linter brings) and ``greenlet`` (which playwright brings) whenever they are
+installed, about 0.1 s of CPU at every start that the image, which installs only the runtime
+dependencies, never spends. ``runtime_python`` makes a venv with exactly those dependencies (the
+``dependencies`` of ``pyproject.toml``, as the image's ``pip install`` resolves them) under
+``.tools``, once per dependency list and interpreter, and ``runtime_environment`` points it at the
+sources of this checkout, so a timed start runs the code under test with what production has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+import venv
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+__all__ = ["RUNTIME_VENV", "runtime_dependencies", "runtime_environment", "runtime_python"]
+
+REPO = Path(__file__).resolve().parents[1]
+#: Where the runtime venv lives (``.tools`` is never committed).
+RUNTIME_VENV = REPO / ".tools" / "runtime-venv"
+_STAMP = RUNTIME_VENV / "stackflow-dependencies.json"
+
+
+def runtime_dependencies() -> list[str]:
+    """The operator's runtime requirements, as ``pyproject.toml`` lists them."""
+    with (REPO / "pyproject.toml").open("rb") as handle:
+        return list(tomllib.load(handle)["project"]["dependencies"])
+
+
+def _wanted_stamp() -> str:
+    """What the venv was made from: the requirements and this interpreter's version."""
+    return json.dumps({"dependencies": runtime_dependencies(), "python": sys.version})
+
+
+def runtime_python(progress: Callable[[str], None]) -> Path:
+    """The runtime venv's interpreter, made first if missing or made from other requirements."""
+    python = RUNTIME_VENV / "bin" / "python"
+    wanted = _wanted_stamp()
+    if python.exists() and _STAMP.exists() and _STAMP.read_text() == wanted:
+        return python
+    progress(f"making the operator's runtime venv in {RUNTIME_VENV} (about a minute, once)")
+    venv.EnvBuilder(clear=True, with_pip=True).create(RUNTIME_VENV)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", *runtime_dependencies()],
+        check=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    _STAMP.write_text(wanted)
+    progress("runtime venv ready")
+    return python
+
+
+def runtime_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with this checkout's sources first on the path (the runtime venv holds no
+    Stackflow: the timed operator is the code in the working tree)."""
+    inherited = base.get("PYTHONPATH")
+    path = str(REPO) if not inherited else os.pathsep.join([str(REPO), inherited])
+    return {**base, "PYTHONPATH": path}
