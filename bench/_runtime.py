@@ -21,7 +21,13 @@ import venv
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["RUNTIME_VENV", "runtime_dependencies", "runtime_environment", "runtime_python"]
+__all__ = [
+    "RUNTIME_VENV",
+    "operator_python",
+    "runtime_dependencies",
+    "runtime_environment",
+    "runtime_python",
+]
 
 REPO = Path(__file__).resolve().parents[1]
 #: Where the runtime venv lives (``.tools`` is never committed).
@@ -40,22 +46,39 @@ def _wanted_stamp() -> str:
     return json.dumps({"dependencies": runtime_dependencies(), "python": sys.version})
 
 
-def runtime_python(progress: Callable[[str], None]) -> Path:
-    """The runtime venv's interpreter, made first if missing or made from other requirements."""
+def runtime_python(progress: Callable[[str], None]) -> Path | None:
+    """The runtime venv's interpreter, made first if missing or made from other requirements;
+    None, having said why through ``progress``, when it cannot be made (no package index)."""
     python = RUNTIME_VENV / "bin" / "python"
     wanted = _wanted_stamp()
     if python.exists() and _STAMP.exists() and _STAMP.read_text() == wanted:
         return python
     progress(f"making the operator's runtime venv in {RUNTIME_VENV} (about a minute, once)")
+    _STAMP.unlink(missing_ok=True)
     venv.EnvBuilder(clear=True, with_pip=True).create(RUNTIME_VENV)
-    subprocess.run(
+    installed = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", *runtime_dependencies()],
-        check=True,
+        check=False,
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
+    if installed.returncode != 0:
+        progress(f"the runtime venv could not be made (pip exited {installed.returncode})")
+        return None
     _STAMP.write_text(wanted)
     progress("runtime venv ready")
     return python
+
+
+def operator_python(environment: str, progress: Callable[[str], None]) -> tuple[Path, str]:
+    """The interpreter to run the operator with for ``environment`` (``runtime`` or ``dev``), and
+    the environment it really is: ``dev`` when the runtime venv cannot be made (said as it
+    happens, and in the figures' heading through the name returned)."""
+    if environment == "runtime":
+        python = runtime_python(progress)
+        if python is not None:
+            return python, "runtime"
+        progress("timing the operator from the development venv instead")
+    return Path(sys.executable), "dev"
 
 
 def runtime_environment(base: Mapping[str, str]) -> dict[str, str]:

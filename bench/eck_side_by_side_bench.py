@@ -85,7 +85,7 @@ from _eck_side import (
     temporal_pid,
     worst_latency_ratio,
 )
-from _runtime import runtime_environment, runtime_python
+from _runtime import operator_python, runtime_environment
 from _stack import compile_project, start_temporal
 
 from controlplane import ControlPlane
@@ -869,7 +869,7 @@ def main() -> int:
         )
         return 0
     compile_project()
-    python = runtime_python(progress) if args.environment == "runtime" else Path(sys.executable)
+    python, environment = operator_python(args.environment, progress)
     # Temporal and the operators inherit descriptor 1: keep it for the figures.
     sys.stdout.flush()
     figures = os.fdopen(os.dup(1), "w")
@@ -880,7 +880,7 @@ def main() -> int:
     with contextlib.redirect_stdout(figures):
         mode = "" if args.namespaces > 6 else f", {args.repeats} runs each"
         print(
-            f"ECK 3.5.0 and Stackflow ({args.environment} environment) on one API server,"
+            f"ECK 3.5.0 and Stackflow ({environment} environment) on one API server,"
             f" {args.namespaces} namespaces{mode}"
         )
         for line in render(table):

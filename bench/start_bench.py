@@ -25,7 +25,7 @@ from pathlib import Path
 
 import aiohttp
 from _kopf_side import process_cpu_seconds
-from _runtime import runtime_environment, runtime_python
+from _runtime import operator_python, runtime_environment
 from _stack import KubesimProcess, compile_project, start_temporal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
@@ -126,12 +126,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     compile_project()
-    python = runtime_python(progress) if args.environment == "runtime" else Path(sys.executable)
+    python, environment = operator_python(args.environment, progress)
     figures = asyncio.run(bench(args.runs, python))
     walls = [wall for wall, _ in figures]
     cpus = [cpu for _, cpu in figures]
     print(
-        f"operator = stackflow run on kubesim, {args.environment} environment,"
+        f"operator = stackflow run on kubesim, {environment} environment,"
         f" {args.runs} starts ({os.cpu_count()} CPUs)"
     )
     print(f"wall to ready: min {min(walls):.2f} s, max {max(walls):.2f} s")
