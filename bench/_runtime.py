@@ -3,15 +3,18 @@
 The development venv (``.venv``) carries the test and lint tools beside the operator's own
 dependencies, and some of them change what the operator does when it starts: structlog imports
 ``rich`` (which import-linter brings) and ``greenlet`` (which playwright brings) whenever they are
-installed: about 0.04 s of CPU at every start and 12 MiB of RSS (docs/performance.md) that the
-image, which installs only the runtime dependencies, never spends. ``runtime_python`` makes a venv with exactly those dependencies (the
-``dependencies`` of ``pyproject.toml``, as the image's ``pip install`` resolves them) under
-``.tools``, once per dependency list and interpreter, and ``runtime_environment`` points it at the
-sources of this checkout, so a timed start runs the code under test with what production has.
+installed, about 0.04 s of CPU at every start and 12 MiB of RSS (docs/performance.md) that the
+image, which installs only the runtime dependencies, never spends. ``runtime_python`` makes a venv
+with exactly those dependencies (``pyproject.toml``'s, as the image's ``pip install`` resolves
+them) under ``.tools``, once per dependency list and interpreter, and ``runtime_environment``
+points it at the sources of this checkout, so a timed start runs the code under test with what
+production has. ``add_environment_argument`` and ``operator_python`` give a bench its
+``--environment`` flag and the interpreter it names.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -21,15 +24,20 @@ import venv
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from _stack import REPO
+
 __all__ = [
+    "ENVIRONMENTS",
     "RUNTIME_VENV",
+    "add_environment_argument",
     "operator_python",
     "runtime_dependencies",
     "runtime_environment",
     "runtime_python",
 ]
 
-REPO = Path(__file__).resolve().parents[1]
+#: What ``--environment`` takes: the image's dependencies only (the default), or the development venv.
+ENVIRONMENTS = ("runtime", "dev")
 #: Where the runtime venv lives (``.tools`` is never committed).
 RUNTIME_VENV = REPO / ".tools" / "runtime-venv"
 _STAMP = RUNTIME_VENV / "stackflow-dependencies.json"
@@ -67,6 +75,16 @@ def runtime_python(progress: Callable[[str], None]) -> Path | None:
     _STAMP.write_text(wanted)
     progress("runtime venv ready")
     return python
+
+
+def add_environment_argument(parser: argparse.ArgumentParser) -> None:
+    """``--environment runtime|dev``: where the timed operator runs (``runtime`` by default)."""
+    parser.add_argument(
+        "--environment",
+        choices=ENVIRONMENTS,
+        default=ENVIRONMENTS[0],
+        help="the operator with the image's dependencies only (default), or the development venv",
+    )
 
 
 def operator_python(environment: str, progress: Callable[[str], None]) -> tuple[Path, str]:

@@ -85,7 +85,7 @@ from _eck_side import (
     temporal_pid,
     worst_latency_ratio,
 )
-from _runtime import operator_python, runtime_environment
+from _runtime import add_environment_argument, operator_python, runtime_environment
 from _stack import compile_project, start_temporal
 
 from controlplane import ControlPlane
@@ -778,7 +778,7 @@ async def measure(
     keep: Path | None,
     *,
     only: str | None = None,
-    python: Path = Path(sys.executable),
+    python: Path,
 ) -> list[Row]:
     """Both operators (or ``only`` one) on one control plane; the table's rows."""
     with contextlib.ExitStack() as stack:
@@ -853,12 +853,7 @@ def main() -> int:
         choices=("eck", "stackflow"),
         help="run one operator (its figures alone; no ratio): for working on one side's speed",
     )
-    parser.add_argument(
-        "--environment",
-        choices=("runtime", "dev"),
-        default="runtime",
-        help="Stackflow with the image's dependencies only (default), or from the development venv",
-    )
+    add_environment_argument(parser)
     args = parser.parse_args()
     why = unavailable()
     if why:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import aiohttp
 from _kopf_side import process_cpu_seconds
-from _runtime import operator_python, runtime_environment
+from _runtime import add_environment_argument, operator_python, runtime_environment
 from _stack import KubesimProcess, compile_project, start_temporal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the e2e harness lives in tests/
@@ -118,12 +118,7 @@ def main() -> None:
     """Parse the flags, run, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="operator starts to measure")
-    parser.add_argument(
-        "--environment",
-        choices=("runtime", "dev"),
-        default="runtime",
-        help="the image's dependencies only (default), or the development venv",
-    )
+    add_environment_argument(parser)
     args = parser.parse_args()
     compile_project()
     python, environment = operator_python(args.environment, progress)
