@@ -12,6 +12,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.worker import Interceptor, Worker
 
 from stackflow.models.engine import (
+    CompensationStep,
     Phase,
     ResourceRef,
     ResourceWorkflowResult,
@@ -73,6 +74,19 @@ async def until_phase(client: Client, ref: ResourceRef, phase: Phase) -> Workflo
         return view.phase is phase and not view.pending
 
     await eventually(reached, what=f"{ref.workflow_id} in phase {phase.value}")
+    return await state_of(client, ref)
+
+
+async def until_held(
+    client: Client, ref: ResourceRef, held: tuple[CompensationStep, ...]
+) -> WorkflowStateView:
+    """Wait until the workflow holds exactly `held`; returns that state. A reconcile's phase is
+    published before its releases run, so a phase alone does not say they are done."""
+
+    async def reached() -> bool:
+        return (await state_of(client, ref)).compensations == held
+
+    await eventually(reached, what=f"{ref.workflow_id} holding {[s.key for s in held]}")
     return await state_of(client, ref)
 
 
