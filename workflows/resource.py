@@ -175,6 +175,7 @@ class ResourceWorkflow:
             out_of_scope=self._state.out_of_scope,
             license_warned=self._state.license_warned,
             referenced=self._state.referenced,
+            handling=self._batches_done != self._batches_taken,
         )
 
     @workflow.run

@@ -282,7 +282,8 @@ def render(report: StatusReport) -> str:
     else:
         phase_line = f"phase: {state.phase.value}"
         lines.append(f"{phase_line}: {state.message}" if state.message else phase_line)
-        lines.append(f"reconciles: {state.reconciles}")
+        handling = " (handling a batch of triggers now)" if state.handling else ""
+        lines.append(f"reconciles: {state.reconciles}{handling}")
     lines.append(f"last reconcile: {_last_text(report.last)}")
     if state is not None:
         pending = ", ".join(

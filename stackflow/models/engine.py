@@ -240,6 +240,10 @@ class WorkflowStateView(Model):
     out_of_scope: bool
     license_warned: bool
     referenced: tuple[ObjectKey, ...]
+    #: A batch of triggers is being handled now. Its reconcile's phase is set before the
+    #: releases and cluster steps that follow it in the same batch: the batch is over only once
+    #: this is false again.
+    handling: bool = False
 
 
 # --- activities -----------------------------------------------------------------------------------

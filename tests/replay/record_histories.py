@@ -60,12 +60,12 @@ def trigger(reason: TriggerReason, detail: str = "") -> Trigger:
 
 
 async def until_phase(client: Client, ref: ResourceRef, phase: Phase) -> None:
-    """Wait until the workflow reports `phase` with nothing pending."""
+    """Wait until the workflow reports `phase` with nothing pending or being handled."""
     handle = client.get_workflow_handle_for(ResourceWorkflow.run, ref.workflow_id)
 
     async def reached() -> bool:
         view = await handle.query(ResourceWorkflow.state)
-        return view.phase is phase and not view.pending
+        return view.phase is phase and not view.pending and not view.handling
 
     await eventually(reached, what=f"phase {phase.value}")
 

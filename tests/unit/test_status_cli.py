@@ -273,6 +273,13 @@ def test_render_lines(changes: dict[str, Any], line: str) -> None:
     assert any(rendered.startswith(line) for rendered in render(report(**changes)).splitlines())
 
 
+def test_render_says_when_a_batch_of_triggers_is_being_handled() -> None:
+    state = report().state
+    assert state is not None
+    text = render(report(state=state.model_copy(update={"handling": True})))
+    assert "reconciles: 3 (handling a batch of triggers now)" in text.splitlines()
+
+
 def test_render_leaves_out_what_is_not_there() -> None:
     text = render(report(condition=None, state=None))
     assert "condition:" not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -102,6 +103,8 @@ class FakeEngine:
     step_releases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Keys whose compensation fails (a release the cluster refuses).
     failing_compensations: set[str] = field(default_factory=set)
+    #: When given, every compensation waits for it to be set before it answers.
+    compensations_open: asyncio.Event | None = None
     default_outcome: ReconcileResult = field(
         default_factory=lambda: ReconcileResult(phase=Phase.READY, message="green")
     )
@@ -191,6 +194,8 @@ class FakeEngine:
             @activity.defn(name=name)
             async def compensate(request: CompensateInput) -> CompensateResult:
                 engine.calls.append((name, request))
+                if engine.compensations_open is not None:
+                    await engine.compensations_open.wait()
                 if request.step.key in engine.failing_compensations:
                     raise ApplicationError(f"{request.step.key} refused", non_retryable=True)
                 return CompensateResult(released=True)

@@ -12,7 +12,6 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.worker import Interceptor, Worker
 
 from stackflow.models.engine import (
-    CompensationStep,
     Phase,
     ResourceRef,
     ResourceWorkflowResult,
@@ -67,26 +66,15 @@ async def state_of(client: Client, ref: ResourceRef) -> WorkflowStateView:
 
 
 async def until_phase(client: Client, ref: ResourceRef, phase: Phase) -> WorkflowStateView:
-    """Wait until the workflow reports `phase` with no trigger pending; returns that state."""
+    """Wait until the workflow reports `phase` with no trigger pending and no batch being
+    handled (a reconcile's phase is set before the releases and steps of its batch); returns
+    that state."""
 
     async def reached() -> bool:
         view = await state_of(client, ref)
-        return view.phase is phase and not view.pending
+        return view.phase is phase and not view.pending and not view.handling
 
     await eventually(reached, what=f"{ref.workflow_id} in phase {phase.value}")
-    return await state_of(client, ref)
-
-
-async def until_held(
-    client: Client, ref: ResourceRef, held: tuple[CompensationStep, ...]
-) -> WorkflowStateView:
-    """Wait until the workflow holds exactly `held`; returns that state. A reconcile's phase is
-    published before its releases run, so a phase alone does not say they are done."""
-
-    async def reached() -> bool:
-        return (await state_of(client, ref)).compensations == held
-
-    await eventually(reached, what=f"{ref.workflow_id} holding {[s.key for s in held]}")
     return await state_of(client, ref)
 
 

@@ -3,6 +3,8 @@ steps that change a cluster leave in it, on the time-skipping server with fake a
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
@@ -19,9 +21,9 @@ from tests.workflows.fakes import RELEASE_OBSERVER, RELEASE_WATCH, FakeEngine, m
 from tests.workflows.resource_driver import (
     RECONCILE,
     start,
+    state_of,
     stop,
     until_calls,
-    until_held,
     until_phase,
     worker,
 )
@@ -60,10 +62,10 @@ async def test_a_target_released_now_runs_its_compensation_and_forgets_only_its_
 
         await handle.signal(ResourceWorkflow.trigger, CHANGED)
         await until_calls(engine, RECONCILE, 2)
-        view = await until_held(ts_env.client, ref, (held[1],))
+        view = await until_phase(ts_env.client, ref, Phase.READY)
 
         assert released(engine) == [(RELEASE_OBSERVER, "peer/c"), (RELEASE_OBSERVER, "peer/a")]
-        assert view.phase is Phase.READY
+        assert view.compensations == (held[1],)
         await stop(handle)
 
 
@@ -84,14 +86,43 @@ async def test_a_release_that_fails_stays_held_and_the_resource_is_still_reconci
         await until_phase(ts_env.client, ref, Phase.READY)
         await handle.signal(ResourceWorkflow.trigger, CHANGED)
         await until_calls(engine, RECONCILE, 2)
-        # Peer b's release fails: a is forgotten, b stays held, and the resource stays ready.
-        view = await until_held(ts_env.client, ref, (held[1],))
+        view = await until_phase(ts_env.client, ref, Phase.READY)
 
+        # Peer b's release fails: a is forgotten, b stays held, and the resource stays ready.
         assert released(engine) == [(RELEASE_OBSERVER, "peer/b"), (RELEASE_OBSERVER, "peer/a")]
-        assert view.phase is Phase.READY
+        assert view.compensations == (held[1],)
         await handle.signal(ResourceWorkflow.trigger, CHANGED)
         await until_calls(engine, RECONCILE, 3)
         await until_phase(ts_env.client, ref, Phase.READY)
+        await stop(handle)
+
+
+async def test_the_state_says_a_batch_is_being_handled_until_its_releases_are_done(
+    ts_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    held = (step("peer/a"),)
+    engine = FakeEngine(compensations_open=asyncio.Event())
+    engine.outcomes.extend(
+        [
+            ReconcileResult(phase=Phase.READY, acquired=held),
+            ReconcileResult(phase=Phase.READY, release_now=held),
+        ]
+    )
+    ref = make_ref()
+    async with worker(ts_env.client, engine, task_queue):
+        handle = await start(ts_env.client, ref, task_queue)
+        await until_phase(ts_env.client, ref, Phase.READY)
+        await handle.signal(ResourceWorkflow.trigger, CHANGED)
+        await until_calls(engine, RELEASE_OBSERVER, 1)
+
+        # The reconcile has answered READY; its release has not.
+        during = await state_of(ts_env.client, ref)
+        assert (during.phase, during.handling, during.compensations) == (Phase.READY, True, held)
+
+        assert engine.compensations_open is not None
+        engine.compensations_open.set()
+        after = await until_phase(ts_env.client, ref, Phase.READY)
+        assert (after.handling, after.compensations) == (False, ())
         await stop(handle)
 
 
