@@ -19,7 +19,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 import yaml
-from temporalio.client import Client
+from temporalio.client import Client, ScheduleOverlapPolicy
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
@@ -29,6 +29,7 @@ from stackflow.models.kinds import SECRETS
 from stackflow.models.telemetry import (
     LICENSE_USAGE_WORKFLOW,
     TELEMETRY_WORKFLOW,
+    license_usage_schedule_id,
     telemetry_schedule_id,
 )
 from tests.clusters import KUBESIM, ClusterTarget, KubeCluster, ensure_namespace
@@ -141,6 +142,16 @@ async def completed_results(client: Client, workflow_type: str, task_queue: str)
     return results
 
 
+async def report_license_usage_now(client: Client, task_queue: str) -> None:
+    """Run the licensing usage report once more, now, as ``temporal schedule trigger`` does.
+
+    The Schedule's first run starts with the operator, and may read the license before the
+    trial is issued; the next one is two minutes away (ECK's interval).
+    """
+    handle = client.get_schedule_handle(license_usage_schedule_id(task_queue))
+    await handle.trigger(overlap=ScheduleOverlapPolicy.BUFFER_ONE)
+
+
 async def metrics_text(port: int) -> str:
     """``/metrics`` of the operator ("" while it does not answer yet)."""
     try:
@@ -204,6 +215,8 @@ async def test_document_goes_to_matching_kibanas_only_and_gauges_show_the_licens
     assert await secret_key(kube, "unseen", TELEMETRY_KEY) is None
     assert await secret_key(kube, "unseen", "kibana.yml") == "x: 1\n"
 
+    await report_license_usage_now(temporal.client, queue)
+
     async def gauges_shown() -> bool:
         text = await metrics_text(port)
         return (
@@ -242,6 +255,9 @@ async def test_disable_telemetry_writes_nothing_and_keeps_the_license_gauges(
     assert missing.value.status is RPCStatusCode.NOT_FOUND
     assert await completed_results(temporal.client, TELEMETRY_WORKFLOW, queue) == []
     assert await secret_key(kube, "quiet", TELEMETRY_KEY) is None
+
+    # The Kibana was reconciled, so the trial is issued: a report from now on counts both.
+    await report_license_usage_now(temporal.client, queue)
 
     async def gauges_shown() -> bool:
         text = await metrics_text(port)
