@@ -4,18 +4,23 @@ steps that change a cluster leave in it, on the time-skipping server with fake a
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
+from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from stackflow.models.cluster_steps import DisableReplicaAllocation, Flush
 from stackflow.models.engine import (
     ACT_CLUSTER_STEP,
     CompensateInput,
+    CompensationStep,
     Phase,
     ReconcileResult,
+    ResourceRef,
     Trigger,
     TriggerReason,
+    WorkflowStateView,
 )
 from tests.workflows.fakes import RELEASE_OBSERVER, RELEASE_WATCH, FakeEngine, make_ref, step
 from tests.workflows.resource_driver import (
@@ -43,24 +48,42 @@ def released(engine: FakeEngine) -> list[tuple[str, str]]:
     ]
 
 
+async def held_then_released(
+    client: Client,
+    engine: FakeEngine,
+    ref: ResourceRef,
+    task_queue: str,
+    *,
+    held: tuple[CompensationStep, ...],
+    release: tuple[CompensationStep, ...],
+) -> tuple[WorkflowHandle[Any, Any], WorkflowStateView]:
+    """Start the resource's workflow (in a running worker): its first reconcile acquires `held`,
+    and the second, triggered here once the first is done, releases `release` now. Returns the
+    handle and the state after the first."""
+    engine.outcomes.extend(
+        [
+            ReconcileResult(phase=Phase.READY, acquired=held),
+            ReconcileResult(phase=Phase.READY, release_now=release),
+        ]
+    )
+    handle = await start(client, ref, task_queue)
+    first = await until_phase(client, ref, Phase.READY)
+    await handle.signal(ResourceWorkflow.trigger, CHANGED)
+    return handle, first
+
+
 async def test_a_target_released_now_runs_its_compensation_and_forgets_only_its_key(
     ts_env: WorkflowEnvironment, task_queue: str
 ) -> None:
     held = (step("peer/a"), step("peer/b", RELEASE_WATCH), step("peer/c"))
     engine = FakeEngine()
-    engine.outcomes.extend(
-        [
-            ReconcileResult(phase=Phase.READY, acquired=held),
-            # Peers a and c left: released now, c (acquired last) first; b stays held.
-            ReconcileResult(phase=Phase.READY, release_now=(held[0], held[2])),
-        ]
-    )
     ref = make_ref()
     async with worker(ts_env.client, engine, task_queue):
-        handle = await start(ts_env.client, ref, task_queue)
-        assert (await until_phase(ts_env.client, ref, Phase.READY)).compensations == held
-
-        await handle.signal(ResourceWorkflow.trigger, CHANGED)
+        # Peers a and c leave: released now, c (acquired last) first; b stays held.
+        handle, first = await held_then_released(
+            ts_env.client, engine, ref, task_queue, held=held, release=(held[0], held[2])
+        )
+        assert first.compensations == held
         await until_calls(engine, RECONCILE, 2)
         view = await until_phase(ts_env.client, ref, Phase.READY)
 
@@ -74,17 +97,11 @@ async def test_a_release_that_fails_stays_held_and_the_resource_is_still_reconci
 ) -> None:
     held = (step("peer/a"), step("peer/b"))
     engine = FakeEngine(failing_compensations={"peer/b"})
-    engine.outcomes.extend(
-        [
-            ReconcileResult(phase=Phase.READY, acquired=held),
-            ReconcileResult(phase=Phase.READY, release_now=held),
-        ]
-    )
     ref = make_ref()
     async with worker(ts_env.client, engine, task_queue):
-        handle = await start(ts_env.client, ref, task_queue)
-        await until_phase(ts_env.client, ref, Phase.READY)
-        await handle.signal(ResourceWorkflow.trigger, CHANGED)
+        handle, _ = await held_then_released(
+            ts_env.client, engine, ref, task_queue, held=held, release=held
+        )
         await until_calls(engine, RECONCILE, 2)
         view = await until_phase(ts_env.client, ref, Phase.READY)
 
@@ -101,26 +118,20 @@ async def test_the_state_says_a_batch_is_being_handled_until_its_releases_are_do
     ts_env: WorkflowEnvironment, task_queue: str
 ) -> None:
     held = (step("peer/a"),)
-    engine = FakeEngine(compensations_open=asyncio.Event())
-    engine.outcomes.extend(
-        [
-            ReconcileResult(phase=Phase.READY, acquired=held),
-            ReconcileResult(phase=Phase.READY, release_now=held),
-        ]
-    )
+    releases_open = asyncio.Event()
+    engine = FakeEngine(compensations_open=releases_open)
     ref = make_ref()
     async with worker(ts_env.client, engine, task_queue):
-        handle = await start(ts_env.client, ref, task_queue)
-        await until_phase(ts_env.client, ref, Phase.READY)
-        await handle.signal(ResourceWorkflow.trigger, CHANGED)
+        handle, _ = await held_then_released(
+            ts_env.client, engine, ref, task_queue, held=held, release=held
+        )
         await until_calls(engine, RELEASE_OBSERVER, 1)
 
         # The reconcile has answered READY; its release has not.
         during = await state_of(ts_env.client, ref)
         assert (during.phase, during.handling, during.compensations) == (Phase.READY, True, held)
 
-        assert engine.compensations_open is not None
-        engine.compensations_open.set()
+        releases_open.set()
         after = await until_phase(ts_env.client, ref, Phase.READY)
         assert (after.handling, after.compensations) == (False, ())
         await stop(handle)
