@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Interceptor, Worker
 
@@ -44,6 +44,7 @@ from tests.workflows.fakes import (
     make_ref,
     step,
 )
+from tests.workflows.resource_driver import until_phase
 from workflows import WORKFLOWS
 from workflows.flip import NamespaceFlipWorkflow
 from workflows.resource import ResourceWorkflow
@@ -57,17 +58,6 @@ Scenario = Callable[[WorkflowEnvironment, FakeEngine], Awaitable[WorkflowHistory
 def trigger(reason: TriggerReason, detail: str = "") -> Trigger:
     """A trigger from the recorder."""
     return Trigger(reason=reason, source="record-histories", detail=detail)
-
-
-async def until_phase(client: Client, ref: ResourceRef, phase: Phase) -> None:
-    """Wait until the workflow reports `phase` with nothing pending or being handled."""
-    handle = client.get_workflow_handle_for(ResourceWorkflow.run, ref.workflow_id)
-
-    async def reached() -> bool:
-        view = await handle.query(ResourceWorkflow.state)
-        return view.phase is phase and not view.pending and not view.handling
-
-    await eventually(reached, what=f"phase {phase.value}")
 
 
 async def until_reconciled(engine: FakeEngine, detail: str) -> None:
